@@ -1,0 +1,12 @@
+//! What makes this JSON-RPC connection an ACP v1 client: method names,
+//! capabilities derived from what the host handles, the protocol-version
+//! check, and the answers owed to the agent when a request is cancelled.
+
+mod capabilities;
+pub mod methods;
+mod replies;
+mod version;
+
+pub use capabilities::client_capabilities;
+pub use replies::{cancelled_reply, failure_reply, is_cancellable, sanitize_reply, Reply};
+pub use version::{check_initialize_result, PROTOCOL_VERSION};

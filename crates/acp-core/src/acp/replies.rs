@@ -1,0 +1,133 @@
+//! The answers this client owes the agent when the host cannot give one:
+//! the request was cancelled, the handler failed, or it returned garbage.
+
+use serde::Deserialize;
+
+use super::methods::*;
+use crate::rpc::ErrorCode;
+
+/// What to send back for an agent request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    Result(String),
+    Error {
+        code: i64,
+        message: String,
+        data: Option<String>,
+    },
+}
+
+/// Requests that `cancel(sessionId)` must answer for the host: the spec
+/// says a client MUST answer pending permission requests `cancelled`, and
+/// an agent (agentao) blocks its turn on any question left open.
+pub fn is_cancellable(method: &str) -> bool {
+    method == SESSION_REQUEST_PERMISSION || method == ELICITATION_CREATE || is_extension(method)
+}
+
+/// The reply for a request cancelled by the host.
+pub fn cancelled_reply(method: &str) -> Reply {
+    match method {
+        SESSION_REQUEST_PERMISSION => {
+            Reply::Result(r#"{"outcome":{"outcome":"cancelled"}}"#.into())
+        }
+        ELICITATION_CREATE => Reply::Result(r#"{"action":"cancel"}"#.into()),
+        AGENTAO_ASK_USER => Reply::Result(r#"{"outcome":"cancelled"}"#.into()),
+        _ => Reply::Error {
+            code: ErrorCode::REQUEST_CANCELLED,
+            message: "Request cancelled".into(),
+            data: None,
+        },
+    }
+}
+
+/// The reply when the host's handler threw, rejected or timed out.
+/// A permission request must never get an error (agents treat that as a
+/// crash of the tool call): it is answered `cancelled` instead.
+pub fn failure_reply(method: &str, message: &str) -> Reply {
+    match method {
+        SESSION_REQUEST_PERMISSION | ELICITATION_CREATE => cancelled_reply(method),
+        _ => Reply::Error {
+            code: ErrorCode::INTERNAL_ERROR,
+            message: message.to_string(),
+            data: None,
+        },
+    }
+}
+
+/// Check what a handler returned (as JSON text) before it goes on the wire.
+/// Results of methods we know the shape of are validated; anything that
+/// does not fit becomes the failure reply. Unknown fields pass through.
+pub fn sanitize_reply(method: &str, result: &str) -> Reply {
+    let valid = match method {
+        SESSION_REQUEST_PERMISSION => valid_permission(result),
+        ELICITATION_CREATE => valid_elicitation(result),
+        _ => serde_json::from_str::<serde::de::IgnoredAny>(result).is_ok(),
+    };
+    if valid {
+        Reply::Result(result.to_string())
+    } else {
+        failure_reply(
+            method,
+            &format!("handler for {method} returned an invalid result"),
+        )
+    }
+}
+
+fn valid_permission(result: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Resp<'a> {
+        #[serde(borrow)]
+        outcome: Outcome<'a>,
+    }
+    #[derive(Deserialize)]
+    struct Outcome<'a> {
+        outcome: &'a str,
+        #[serde(rename = "optionId", default)]
+        option_id: Option<&'a str>,
+    }
+    match serde_json::from_str::<Resp<'_>>(result) {
+        Ok(r) => match r.outcome.outcome {
+            "cancelled" => true,
+            "selected" => r.outcome.option_id.is_some_and(|id| !id.is_empty()),
+            _ => false,
+        },
+        Err(_) => false,
+    }
+}
+
+fn valid_elicitation(result: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Resp<'a> {
+        action: &'a str,
+    }
+    serde_json::from_str::<Resp<'_>>(result).is_ok_and(|r| !r.action.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CANCELLED: &str = r#"{"outcome":{"outcome":"cancelled"}}"#;
+
+    #[test]
+    fn permission_garbage_becomes_cancelled() {
+        let ok = r#"{"outcome":{"outcome":"selected","optionId":"allow_once"},"x":1}"#;
+        assert_eq!(sanitize_reply(SESSION_REQUEST_PERMISSION, ok), Reply::Result(ok.into()));
+        for bad in ["null", "42", "{}", r#"{"outcome":"selected"}"#, r#"{"outcome":{"outcome":"selected"}}"#, "{"] {
+            assert_eq!(
+                sanitize_reply(SESSION_REQUEST_PERMISSION, bad),
+                Reply::Result(CANCELLED.into()),
+                "{bad}"
+            );
+        }
+        assert_eq!(failure_reply(SESSION_REQUEST_PERMISSION, "boom"), Reply::Result(CANCELLED.into()));
+    }
+
+    #[test]
+    fn other_methods_fail_with_an_error() {
+        assert!(matches!(failure_reply(FS_READ_TEXT_FILE, "boom"), Reply::Error { code: -32603, .. }));
+        assert_eq!(sanitize_reply("_x/y", "null"), Reply::Result("null".into()));
+        assert!(matches!(cancelled_reply("_x/y"), Reply::Error { code: -32800, .. }));
+        assert_eq!(cancelled_reply(AGENTAO_ASK_USER), Reply::Result(r#"{"outcome":"cancelled"}"#.into()));
+    }
+}

@@ -1,0 +1,50 @@
+use std::time::Duration;
+
+use crate::transport::AgentCommand;
+
+/// Everything that shapes one connection. `Default` gives the documented
+/// defaults; only `command` has to be set.
+#[derive(Debug, Clone)]
+pub struct ConnectionConfig {
+    pub command: AgentCommand,
+    /// Longest stdout line accepted; a longer one is skipped and reported
+    /// as a `protocolError` event, and the connection goes on.
+    pub max_line_bytes: usize,
+    /// How much of the agent's stderr is kept for crash reports.
+    pub stderr_tail_bytes: usize,
+    /// Forward stderr lines to the host as `stderr` events.
+    pub forward_stderr: bool,
+    /// Bytes that may wait for the agent to read its stdin before calls fail.
+    pub max_write_queue_bytes: usize,
+    /// How long a host handler may take to answer an agent request.
+    pub handler_timeout: Option<Duration>,
+    /// `close()`: how long to wait after stdin EOF before SIGTERM.
+    pub close_grace: Duration,
+    /// `close()`: how long to wait after SIGTERM before SIGKILL.
+    pub term_grace: Duration,
+    /// Messages per batch handed to the host at most.
+    pub batch_max_messages: usize,
+    /// Bytes per batch at most (a single larger message still goes alone).
+    pub batch_max_bytes: usize,
+    /// Batches handed to the host and not yet acknowledged, at most. This
+    /// is the backpressure: when the host is slow, reading stops.
+    pub in_flight_batches: usize,
+}
+
+impl Default for ConnectionConfig {
+    fn default() -> Self {
+        Self {
+            command: AgentCommand::default(),
+            max_line_bytes: 64 * 1024 * 1024,
+            stderr_tail_bytes: 64 * 1024,
+            forward_stderr: true,
+            max_write_queue_bytes: 64 * 1024 * 1024,
+            handler_timeout: Some(Duration::from_secs(300)),
+            close_grace: Duration::from_secs(2),
+            term_grace: Duration::from_secs(1),
+            batch_max_messages: 1024,
+            batch_max_bytes: 1024 * 1024,
+            in_flight_batches: 2,
+        }
+    }
+}

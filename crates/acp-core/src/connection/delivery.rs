@@ -1,0 +1,66 @@
+//! The one ordered path from the connection to the host. Responses travel
+//! on it too, so a response can never overtake a notification that came
+//! before it on the wire.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, Semaphore};
+
+use super::event::Event;
+
+/// Where batches go (the napi binding implements this with a
+/// ThreadsafeFunction; tests implement it with a channel).
+pub trait DeliverySink: Send + Sync + 'static {
+    /// Hand one batch (a JSON array, see [`Event`]) to the host. The host
+    /// must call [`super::Connection::ack`] once it has processed it.
+    /// Returns false when the host is gone; nothing is delivered after that.
+    fn deliver(&self, batch: String) -> bool;
+}
+
+pub(super) struct BatchLimits {
+    pub max_messages: usize,
+    pub max_bytes: usize,
+}
+
+/// Drain events into batches: one event when the stream is idle, as many
+/// as are ready (up to the limits) when there is a backlog. A batch is only
+/// built once an in-flight slot is free, so a slow host stops this task,
+/// which fills the channel, which stops the reader, which leaves the agent
+/// blocked on its stdout pipe: memory stays flat.
+pub(super) async fn run_delivery(
+    mut rx: mpsc::Receiver<Event>,
+    sink: Arc<dyn DeliverySink>,
+    slots: Arc<Semaphore>,
+    host_gone: Arc<AtomicBool>,
+    limits: BatchLimits,
+) {
+    while let Some(first) = rx.recv().await {
+        if host_gone.load(Ordering::Relaxed) {
+            continue;
+        }
+        match slots.acquire().await {
+            Ok(permit) => permit.forget(),
+            Err(_) => return,
+        }
+        let mut batch = String::with_capacity(first.weight() + 2);
+        batch.push('[');
+        first.encode_into(&mut batch);
+        let mut count = 1;
+        while count < limits.max_messages && batch.len() < limits.max_bytes {
+            match rx.try_recv() {
+                Ok(ev) => {
+                    batch.push(',');
+                    ev.encode_into(&mut batch);
+                    count += 1;
+                }
+                Err(_) => break,
+            }
+        }
+        batch.push(']');
+        if !sink.deliver(batch) {
+            host_gone.store(true, Ordering::Relaxed);
+            slots.add_permits(1);
+        }
+    }
+}

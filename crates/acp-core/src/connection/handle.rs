@@ -1,0 +1,282 @@
+//! The host's side of a connection: calls that never block, whose results
+//! arrive later through the [`DeliverySink`].
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use tokio::runtime::Handle;
+use tokio::sync::{mpsc, Notify, Semaphore};
+
+use super::config::ConnectionConfig;
+use super::delivery::{run_delivery, BatchLimits, DeliverySink};
+use super::event::{json_str, Event};
+use super::exit::ExitInfo;
+use super::reader::run_reader;
+use super::shared::Shared;
+use super::stderr::run_stderr;
+use super::supervisor::{supervise, Supervised};
+use crate::acp::{self, methods};
+use crate::rpc::{self, OutgoingRequest};
+use crate::transport::{kill_group_now, run_writer, spawn_agent, Outbox, OutboxError, SpawnError, StderrRing};
+
+/// Events waiting for the delivery task, at most.
+const EVENT_QUEUE: usize = 4096;
+
+/// Why a call could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The connection is closing or closed; carries the exit report once
+    /// the agent is gone.
+    #[error("{}", .0.as_ref().map_or("the connection is closing".to_string(), ExitInfo::describe))]
+    Closed(Option<ExitInfo>),
+    #[error(transparent)]
+    Backpressure(OutboxError),
+    #[error("{0}")]
+    InvalidArgument(String),
+}
+
+/// A running agent. Cheap to share; dropping the last handle does not stop
+/// the agent (call [`Connection::close`] or [`Connection::kill`]).
+#[derive(Clone)]
+pub struct Connection {
+    shared: Arc<Shared>,
+}
+
+impl Connection {
+    /// Spawn the agent and start its tasks on `rt`. Call from the thread
+    /// that should own the child (see [`spawn_agent`]).
+    pub fn spawn(
+        config: ConnectionConfig,
+        sink: Arc<dyn DeliverySink>,
+        rt: &Handle,
+    ) -> Result<Self, SpawnError> {
+        let agent = {
+            let _guard = rt.enter();
+            spawn_agent(&config.command)?
+        };
+        let (outbox, writer_queue) = Outbox::new(config.max_write_queue_bytes);
+        let (events, events_rx) = mpsc::channel(EVENT_QUEUE);
+        let slots = Arc::new(Semaphore::new(config.in_flight_batches.max(1)));
+        let shared = Arc::new(Shared {
+            rt: rt.clone(),
+            pid: agent.pid,
+            outbox,
+            outgoing: Default::default(),
+            incoming: Default::default(),
+            events,
+            slots: slots.clone(),
+            next_id: AtomicU64::new(1),
+            next_token: AtomicU64::new(1),
+            handler_timeout: config.handler_timeout.filter(|d| !d.is_zero()),
+            stderr: Mutex::new(StderrRing::new(config.stderr_tail_bytes)),
+            noise_lines: AtomicU64::new(0),
+            closing: AtomicBool::new(false),
+            stop_reason: Mutex::new(None),
+            stop_requested: Notify::new(),
+            exit: OnceLock::new(),
+        });
+
+        rt.spawn(run_delivery(
+            events_rx,
+            sink,
+            slots,
+            Arc::new(AtomicBool::new(false)),
+            BatchLimits {
+                max_messages: config.batch_max_messages.max(1),
+                max_bytes: config.batch_max_bytes.max(1),
+            },
+        ));
+        rt.spawn(run_writer(agent.stdin, writer_queue));
+        let reader = rt.spawn(run_reader(
+            agent.stdout,
+            shared.clone(),
+            config.max_line_bytes,
+        ));
+        let stderr = rt.spawn(run_stderr(
+            agent.stderr,
+            shared.clone(),
+            config.forward_stderr,
+        ));
+        rt.spawn(supervise(
+            shared.clone(),
+            Supervised {
+                child: agent.child,
+                reader,
+                stderr,
+                close_grace: config.close_grace,
+                term_grace: config.term_grace,
+            },
+        ));
+        Ok(Self { shared })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.shared.pid
+    }
+
+    /// The exit report, once the agent is gone.
+    pub fn exit_info(&self) -> Option<ExitInfo> {
+        self.shared.exit.get().cloned()
+    }
+
+    fn check_open(&self) -> Result<(), CallError> {
+        if self.shared.closing.load(Ordering::SeqCst) {
+            return Err(CallError::Closed(self.exit_info()));
+        }
+        Ok(())
+    }
+
+    /// Send a request; its answer arrives as a `[2, id, …]` or `[3, id, …]`
+    /// item. `params` is JSON text. Returns the request id.
+    pub fn request(
+        &self,
+        method: &str,
+        params: Option<&str>,
+        timeout: Option<Duration>,
+    ) -> Result<u64, CallError> {
+        self.check_open()?;
+        check_json_text(params)?;
+        let shared = &self.shared;
+        let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+        shared.outgoing.insert(
+            id,
+            OutgoingRequest {
+                method: method.into(),
+                timer: None,
+            },
+        );
+        if let Err(e) = shared.outbox.send(rpc::request(id, method, params)) {
+            shared.outgoing.take(id);
+            return Err(match e {
+                OutboxError::Closed => CallError::Closed(self.exit_info()),
+                full => CallError::Backpressure(full),
+            });
+        }
+        if let Some(timeout) = timeout.filter(|d| !d.is_zero()) {
+            shared.arm_request_timeout(id, method, timeout);
+        }
+        Ok(id)
+    }
+
+    /// Send a notification.
+    pub fn notify(&self, method: &str, params: Option<&str>) -> Result<(), CallError> {
+        self.check_open()?;
+        check_json_text(params)?;
+        self.shared
+            .outbox
+            .send(rpc::notification(method, params))
+            .map_err(|e| match e {
+                OutboxError::Closed => CallError::Closed(self.exit_info()),
+                full => CallError::Backpressure(full),
+            })
+    }
+
+    /// Stop waiting for request `id` (the caller gave up on it). With
+    /// `notify_agent`, the agent is told with `$/cancel_request`.
+    pub fn abandon(&self, id: u64, notify_agent: bool) -> bool {
+        let taken = self.shared.outgoing.take(id).is_some();
+        if taken && notify_agent && !self.shared.closing.load(Ordering::SeqCst) {
+            let params = format!(r#"{{"requestId":{id}}}"#);
+            let _ = self
+                .shared
+                .outbox
+                .send(rpc::notification(methods::CANCEL_REQUEST, Some(&params)));
+        }
+        taken
+    }
+
+    /// Answer the agent's request `token` with a result (JSON text).
+    /// Results of known methods are checked; a malformed one is replaced
+    /// by the method's failure reply. False if it was already answered.
+    pub fn respond(&self, token: u64, result: &str) -> bool {
+        let Some(req) = self.shared.incoming.take(token) else {
+            return false;
+        };
+        self.shared
+            .send_reply(&req.raw_id, acp::sanitize_reply(&req.method, result))
+    }
+
+    /// Answer the agent's request `token` with an error. Permission and
+    /// elicitation requests are answered `cancelled` instead: agents treat
+    /// an error there as a failed tool call.
+    pub fn respond_error(&self, token: u64, code: i64, message: &str, data: Option<&str>) -> bool {
+        let Some(req) = self.shared.incoming.take(token) else {
+            return false;
+        };
+        let reply = if acp::is_cancellable(&req.method) && !methods::is_extension(&req.method) {
+            acp::cancelled_reply(&req.method)
+        } else {
+            acp::Reply::Error {
+                code,
+                message: message.to_string(),
+                data: data.map(str::to_string),
+            }
+        };
+        self.shared.send_reply(&req.raw_id, reply)
+    }
+
+    /// `session/cancel`, then answer every request of that session the agent
+    /// is still waiting on (permission, elicitation, extension questions)
+    /// with its cancelled outcome. Returns how many were answered.
+    pub fn cancel_session(&self, session_id: &str) -> Result<usize, CallError> {
+        self.check_open()?;
+        let params = format!(r#"{{"sessionId":{}}}"#, json_str(session_id));
+        self.notify(methods::SESSION_CANCEL, Some(&params))?;
+        let taken = self
+            .shared
+            .incoming
+            .take_session(session_id, acp::is_cancellable);
+        for (token, req) in &taken {
+            self.shared
+                .send_reply(&req.raw_id, acp::cancelled_reply(&req.method));
+            self.shared.emit_soon(Event::RequestSettled {
+                token: *token,
+                reason: "cancelled",
+            });
+        }
+        Ok(taken.len())
+    }
+
+    /// The host finished processing one delivered batch.
+    pub fn ack(&self) {
+        self.shared.slots.add_permits(1);
+    }
+
+    /// Graceful stop: stdin EOF (while stdout is still read), then SIGTERM
+    /// and SIGKILL to the process group after the configured graces. The
+    /// `exit` event reports the end.
+    pub fn close(&self) {
+        self.shared.outbox.close();
+        self.shared.request_stop("closed");
+    }
+
+    /// Immediate SIGKILL of the agent's process group, synchronously: for
+    /// exit hooks, where nothing asynchronous will run any more.
+    pub fn kill(&self) {
+        self.shared.request_stop("killed");
+        kill_group_now(self.shared.pid);
+    }
+
+    /// Requests we sent that are still unanswered.
+    pub fn pending_requests(&self) -> usize {
+        self.shared.outgoing.len()
+    }
+
+    /// Non-JSON lines seen on stdout so far.
+    pub fn noise_lines(&self) -> u64 {
+        self.shared.noise_lines.load(Ordering::Relaxed)
+    }
+}
+
+/// JSON text handed in by the host must be one line: a raw newline would
+/// split the message in two on the wire.
+fn check_json_text(params: Option<&str>) -> Result<(), CallError> {
+    match params {
+        Some(p) if memchr::memchr2(b'\n', b'\r', p.as_bytes()).is_some() => Err(
+            CallError::InvalidArgument("params JSON must not contain a raw newline".into()),
+        ),
+        Some("") => Err(CallError::InvalidArgument("params JSON is empty".into())),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,19 @@
+//! One live agent: the tasks that read, write and supervise it, and the
+//! calls a host makes on it. Everything the agent says reaches the host as
+//! ordered batches of JSON text through a [`DeliverySink`].
+
+mod config;
+mod delivery;
+mod event;
+mod exit;
+mod handle;
+mod reader;
+mod shared;
+mod stderr;
+mod supervisor;
+
+pub use config::ConnectionConfig;
+pub use delivery::DeliverySink;
+pub use event::Event;
+pub use exit::ExitInfo;
+pub use handle::{CallError, Connection};

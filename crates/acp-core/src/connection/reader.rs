@@ -1,0 +1,199 @@
+//! The stdout side: frame lines, classify each one, settle responses
+//! against the pending table and queue everything, in wire order, for the
+//! host.
+
+use std::borrow::Cow;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use tokio::io::AsyncReadExt;
+use tokio::process::ChildStdout;
+
+use super::event::{json_str, Event};
+use super::shared::Shared;
+use crate::acp::{self, methods};
+use crate::rpc::{self, IncomingRequest, Inbound, Invalid};
+use crate::transport::{Frame, LineFramer};
+
+const READ_CHUNK: usize = 256 * 1024;
+/// How much of a bad line is quoted back in an event.
+const QUOTE_BYTES: usize = 200;
+
+pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max_line: usize) {
+    let mut framer = LineFramer::new(max_line);
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut ready: Vec<Event> = Vec::with_capacity(256);
+    loop {
+        let n = match stdout.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        framer.push(&buf[..n], |frame| on_frame(&shared, frame, &mut ready));
+        for event in ready.drain(..) {
+            if shared.events.send(event).await.is_err() {
+                return;
+            }
+        }
+    }
+    framer.finish(|frame| on_frame(&shared, frame, &mut ready));
+    for event in ready.drain(..) {
+        let _ = shared.events.send(event).await;
+    }
+}
+
+fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
+    let line = match frame {
+        Frame::Line(line) => line,
+        Frame::Oversized { bytes } => {
+            out.push(protocol_error(
+                "oversized",
+                &format!("skipped a {bytes}-byte line over the max line size"),
+                b"",
+            ));
+            return;
+        }
+    };
+    let text = match std::str::from_utf8(line) {
+        Ok(text) => text,
+        Err(e) => {
+            out.push(protocol_error("badJson", &format!("invalid UTF-8: {e}"), line));
+            return;
+        }
+    };
+    match rpc::classify(text.as_bytes()) {
+        Inbound::Blank => {}
+        Inbound::Notification { method } if method == methods::CANCEL_REQUEST => {
+            cancel_incoming(shared, text, out);
+        }
+        Inbound::Notification { .. } => out.push(Event::Notification(text.to_owned())),
+        Inbound::Request { id, method, params } => {
+            let token = shared.next_token.fetch_add(1, Ordering::Relaxed);
+            shared.incoming.insert(
+                token,
+                IncomingRequest {
+                    raw_id: id.get().into(),
+                    method: method.as_ref().into(),
+                    session_id: params.and_then(|p| session_id_of(p.get())),
+                    timer: None,
+                },
+            );
+            shared.arm_handler_timeout(token);
+            out.push(Event::Request {
+                token,
+                raw: text.to_owned(),
+            });
+        }
+        Inbound::Response { id, result, .. } => {
+            let pending = id
+                .get()
+                .parse::<u64>()
+                .ok()
+                .and_then(|n| shared.outgoing.take(n).map(|req| (n, req)));
+            let Some((id, req)) = pending else {
+                out.push(protocol_error(
+                    "unknownResponse",
+                    &format!("response to unknown request id {}", id.get()),
+                    line,
+                ));
+                return;
+            };
+            if &*req.method == methods::INITIALIZE {
+                if let Some(Err(message)) = result.map(|r| acp::check_initialize_result(r.get())) {
+                    let error = format!(
+                        r#"{{"code":"ERR_ACP_PROTOCOL","message":{},"method":"initialize","result":{}}}"#,
+                        json_str(&message),
+                        result.map_or("null", |r| r.get())
+                    );
+                    out.push(Event::Failed { id, error });
+                    return;
+                }
+            }
+            out.push(Event::Response {
+                id,
+                raw: text.to_owned(),
+            });
+        }
+        Inbound::Invalid(Invalid::Noise) => {
+            let count = shared.noise_lines.fetch_add(1, Ordering::Relaxed) + 1;
+            out.push(Event::Host {
+                name: "protocolNoise",
+                payload: format!(
+                    r#"{{"line":{},"count":{count}}}"#,
+                    json_str(&quote(line))
+                ),
+            });
+        }
+        Inbound::Invalid(Invalid::BadJson(e)) => out.push(protocol_error("badJson", &e, line)),
+        Inbound::Invalid(Invalid::Batch) => out.push(protocol_error(
+            "batch",
+            "JSON-RPC batches are not part of ACP; ignored",
+            line,
+        )),
+        Inbound::Invalid(Invalid::NotJsonRpc(why)) => {
+            out.push(protocol_error("notJsonRpc", why, line))
+        }
+    }
+}
+
+/// The agent withdrew one of its requests: answer it `-32800` for the host
+/// and tell the host to abort the handler.
+fn cancel_incoming(shared: &Arc<Shared>, text: &str, out: &mut Vec<Event>) {
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "requestId", borrow)]
+        request_id: &'a serde_json::value::RawValue,
+    }
+    #[derive(Deserialize)]
+    struct Cancel<'a> {
+        #[serde(borrow)]
+        params: Params<'a>,
+    }
+    let Ok(cancel) = serde_json::from_str::<Cancel<'_>>(text) else {
+        out.push(protocol_error("notJsonRpc", "$/cancel_request without params.requestId", text.as_bytes()));
+        return;
+    };
+    if let Some((token, req)) = shared.incoming.take_by_raw_id(cancel.params.request_id.get()) {
+        shared.send_reply(
+            &req.raw_id,
+            acp::Reply::Error {
+                code: rpc::ErrorCode::REQUEST_CANCELLED,
+                message: "Request cancelled".into(),
+                data: None,
+            },
+        );
+        out.push(Event::RequestSettled {
+            token,
+            reason: "cancelled",
+        });
+    }
+}
+
+fn session_id_of(params: &str) -> Option<Box<str>> {
+    #[derive(Deserialize)]
+    struct P<'a> {
+        #[serde(rename = "sessionId", borrow)]
+        session_id: Option<Cow<'a, str>>,
+    }
+    serde_json::from_str::<P<'_>>(params)
+        .ok()?
+        .session_id
+        .map(|s| s.as_ref().into())
+}
+
+fn quote(line: &[u8]) -> String {
+    let cut = line.len().min(QUOTE_BYTES);
+    String::from_utf8_lossy(&line[..cut]).into_owned()
+}
+
+fn protocol_error(kind: &str, message: &str, line: &[u8]) -> Event {
+    Event::Host {
+        name: "protocolError",
+        payload: format!(
+            r#"{{"kind":{},"message":{},"line":{}}}"#,
+            json_str(kind),
+            json_str(message),
+            json_str(&quote(line))
+        ),
+    }
+}

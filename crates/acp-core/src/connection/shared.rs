@@ -1,0 +1,120 @@
+//! State shared by the connection's tasks and the host's calls.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use tokio::runtime::Handle;
+use tokio::sync::{mpsc, Notify, Semaphore};
+
+use super::event::{json_str, Event};
+use super::exit::ExitInfo;
+use crate::acp::{self, Reply};
+use crate::rpc::{self, IncomingTable, OutgoingTable};
+use crate::transport::{Outbox, StderrRing};
+
+pub(super) struct Shared {
+    pub rt: Handle,
+    pub pid: u32,
+    pub outbox: Outbox,
+    pub outgoing: OutgoingTable,
+    pub incoming: IncomingTable,
+    pub events: mpsc::Sender<Event>,
+    pub slots: Arc<Semaphore>,
+    pub next_id: AtomicU64,
+    pub next_token: AtomicU64,
+    pub handler_timeout: Option<Duration>,
+    pub stderr: Mutex<StderrRing>,
+    pub noise_lines: AtomicU64,
+    /// Set by `close()`/`kill()`: no new calls.
+    pub closing: AtomicBool,
+    /// Why the stop was requested, for the exit report.
+    pub stop_reason: Mutex<Option<&'static str>>,
+    pub stop_requested: Notify,
+    /// Set once the agent is gone and every pending call was settled.
+    pub exit: OnceLock<ExitInfo>,
+}
+
+impl Shared {
+    /// Queue an event from synchronous code without blocking the caller.
+    pub fn emit_soon(self: &Arc<Self>, event: Event) {
+        if let Err(mpsc::error::TrySendError::Full(event)) = self.events.try_send(event) {
+            let events = self.events.clone();
+            self.rt.spawn(async move {
+                let _ = events.send(event).await;
+            });
+        }
+    }
+
+    /// Send a reply to an agent request; false if stdin is gone.
+    pub fn send_reply(&self, raw_id: &str, reply: Reply) -> bool {
+        let line = match reply {
+            Reply::Result(result) => rpc::response(raw_id, &result),
+            Reply::Error {
+                code,
+                message,
+                data,
+            } => rpc::error_response(raw_id, code, &message, data.as_deref()),
+        };
+        self.outbox.send(line).is_ok()
+    }
+
+    /// A timer that fails our request `id` if no answer came in time.
+    pub fn arm_request_timeout(self: &Arc<Self>, id: u64, method: &str, timeout: Duration) {
+        let shared = Arc::clone(self);
+        let method = method.to_string();
+        let timer = self.rt.spawn(async move {
+            tokio::time::sleep(timeout).await;
+            if shared.outgoing.take(id).is_some() {
+                let error = format!(
+                    r#"{{"code":"ERR_ACP_TIMEOUT","message":{},"method":{},"timeoutMs":{}}}"#,
+                    json_str(&format!(
+                        "{method} got no answer within {} ms",
+                        timeout.as_millis()
+                    )),
+                    json_str(&method),
+                    timeout.as_millis()
+                );
+                let _ = shared.events.send(Event::Failed { id, error }).await;
+            }
+        });
+        self.outgoing.set_timer(id, timer.abort_handle());
+    }
+
+    /// A timer that answers the agent's request `token` for a handler that
+    /// is taking too long, so the agent is never left waiting forever.
+    pub fn arm_handler_timeout(self: &Arc<Self>, token: u64) {
+        let Some(timeout) = self.handler_timeout else {
+            return;
+        };
+        let shared = Arc::clone(self);
+        let timer = self.rt.spawn(async move {
+            tokio::time::sleep(timeout).await;
+            if let Some(req) = shared.incoming.take(token) {
+                let message = format!(
+                    "handler for {} did not answer within {} ms",
+                    req.method,
+                    timeout.as_millis()
+                );
+                shared.send_reply(&req.raw_id, acp::failure_reply(&req.method, &message));
+                let _ = shared
+                    .events
+                    .send(Event::RequestSettled {
+                        token,
+                        reason: "timeout",
+                    })
+                    .await;
+            }
+        });
+        self.incoming.set_timer(token, timer.abort_handle());
+    }
+
+    pub fn request_stop(&self, reason: &'static str) {
+        self.closing.store(true, Ordering::SeqCst);
+        self.stop_reason
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(reason);
+        self.stop_requested.notify_one();
+    }
+}

@@ -1,0 +1,126 @@
+//! Watches the agent until it is gone, runs the stop sequence when asked,
+//! and then settles everything that was still waiting.
+
+use std::process::ExitStatus;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::process::Child;
+use tokio::task::JoinHandle;
+use tokio::time::timeout;
+
+use super::event::Event;
+use super::exit::ExitInfo;
+use super::shared::Shared;
+use crate::transport::{signal_group, GroupSignal};
+
+/// After the process exits, how long stdout may take to drain.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(100);
+/// After stdout closes, how long to wait for the exit status.
+const EXIT_AFTER_EOF: Duration = Duration::from_millis(50);
+
+pub(super) struct Supervised {
+    pub child: Child,
+    pub reader: JoinHandle<()>,
+    pub stderr: JoinHandle<()>,
+    pub close_grace: Duration,
+    pub term_grace: Duration,
+}
+
+pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
+    let status = tokio::select! {
+        status = s.child.wait() => {
+            // Give stdout a moment to deliver what the agent wrote last.
+            let _ = timeout(DRAIN_AFTER_EXIT, &mut s.reader).await;
+            status.ok()
+        }
+        _ = &mut s.reader => {
+            match timeout(EXIT_AFTER_EOF, s.child.wait()).await {
+                Ok(status) => status.ok(),
+                // stdout closed but the process lingers: it can no longer
+                // talk to us, so stop it.
+                Err(_) => {
+                    shared.request_stop("stdout-closed");
+                    stop(&shared, &mut s.child, Duration::ZERO, s.term_grace).await
+                }
+            }
+        }
+        _ = shared.stop_requested.notified() => {
+            let grace = if stop_reason(&shared) == "killed" { Duration::ZERO } else { s.close_grace };
+            let status = stop(&shared, &mut s.child, grace, s.term_grace).await;
+            let _ = timeout(DRAIN_AFTER_EXIT, &mut s.reader).await;
+            status
+        }
+    };
+    // Whatever the agent left behind in its group goes with it.
+    signal_group(shared.pid, GroupSignal::Kill);
+    if !s.reader.is_finished() {
+        s.reader.abort();
+    }
+    let _ = timeout(EXIT_AFTER_EOF, &mut s.stderr).await;
+
+    let reason = if shared.closing.load(Ordering::SeqCst) {
+        stop_reason(&shared)
+    } else {
+        "exited"
+    };
+    let tail = shared
+        .stderr
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .tail();
+    let info = ExitInfo::from_status(status, reason, tail);
+    shared.closing.store(true, Ordering::SeqCst);
+    shared.outbox.close();
+    let _ = shared.exit.set(info.clone());
+
+    for (id, req) in shared.outgoing.drain() {
+        let error = info.closed_error(&req.method);
+        let _ = shared.events.send(Event::Failed { id, error }).await;
+    }
+    for (token, _) in shared.incoming.drain() {
+        let _ = shared
+            .events
+            .send(Event::RequestSettled {
+                token,
+                reason: "closed",
+            })
+            .await;
+    }
+    let _ = shared
+        .events
+        .send(Event::Host {
+            name: "exit",
+            payload: info.to_json(),
+        })
+        .await;
+}
+
+fn stop_reason(shared: &Shared) -> &'static str {
+    shared
+        .stop_reason
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or("closed")
+}
+
+/// stdin EOF (already sent) → grace → SIGTERM the group → grace → SIGKILL.
+async fn stop(
+    shared: &Shared,
+    child: &mut Child,
+    grace: Duration,
+    term_grace: Duration,
+) -> Option<ExitStatus> {
+    shared.outbox.close();
+    if let Ok(status) = timeout(grace, child.wait()).await {
+        return status.ok();
+    }
+    signal_group(shared.pid, GroupSignal::Terminate);
+    if let Ok(status) = timeout(term_grace, child.wait()).await {
+        return status.ok();
+    }
+    signal_group(shared.pid, GroupSignal::Kill);
+    let _ = child.start_kill();
+    child.wait().await.ok()
+}

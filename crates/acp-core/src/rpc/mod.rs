@@ -1,0 +1,12 @@
+//! JSON-RPC 2.0 over the framed lines: what a line is, how ours are built,
+//! and who is still waiting for an answer.
+
+mod codes;
+mod envelope;
+mod outgoing;
+mod pending;
+
+pub use codes::ErrorCode;
+pub use envelope::{classify, Inbound, Invalid};
+pub use outgoing::{error_response, notification, request, response};
+pub use pending::{IncomingRequest, IncomingTable, OutgoingRequest, OutgoingTable};

@@ -1,0 +1,74 @@
+//! Building the lines we send. Params and results arrive as JSON text
+//! (already serialised by the caller) and are spliced in unchanged.
+
+use std::fmt::Write;
+
+fn quoted(s: &str) -> String {
+    serde_json::to_string(s).expect("a str always serialises")
+}
+
+fn finish(mut line: String) -> Vec<u8> {
+    line.push('\n');
+    line.into_bytes()
+}
+
+pub fn request(id: u64, method: &str, params: Option<&str>) -> Vec<u8> {
+    let mut line = String::with_capacity(64 + method.len() + params.map_or(0, str::len));
+    let _ = write!(line, r#"{{"jsonrpc":"2.0","id":{id},"method":{}"#, quoted(method));
+    if let Some(p) = params {
+        line.push_str(r#","params":"#);
+        line.push_str(p);
+    }
+    line.push('}');
+    finish(line)
+}
+
+pub fn notification(method: &str, params: Option<&str>) -> Vec<u8> {
+    let mut line = String::with_capacity(48 + method.len() + params.map_or(0, str::len));
+    let _ = write!(line, r#"{{"jsonrpc":"2.0","method":{}"#, quoted(method));
+    if let Some(p) = params {
+        line.push_str(r#","params":"#);
+        line.push_str(p);
+    }
+    line.push('}');
+    finish(line)
+}
+
+/// `raw_id` is the agent's id exactly as it appeared on the wire.
+pub fn response(raw_id: &str, result: &str) -> Vec<u8> {
+    finish(format!(
+        r#"{{"jsonrpc":"2.0","id":{raw_id},"result":{result}}}"#
+    ))
+}
+
+pub fn error_response(raw_id: &str, code: i64, message: &str, data: Option<&str>) -> Vec<u8> {
+    let mut line = format!(
+        r#"{{"jsonrpc":"2.0","id":{raw_id},"error":{{"code":{code},"message":{}"#,
+        quoted(message)
+    );
+    if let Some(d) = data {
+        line.push_str(r#","data":"#);
+        line.push_str(d);
+    }
+    line.push_str("}}");
+    finish(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_compact_json_with_one_newline() {
+        let r = request(3, "session/new", Some(r#"{"cwd":"/x"}"#));
+        assert_eq!(
+            r,
+            b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/new\",\"params\":{\"cwd\":\"/x\"}}\n"
+        );
+        let e = error_response("\"srv_ab\"", -32601, "no \"such\" method", None);
+        let v: serde_json::Value = serde_json::from_slice(&e).unwrap();
+        assert_eq!(v["id"], "srv_ab");
+        assert_eq!(v["error"]["message"], "no \"such\" method");
+        assert_eq!(notification("x", None), b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n");
+    }
+}
