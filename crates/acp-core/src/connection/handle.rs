@@ -280,3 +280,25 @@ fn check_json_text(params: Option<&str>) -> Result<(), CallError> {
         _ => Ok(()),
     }
 }
+
+/// A handle that does not keep the connection's state alive: for exit
+/// hooks that must be able to kill the agent but not leak the connection.
+#[derive(Clone)]
+pub struct WeakConnection(std::sync::Weak<Shared>);
+
+impl Connection {
+    pub fn downgrade(&self) -> WeakConnection {
+        WeakConnection(Arc::downgrade(&self.shared))
+    }
+}
+
+impl WeakConnection {
+    /// Kill the agent if the connection still exists and is not done.
+    pub fn kill(&self) {
+        if let Some(shared) = self.0.upgrade() {
+            if shared.exit.get().is_none() {
+                Connection { shared }.kill();
+            }
+        }
+    }
+}

@@ -16,4 +16,4 @@ pub use config::ConnectionConfig;
 pub use delivery::DeliverySink;
 pub use event::Event;
 pub use exit::ExitInfo;
-pub use handle::{CallError, Connection};
+pub use handle::{CallError, Connection, WeakConnection};

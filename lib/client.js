@@ -1,0 +1,532 @@
+'use strict';
+
+const { EventEmitter } = require('node:events');
+const native = require('./loader.js');
+const {
+  AcpError,
+  fromRpcError,
+  fromLocalFailure,
+  fromNativeError,
+  abortError,
+} = require('./errors.js');
+
+const PACKAGE_VERSION = require('../package.json').version;
+
+// Items of a delivered batch (see crates/acp-core/src/connection/event.rs).
+const NOTIFICATION = 0;
+const REQUEST = 1;
+const RESPONSE = 2;
+const FAILED = 3;
+const REQUEST_SETTLED = 4;
+const HOST_EVENT = 5;
+
+const DEFAULTS = {
+  requestTimeoutMs: 60_000,
+  initializeTimeoutMs: 30_000,
+  promptTimeoutMs: 0,
+};
+
+/** Clients whose agent may still be running: killed when the host exits. */
+const live = new Set();
+let exitHookInstalled = false;
+function killAllLive() {
+  for (const client of live) client.kill();
+}
+function installExitHook() {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // 'exit' handlers run synchronously on process.exit(), on a natural exit
+  // and after an uncaught exception; the kill is a synchronous syscall.
+  process.on('exit', killAllLive);
+}
+
+function toPromptBlocks(prompt) {
+  return typeof prompt === 'string' ? [{ type: 'text', text: prompt }] : prompt;
+}
+
+function isThenable(v) {
+  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof v.then === 'function';
+}
+
+/**
+ * A connection to one ACP agent process. See index.d.ts for the API docs.
+ */
+class AcpClient extends EventEmitter {
+  #native;
+  #options;
+  #pending = new Map(); // our request id → { resolve, reject, method }
+  #requestHandlers = new Map(); // method → handler
+  #notificationHandlers = new Map(); // method → Set<handler>
+  #running = new Map(); // agent request token → AbortController
+  #exit = null;
+  #exitWaiters = [];
+  #closing = false;
+  #userRef = false;
+  #refd = false;
+  #agent = null;
+  #stderrTail = '';
+
+  constructor(options) {
+    super();
+    if (!options || typeof options.command !== 'string' || options.command === '') {
+      throw new AcpError('ERR_ACP_INVALID_ARGUMENT', 'options.command must be a non-empty string');
+    }
+    this.#options = { ...DEFAULTS, ...options };
+    for (const [method, handler] of Object.entries(options.handlers ?? {})) {
+      this.onRequest(method, handler);
+    }
+    if (options.onSessionUpdate) this.onNotification('session/update', options.onSessionUpdate);
+    if (options.onNotification) this.onNotification('*', options.onNotification);
+
+    const env = options.env
+      ? Object.fromEntries(Object.entries(options.env).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]))
+      : undefined;
+    try {
+      this.#native = new native.AgentConnection(
+        {
+          command: options.command,
+          args: (options.args ?? []).map(String),
+          cwd: options.cwd,
+          env,
+          clearEnv: options.replaceEnv === true,
+          maxLineBytes: options.maxLineBytes,
+          stderrTailBytes: options.stderrTailBytes,
+          forwardStderr: options.forwardStderr,
+          maxWriteQueueBytes: options.maxWriteQueueBytes,
+          handlerTimeoutMs: options.handlerTimeoutMs,
+          closeGraceMs: options.closeGraceMs,
+          termGraceMs: options.termGraceMs,
+          batchMaxMessages: options.batchMaxMessages,
+          batchMaxBytes: options.batchMaxBytes,
+          inFlightBatches: options.inFlightBatches,
+        },
+        (batch) => this.#onBatch(batch),
+      );
+    } catch (err) {
+      throw fromNativeError(err, { command: options.command });
+    }
+    live.add(this);
+    installExitHook();
+  }
+
+  /** Spawn the agent and run `initialize`; resolves to the ready client. */
+  static async connect(options, initializeParams) {
+    const client = new AcpClient(options);
+    try {
+      await client.initialize(initializeParams);
+    } catch (err) {
+      client.kill();
+      throw err;
+    }
+    return client;
+  }
+
+  get pid() {
+    return this.#native.pid;
+  }
+
+  /** The `initialize` result, once known. */
+  get agent() {
+    return this.#agent;
+  }
+
+  /** The exit report once the agent is gone, else `null`. */
+  get exitInfo() {
+    return this.#exit;
+  }
+
+  get closed() {
+    return this.#exit !== null;
+  }
+
+  /** Lines of non-JSON output the agent printed on stdout so far. */
+  get noiseLines() {
+    return this.#native.noiseLines;
+  }
+
+  // ---- handlers -------------------------------------------------------
+
+  onRequest(method, handler) {
+    if (typeof handler !== 'function') throw new TypeError(`handler for ${method} must be a function`);
+    this.#requestHandlers.set(method, handler);
+    return { dispose: () => this.#requestHandlers.get(method) === handler && this.#requestHandlers.delete(method) };
+  }
+
+  onNotification(method, handler) {
+    if (typeof handler !== 'function') throw new TypeError(`handler for ${method} must be a function`);
+    let set = this.#notificationHandlers.get(method);
+    if (!set) this.#notificationHandlers.set(method, (set = new Set()));
+    set.add(handler);
+    return { dispose: () => set.delete(handler) };
+  }
+
+  onSessionUpdate(handler) {
+    return this.onNotification('session/update', handler);
+  }
+
+  // ---- client → agent ---------------------------------------------------
+
+  initialize(params = {}, options = {}) {
+    const derived = JSON.parse(native.clientCapabilities([...this.#requestHandlers.keys()]));
+    const given = params.clientCapabilities ?? {};
+    const clientCapabilities = { ...derived, ...given, fs: { ...derived.fs, ...given.fs } };
+    const request = {
+      ...params,
+      protocolVersion: native.protocolVersion(),
+      clientCapabilities,
+      clientInfo: params.clientInfo ?? this.#options.clientInfo ?? { name: 'acp-native', version: PACKAGE_VERSION },
+    };
+    const timeoutMs = options.timeoutMs ?? this.#options.initializeTimeoutMs;
+    return this.request('initialize', request, { ...options, timeoutMs }).then(
+      (result) => {
+        this.#agent = result;
+        return result;
+      },
+      (err) => {
+        // A hung agent is useless: stop it, and report what it said.
+        if (err.code === 'ERR_ACP_TIMEOUT') {
+          this.kill();
+          err.stderrTail = this.#stderrTail;
+        }
+        throw err;
+      },
+    );
+  }
+
+  authenticate(params, options) {
+    return this.request('authenticate', params, options);
+  }
+
+  logout(params = {}, options) {
+    return this.request('logout', params, options);
+  }
+
+  newSession(params = {}, options) {
+    return this.request('session/new', { cwd: process.cwd(), mcpServers: [], ...params }, options);
+  }
+
+  loadSession(params, options) {
+    return this.request('session/load', { cwd: process.cwd(), mcpServers: [], ...params }, options);
+  }
+
+  listSessions(params = {}, options) {
+    return this.request('session/list', params, options);
+  }
+
+  resumeSession(params, options) {
+    return this.request('session/resume', { cwd: process.cwd(), mcpServers: [], ...params }, options);
+  }
+
+  closeSession(params, options) {
+    return this.request('session/close', params, options);
+  }
+
+  deleteSession(params, options) {
+    return this.request('session/delete', params, options);
+  }
+
+  setSessionMode(params, options) {
+    return this.request('session/set_mode', params, options);
+  }
+
+  setSessionConfigOption(params, options) {
+    return this.request('session/set_config_option', params, options);
+  }
+
+  prompt(params, options) {
+    return this.request('session/prompt', { ...params, prompt: toPromptBlocks(params.prompt) }, options);
+  }
+
+  /**
+   * Cancel the session's turn: sends `session/cancel` and answers every
+   * request of that session the agent still waits on as cancelled.
+   * Returns how many such requests were answered.
+   */
+  cancel(sessionId) {
+    try {
+      return this.#native.cancelSession(sessionId);
+    } catch (err) {
+      throw this.#nativeError(err);
+    }
+  }
+
+  request(method, params, options = {}) {
+    if (typeof method !== 'string') return Promise.reject(new TypeError('method must be a string'));
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(abortError(method, signal.reason));
+    const timeoutMs =
+      options.timeoutMs ?? (method === 'session/prompt' ? this.#options.promptTimeoutMs : this.#options.requestTimeoutMs);
+    let id;
+    try {
+      const json = params === undefined ? undefined : JSON.stringify(params);
+      id = this.#native.request(method, json, timeoutMs);
+    } catch (err) {
+      return Promise.reject(this.#nativeError(err));
+    }
+    return new Promise((resolve, reject) => {
+      const entry = { resolve, reject, method };
+      if (signal) {
+        const onAbort = () => {
+          if (this.#pending.delete(id)) {
+            this.#native.abandon(id, true);
+            this.#updateRef();
+            reject(abortError(method, signal.reason));
+          }
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        entry.resolve = (v) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(v);
+        };
+        entry.reject = (e) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(e);
+        };
+      }
+      this.#pending.set(id, entry);
+      this.#updateRef();
+    });
+  }
+
+  notify(method, params) {
+    try {
+      this.#native.notify(method, params === undefined ? undefined : JSON.stringify(params));
+    } catch (err) {
+      throw this.#nativeError(err);
+    }
+  }
+
+  // ---- lifecycle --------------------------------------------------------
+
+  /**
+   * Stop the agent: stdin EOF, wait `closeGraceMs` (stdout is still read),
+   * SIGTERM its process group, wait `termGraceMs`, SIGKILL. Resolves with
+   * the exit report once the agent is gone and every call has settled.
+   */
+  close() {
+    if (!this.#exit) {
+      this.#closing = true;
+      this.#updateRef();
+      this.#native.close();
+    }
+    return this.#waitExit();
+  }
+
+  /** SIGKILL the agent's process group now. */
+  kill() {
+    if (!this.#exit) {
+      this.#closing = true;
+      this.#native.kill();
+      this.#updateRef();
+    }
+  }
+
+  /** Resolves with the exit report when the agent is gone. */
+  #waitExit() {
+    if (this.#exit) return Promise.resolve(this.#exit);
+    return new Promise((resolve) => this.#exitWaiters.push(resolve));
+  }
+
+  /** Keep the Node process alive while this client is open. */
+  ref() {
+    this.#userRef = true;
+    this.#updateRef();
+    return this;
+  }
+
+  /** Let Node exit while this client is idle (the default). */
+  unref() {
+    this.#userRef = false;
+    this.#updateRef();
+    return this;
+  }
+
+  #updateRef() {
+    const want = !this.#exit && (this.#userRef || this.#closing || this.#pending.size > 0);
+    if (want !== this.#refd) {
+      this.#refd = want;
+      this.#native.setRef(want);
+    }
+  }
+
+  // ---- agent → client ---------------------------------------------------
+
+  #onBatch(text) {
+    let items;
+    try {
+      items = JSON.parse(text);
+    } catch (err) {
+      this.#native.ack();
+      this.#report(err, 'batch');
+      return;
+    }
+    let waits = null;
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
+      switch (item[0]) {
+        case NOTIFICATION: {
+          const pending = this.#dispatchNotification(item[1]);
+          if (pending) (waits ??= []).push(...pending);
+          break;
+        }
+        case REQUEST:
+          this.#dispatchRequest(item[1], item[2]);
+          break;
+        case RESPONSE:
+          this.#settle(item[1], item[2]);
+          break;
+        case FAILED:
+          this.#fail(item[1], fromLocalFailure(item[2]));
+          break;
+        case REQUEST_SETTLED:
+          this.#running.get(item[1])?.abort(new AcpError('ERR_ACP_ABORTED', `request ${item[2]}`));
+          this.#running.delete(item[1]);
+          break;
+        case HOST_EVENT:
+          this.#onHostEvent(item[1], item[2]);
+          break;
+      }
+    }
+    // Backpressure: the next batches wait for async notification handlers.
+    if (waits) {
+      Promise.allSettled(waits).then(() => this.#native.ack());
+    } else {
+      this.#native.ack();
+    }
+  }
+
+  #dispatchNotification(msg) {
+    let pending = null;
+    const call = (handlers, args) => {
+      for (const handler of handlers) {
+        try {
+          const r = handler(...args);
+          if (isThenable(r)) {
+            (pending ??= []).push(Promise.resolve(r).catch((err) => this.#report(err, msg.method)));
+          }
+        } catch (err) {
+          this.#report(err, msg.method);
+        }
+      }
+    };
+    const specific = this.#notificationHandlers.get(msg.method);
+    if (specific) call(specific, [msg.params, msg]);
+    const any = this.#notificationHandlers.get('*');
+    if (any) call(any, [msg.method, msg.params, msg]);
+    return pending;
+  }
+
+  #dispatchRequest(token, msg) {
+    const handler = this.#requestHandlers.get(msg.method);
+    if (!handler) {
+      this.#native.respondError(token, -32601, `Method not found: ${msg.method}`);
+      return;
+    }
+    const controller = new AbortController();
+    this.#running.set(token, controller);
+    let result;
+    try {
+      result = handler(msg.params, { signal: controller.signal, method: msg.method, id: msg.id });
+    } catch (err) {
+      this.#replyError(token, err);
+      return;
+    }
+    if (isThenable(result)) {
+      Promise.resolve(result).then(
+        (value) => this.#reply(token, value),
+        (err) => this.#replyError(token, err),
+      );
+    } else {
+      this.#reply(token, result);
+    }
+  }
+
+  #reply(token, value) {
+    this.#running.delete(token);
+    let json;
+    try {
+      json = JSON.stringify(value === undefined ? null : value) ?? 'null';
+    } catch (err) {
+      this.#replyError(token, err);
+      return;
+    }
+    this.#native.respond(token, json);
+  }
+
+  #replyError(token, err) {
+    this.#running.delete(token);
+    const code = Number.isInteger(err?.rpcCode) ? err.rpcCode : Number.isInteger(err?.code) ? err.code : -32603;
+    const message = typeof err?.message === 'string' ? err.message : String(err);
+    let data;
+    try {
+      data = err?.data === undefined ? undefined : JSON.stringify(err.data);
+    } catch {
+      data = undefined;
+    }
+    this.#native.respondError(token, code, message, data);
+  }
+
+  #settle(id, msg) {
+    const entry = this.#pending.get(id);
+    if (!entry) return;
+    this.#pending.delete(id);
+    this.#updateRef();
+    if (msg.error !== undefined && msg.error !== null) entry.reject(fromRpcError(msg.error, entry.method));
+    else entry.resolve(msg.result);
+  }
+
+  #fail(id, err) {
+    const entry = this.#pending.get(id);
+    if (!entry) return;
+    this.#pending.delete(id);
+    this.#updateRef();
+    entry.reject(err);
+  }
+
+  #onHostEvent(name, payload) {
+    switch (name) {
+      case 'stderr':
+        this.#stderrTail = (this.#stderrTail + payload).slice(-8192);
+        this.emit('stderr', payload);
+        break;
+      case 'exit':
+        this.#onExit(payload);
+        break;
+      default:
+        this.emit(name, payload);
+    }
+  }
+
+  #onExit(info) {
+    this.#exit = info;
+    live.delete(this);
+    // The core settled every pending call before this item; anything left
+    // here was registered in the same instant and is settled the same way.
+    for (const [id, entry] of this.#pending) {
+      this.#pending.delete(id);
+      entry.reject(
+        new AcpError('ERR_ACP_CLOSED', `agent connection closed before answering ${entry.method}`, {
+          ...info,
+          method: entry.method,
+        }),
+      );
+    }
+    for (const controller of this.#running.values()) controller.abort(new AcpError('ERR_ACP_CLOSED', 'agent exited'));
+    this.#running.clear();
+    this.#updateRef();
+    this.emit('exit', info);
+    for (const resolve of this.#exitWaiters.splice(0)) resolve(info);
+  }
+
+  #report(err, where) {
+    if (this.listenerCount('handlerError') > 0) this.emit('handlerError', err, where);
+    else process.emitWarning(`acp-native: a handler for ${where} threw: ${err?.stack ?? err}`, 'AcpHandlerWarning');
+  }
+
+  #nativeError(err) {
+    const exit = this.#exit ?? (this.#native.exitInfo() ? JSON.parse(this.#native.exitInfo()) : undefined);
+    return fromNativeError(err, exit);
+  }
+}
+
+module.exports = { AcpClient };

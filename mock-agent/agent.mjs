@@ -1,0 +1,248 @@
+#!/usr/bin/env node
+// A scriptable ACP agent for tests, the demo and benchmarks.
+//
+// The text of a prompt is a script: whitespace-separated commands run in
+// order, then the turn ends (`end_turn`, or `cancelled` if the session was
+// cancelled). See mock-agent/README.md for the command list.
+//
+// Flags: --string-ids (agent→client ids like agentao's "srv_<hex>"),
+// --protocol-version N, --banner (noise on stdout at start),
+// --stderr-before-init BYTES, --ignore-eof, --ignore-sigterm.
+import { createInterface } from 'node:readline';
+
+const argv = process.argv.slice(2);
+const flag = (name) => argv.includes(name);
+const value = (name, fallback) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : fallback;
+};
+
+const stringIds = flag('--string-ids');
+const protocolVersion = JSON.parse(value('--protocol-version', '1'));
+const stderrBeforeInit = Number(value('--stderr-before-init', '0'));
+if (flag('--ignore-sigterm')) process.on('SIGTERM', () => {});
+if (flag('--banner')) process.stdout.write('mock-agent 1.0 starting (this line is not JSON)\n');
+
+const send = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
+const respond = (id, result) => send({ jsonrpc: '2.0', id, result });
+const fail = (id, code, message, data) =>
+  send({ jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } });
+const update = (sessionId, u) => ({ jsonrpc: '2.0', method: 'session/update', params: { sessionId, update: u } });
+const textChunk = (kind, text) => ({ sessionUpdate: kind, content: { type: 'text', text } });
+
+let nextRequest = 1;
+const waiting = new Map(); // our request id → resolve
+function ask(method, params) {
+  const id = stringIds ? `srv_${(nextRequest++).toString(16).padStart(16, '0')}` : nextRequest++;
+  send({ jsonrpc: '2.0', id, method, params });
+  return new Promise((resolve) => waiting.set(JSON.stringify(id), resolve));
+}
+
+const sessions = new Map(); // id → { cancelled, onCancel: [] }
+let sessionCounter = 0;
+const received = []; // notifications the client sent, for `_mock/received`
+
+function session(sessionId) {
+  let s = sessions.get(sessionId);
+  if (!s) sessions.set(sessionId, (s = { cancelled: false, onCancel: [] }));
+  return s;
+}
+
+async function runScript(id, params) {
+  const sessionId = params.sessionId;
+  const s = session(sessionId);
+  s.cancelled = false;
+  const blocks = params.prompt ?? [];
+  const script = (blocks[0]?.text ?? '').split(/\s+/).filter(Boolean);
+  for (const command of script) {
+    if (s.cancelled) break;
+    const [name, ...rest] = command.split(':');
+    const arg = rest.join(':');
+    switch (name) {
+      case 'text':
+        for (let i = 0; i < Number(arg || 1); i++) send(update(sessionId, textChunk('agent_message_chunk', `chunk${i} `)));
+        break;
+      case 'say':
+        send(update(sessionId, textChunk('agent_message_chunk', arg.replaceAll('_', ' '))));
+        break;
+      case 'thought':
+        for (let i = 0; i < Number(arg || 1); i++) send(update(sessionId, textChunk('agent_thought_chunk', `thinking${i} `)));
+        break;
+      case 'tool':
+        send(update(sessionId, { sessionUpdate: 'tool_call', toolCallId: 'call_read', title: 'Read README.md', kind: 'read', status: 'pending' }));
+        send(update(sessionId, {
+          sessionUpdate: 'tool_call_update', toolCallId: 'call_read', status: 'completed',
+          content: [{ type: 'content', content: { type: 'text', text: '# README' } }],
+        }));
+        break;
+      case 'plan':
+        send(update(sessionId, {
+          sessionUpdate: 'plan',
+          entries: [
+            { content: 'Look around', priority: 'high', status: 'completed' },
+            { content: 'Write the code', priority: 'medium', status: 'in_progress' },
+          ],
+        }));
+        break;
+      case 'future':
+        // A variant and fields no client knows yet: must pass through.
+        send(update(sessionId, { sessionUpdate: 'hologram_projection', schema_version: 1, beam: { color: 'blue' } }));
+        break;
+      case 'permission': {
+        const toolCall = { toolCallId: 'call_shell', title: 'Run `rm -rf build`', kind: 'execute', status: 'pending', rawInput: { command: 'rm -rf build' } };
+        send(update(sessionId, { sessionUpdate: 'tool_call', ...toolCall }));
+        const reply = await ask('session/request_permission', {
+          sessionId,
+          toolCall,
+          options: [
+            { optionId: 'allow_once', name: 'Allow once', kind: 'allow_once' },
+            { optionId: 'allow_always', name: 'Always allow', kind: 'allow_always' },
+            { optionId: 'reject_once', name: 'Reject', kind: 'reject_once' },
+            { optionId: 'reject_always', name: 'Always reject', kind: 'reject_always' },
+          ],
+        });
+        const outcome = reply.result?.outcome;
+        const allowed = outcome?.outcome === 'selected' && String(outcome.optionId).startsWith('allow');
+        send(update(sessionId, { sessionUpdate: 'tool_call_update', toolCallId: 'call_shell', status: allowed ? 'completed' : 'failed' }));
+        send(update(sessionId, textChunk('agent_message_chunk', `permission=${JSON.stringify(reply)}`)));
+        if (outcome?.outcome === 'cancelled') s.cancelled = true;
+        break;
+      }
+      case 'ext':
+      case 'request': {
+        const reply = await ask(arg, { sessionId, question: 'Proceed?' });
+        send(update(sessionId, textChunk('agent_message_chunk', `${name}=${JSON.stringify(reply)}`)));
+        if (reply.result?.outcome === 'cancelled' || reply.error?.code === -32800) s.cancelled = true;
+        break;
+      }
+      case 'notify':
+        send({ jsonrpc: '2.0', method: arg, params: { sessionId, hello: 'world' } });
+        break;
+      case 'burst': {
+        // One write: the whole burst lands in the pipe at once, right
+        // before the response.
+        const one = (i) => JSON.stringify(update(sessionId, textChunk('agent_message_chunk', `b${i}`)));
+        const lines = [];
+        for (let i = 0; i < Number(arg); i++) lines.push(one(i));
+        process.stdout.write(lines.join('\n') + '\n');
+        break;
+      }
+      case 'big':
+        send(update(sessionId, textChunk('agent_message_chunk', 'x'.repeat(Number(arg)))));
+        break;
+      case 'echo':
+        send(update(sessionId, textChunk('agent_message_chunk', blocks[1]?.text ?? '')));
+        break;
+      case 'noise':
+        process.stdout.write('WARNING: something printed to stdout\n');
+        break;
+      case 'stderr':
+        process.stderr.write('e'.repeat(Number(arg)) + '\n');
+        break;
+      case 'sleep':
+        await new Promise((r) => setTimeout(r, Number(arg)));
+        break;
+      case 'wait-cancel':
+        await new Promise((r) => s.onCancel.push(r));
+        break;
+      case 'crash':
+        process.stderr.write(`mock-agent: crashing on purpose with code ${arg}\n`);
+        process.exit(Number(arg));
+        break;
+      case 'hang':
+        return; // never answers this prompt
+      default:
+        send(update(sessionId, textChunk('agent_message_chunk', `unknown command ${name}`)));
+    }
+  }
+  respond(id, { stopReason: s.cancelled ? 'cancelled' : 'end_turn' });
+}
+
+function onRequest(msg) {
+  const { id, method, params = {} } = msg;
+  switch (method) {
+    case 'initialize':
+      if (stderrBeforeInit > 0) {
+        // Far more than a pipe holds: a client that does not drain stderr deadlocks here.
+        const chunk = 'x'.repeat(1023) + '\n';
+        for (let i = 0; i < stderrBeforeInit / 1024; i++) process.stderr.write(chunk);
+      }
+      return respond(id, {
+        protocolVersion,
+        agentCapabilities: { loadSession: true, promptCapabilities: { image: false, audio: false, embeddedContext: true } },
+        agentInfo: { name: 'mock-agent', version: '1.0.0' },
+        authMethods: [],
+        _meta: { receivedClientCapabilities: params.clientCapabilities, receivedClientInfo: params.clientInfo, receivedProtocolVersion: params.protocolVersion },
+      });
+    case 'session/new': {
+      const sessionId = `sess_${++sessionCounter}`;
+      session(sessionId);
+      return respond(id, {
+        sessionId,
+        modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] },
+      });
+    }
+    case 'session/load':
+      // History replays as updates before the response.
+      send(update(params.sessionId, textChunk('user_message_chunk', 'earlier question')));
+      send(update(params.sessionId, textChunk('agent_message_chunk', 'earlier answer')));
+      session(params.sessionId);
+      return respond(id, null);
+    case 'session/list':
+      return respond(id, { sessions: [...sessions.keys()].map((sessionId) => ({ sessionId, cwd: process.cwd() })) });
+    case 'session/set_mode':
+    case 'session/set_config_option':
+    case 'session/close':
+    case 'session/delete':
+    case 'session/resume':
+    case 'authenticate':
+    case 'logout':
+      return respond(id, { _meta: { method, params } });
+    case 'session/prompt':
+      runScript(id, params);
+      return;
+    case '_mock/echo':
+      return respond(id, params);
+    case '_mock/received':
+      return respond(id, { received });
+    case '_mock/fail':
+      return fail(id, params.code ?? -32000, params.message ?? 'failed on purpose', params.data);
+    case '_mock/never':
+      return; // never answered
+    default:
+      return fail(id, -32601, `Method not found: ${method}`);
+  }
+}
+
+function onNotification(msg) {
+  received.push(msg);
+  if (msg.method === 'session/cancel') {
+    const s = session(msg.params?.sessionId);
+    s.cancelled = true;
+    for (const wake of s.onCancel.splice(0)) wake();
+  }
+}
+
+const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
+rl.on('line', (line) => {
+  if (!line.trim()) return;
+  let msg;
+  try {
+    msg = JSON.parse(line);
+  } catch {
+    return fail(null, -32700, 'Parse error');
+  }
+  if (msg.method === undefined) {
+    const resolve = waiting.get(JSON.stringify(msg.id));
+    waiting.delete(JSON.stringify(msg.id));
+    resolve?.(msg);
+  } else if (msg.id === undefined) {
+    onNotification(msg);
+  } else {
+    onRequest(msg);
+  }
+});
+rl.on('close', () => {
+  if (flag('--ignore-eof')) return;
+  process.stdout.write('', () => process.exit(0));
+});

@@ -1,0 +1,133 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use acp_core::{Connection, ConnectionConfig};
+use napi::bindgen_prelude::Function;
+use napi::threadsafe_function::UnknownReturnValue;
+use napi::{Env, Result};
+use napi_derive::napi;
+
+use crate::errors::{call_error, spawn_error};
+use crate::options::ConnectionOptions;
+use crate::runtime;
+use crate::sink::JsBatchSink;
+
+/// Low-level connection to one agent process. Use `AcpClient` from the
+/// package instead; this class is its engine and may change.
+///
+/// Everything the agent says arrives at `onBatch` as a JSON array of items
+/// (see `acp_core::connection::Event`); the callback must call `ack()`
+/// once per batch when done with it.
+#[napi]
+pub struct AgentConnection {
+    conn: Connection,
+    sink: Arc<JsBatchSink>,
+}
+
+#[napi]
+impl AgentConnection {
+    /// Spawn the agent. Throws `ERR_ACP_SPAWN: …` if it cannot start.
+    #[napi(constructor)]
+    pub fn new(
+        env: Env,
+        options: ConnectionOptions,
+        on_batch: Function<String, UnknownReturnValue>,
+    ) -> Result<Self> {
+        let sink = Arc::new(JsBatchSink::new(on_batch)?);
+        let config: ConnectionConfig = options.into();
+        // Spawned here, on the JS thread, so PR_SET_PDEATHSIG ties the
+        // agent to the host's main thread rather than a pool thread.
+        let conn = Connection::spawn(config, sink.clone(), &runtime::handle())
+            .map_err(spawn_error)?;
+        // The environment is going away (worker exit, natural exit): kill
+        // the agent synchronously, nothing asynchronous will run after.
+        let weak = conn.downgrade();
+        env.add_env_cleanup_hook(weak, |weak| weak.kill())?;
+        Ok(Self { conn, sink })
+    }
+
+    /// Send a request; returns its id. `params` is JSON text.
+    #[napi]
+    pub fn request(&self, method: String, params: Option<String>, timeout_ms: Option<u32>) -> Result<i64> {
+        let timeout = timeout_ms.map(|v| Duration::from_millis(u64::from(v)));
+        self.conn
+            .request(&method, params.as_deref(), timeout)
+            .map(|id| id as i64)
+            .map_err(call_error)
+    }
+
+    #[napi]
+    pub fn notify(&self, method: String, params: Option<String>) -> Result<()> {
+        self.conn
+            .notify(&method, params.as_deref())
+            .map_err(call_error)
+    }
+
+    /// Stop waiting for request `id`; with `notifyAgent`, send `$/cancel_request`.
+    #[napi]
+    pub fn abandon(&self, id: i64, notify_agent: bool) -> bool {
+        self.conn.abandon(id as u64, notify_agent)
+    }
+
+    /// Answer agent request `token` with a result (JSON text).
+    #[napi]
+    pub fn respond(&self, token: i64, result: String) -> bool {
+        self.conn.respond(token as u64, &result)
+    }
+
+    /// Answer agent request `token` with a JSON-RPC error.
+    #[napi]
+    pub fn respond_error(&self, token: i64, code: i64, message: String, data: Option<String>) -> bool {
+        self.conn
+            .respond_error(token as u64, code, &message, data.as_deref())
+    }
+
+    /// `session/cancel` plus cancelled answers to the session's open requests.
+    #[napi]
+    pub fn cancel_session(&self, session_id: String) -> Result<u32> {
+        self.conn
+            .cancel_session(&session_id)
+            .map(|n| n as u32)
+            .map_err(call_error)
+    }
+
+    /// One delivered batch has been processed.
+    #[napi]
+    pub fn ack(&self) {
+        self.conn.ack();
+    }
+
+    /// Graceful stop; the `exit` item reports the end.
+    #[napi]
+    pub fn close(&self) {
+        self.conn.close();
+    }
+
+    /// SIGKILL the agent's process group now (synchronous).
+    #[napi]
+    pub fn kill(&self) {
+        self.conn.kill();
+    }
+
+    /// Keep Node alive while `true` (pending calls), let it exit when `false`.
+    #[napi]
+    pub fn set_ref(&self, env: Env, keep_alive: bool) -> Result<()> {
+        self.sink.set_ref(&env, keep_alive)
+    }
+
+    #[napi(getter)]
+    pub fn pid(&self) -> u32 {
+        self.conn.pid()
+    }
+
+    /// The exit report as JSON text, once the agent is gone.
+    #[napi]
+    pub fn exit_info(&self) -> Option<String> {
+        self.conn.exit_info().map(|i| i.to_json())
+    }
+
+    #[napi(getter)]
+    pub fn noise_lines(&self) -> f64 {
+        self.conn.noise_lines() as f64
+    }
+}

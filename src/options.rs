@@ -1,0 +1,64 @@
+use std::collections::HashMap;
+use std::time::Duration;
+
+use acp_core::{AgentCommand, ConnectionConfig};
+use napi_derive::napi;
+
+/// Options of the native connection (the JS `AcpClient` fills these in
+/// from its own options; sizes in bytes, times in milliseconds).
+#[napi(object)]
+pub struct ConnectionOptions {
+    pub command: String,
+    pub args: Option<Vec<String>>,
+    pub cwd: Option<String>,
+    pub env: Option<HashMap<String, String>>,
+    pub clear_env: Option<bool>,
+    pub max_line_bytes: Option<u32>,
+    pub stderr_tail_bytes: Option<u32>,
+    pub forward_stderr: Option<bool>,
+    pub max_write_queue_bytes: Option<u32>,
+    /// 0 disables the handler timeout.
+    pub handler_timeout_ms: Option<u32>,
+    pub close_grace_ms: Option<u32>,
+    pub term_grace_ms: Option<u32>,
+    pub batch_max_messages: Option<u32>,
+    pub batch_max_bytes: Option<u32>,
+    pub in_flight_batches: Option<u32>,
+}
+
+fn ms(v: u32) -> Duration {
+    Duration::from_millis(u64::from(v))
+}
+
+impl From<ConnectionOptions> for ConnectionConfig {
+    fn from(o: ConnectionOptions) -> Self {
+        let d = ConnectionConfig::default();
+        let mut env: Vec<(String, String)> = o.env.unwrap_or_default().into_iter().collect();
+        env.sort();
+        ConnectionConfig {
+            command: AgentCommand {
+                program: o.command,
+                args: o.args.unwrap_or_default(),
+                cwd: o.cwd.map(Into::into),
+                env,
+                clear_env: o.clear_env.unwrap_or(false),
+            },
+            max_line_bytes: o.max_line_bytes.map_or(d.max_line_bytes, |v| v as usize),
+            stderr_tail_bytes: o.stderr_tail_bytes.map_or(d.stderr_tail_bytes, |v| v as usize),
+            forward_stderr: o.forward_stderr.unwrap_or(d.forward_stderr),
+            max_write_queue_bytes: o
+                .max_write_queue_bytes
+                .map_or(d.max_write_queue_bytes, |v| v as usize),
+            handler_timeout: o.handler_timeout_ms.map_or(d.handler_timeout, |v| Some(ms(v))),
+            close_grace: o.close_grace_ms.map_or(d.close_grace, ms),
+            term_grace: o.term_grace_ms.map_or(d.term_grace, ms),
+            batch_max_messages: o
+                .batch_max_messages
+                .map_or(d.batch_max_messages, |v| v as usize),
+            batch_max_bytes: o.batch_max_bytes.map_or(d.batch_max_bytes, |v| v as usize),
+            in_flight_batches: o
+                .in_flight_batches
+                .map_or(d.in_flight_batches, |v| v as usize),
+        }
+    }
+}
