@@ -243,6 +243,7 @@ rl.on('line', (line) => {
   }
 });
 rl.on('close', () => {
-  if (flag('--ignore-eof')) return;
+  // Stay alive like an agent that ignores EOF (nothing else holds the loop).
+  if (flag('--ignore-eof')) return setInterval(() => {}, 1 << 30);
   process.stdout.write('', () => process.exit(0));
 });
