@@ -37,8 +37,8 @@ impl AgentConnection {
         let config: ConnectionConfig = options.into();
         // Spawned here, on the JS thread, so PR_SET_PDEATHSIG ties the
         // agent to the host's main thread rather than a pool thread.
-        let conn = Connection::spawn(config, sink.clone(), &runtime::handle())
-            .map_err(spawn_error)?;
+        let conn =
+            Connection::spawn(config, sink.clone(), &runtime::handle()).map_err(spawn_error)?;
         // The environment is going away (worker exit, natural exit): kill
         // the agent synchronously, nothing asynchronous will run after.
         let weak = conn.downgrade();
@@ -48,7 +48,12 @@ impl AgentConnection {
 
     /// Send a request; returns its id. `params` is JSON text.
     #[napi]
-    pub fn request(&self, method: String, params: Option<String>, timeout_ms: Option<u32>) -> Result<i64> {
+    pub fn request(
+        &self,
+        method: String,
+        params: Option<String>,
+        timeout_ms: Option<u32>,
+    ) -> Result<i64> {
         let timeout = timeout_ms.map(|v| Duration::from_millis(u64::from(v)));
         self.conn
             .request(&method, params.as_deref(), timeout)
@@ -77,7 +82,13 @@ impl AgentConnection {
 
     /// Answer agent request `token` with a JSON-RPC error.
     #[napi]
-    pub fn respond_error(&self, token: i64, code: i64, message: String, data: Option<String>) -> bool {
+    pub fn respond_error(
+        &self,
+        token: i64,
+        code: i64,
+        message: String,
+        data: Option<String>,
+    ) -> bool {
         self.conn
             .respond_error(token as u64, code, &message, data.as_deref())
     }

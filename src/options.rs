@@ -44,12 +44,16 @@ impl From<ConnectionOptions> for ConnectionConfig {
                 clear_env: o.clear_env.unwrap_or(false),
             },
             max_line_bytes: o.max_line_bytes.map_or(d.max_line_bytes, |v| v as usize),
-            stderr_tail_bytes: o.stderr_tail_bytes.map_or(d.stderr_tail_bytes, |v| v as usize),
+            stderr_tail_bytes: o
+                .stderr_tail_bytes
+                .map_or(d.stderr_tail_bytes, |v| v as usize),
             forward_stderr: o.forward_stderr.unwrap_or(d.forward_stderr),
             max_write_queue_bytes: o
                 .max_write_queue_bytes
                 .map_or(d.max_write_queue_bytes, |v| v as usize),
-            handler_timeout: o.handler_timeout_ms.map_or(d.handler_timeout, |v| Some(ms(v))),
+            handler_timeout: o
+                .handler_timeout_ms
+                .map_or(d.handler_timeout, |v| Some(ms(v))),
             close_grace: o.close_grace_ms.map_or(d.close_grace, ms),
             term_grace: o.term_grace_ms.map_or(d.term_grace, ms),
             batch_max_messages: o

@@ -2,7 +2,9 @@
 //! JSON text go to a JS callback `(batch: string) => void`.
 
 use napi::bindgen_prelude::Function;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue};
+use napi::threadsafe_function::{
+    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
+};
 use napi::{Env, Result, Status};
 
 use acp_core::DeliverySink;
@@ -40,13 +42,18 @@ impl JsBatchSink {
         };
         match status {
             napi::sys::Status::napi_ok => Ok(()),
-            s => Err(napi::Error::new(Status::from(s), "cannot change the connection's ref")),
+            s => Err(napi::Error::new(
+                Status::from(s),
+                "cannot change the connection's ref",
+            )),
         }
     }
 }
 
 impl DeliverySink for JsBatchSink {
     fn deliver(&self, batch: String) -> bool {
-        self.tsfn.call(batch, ThreadsafeFunctionCallMode::NonBlocking) == Status::Ok
+        self.tsfn
+            .call(batch, ThreadsafeFunctionCallMode::NonBlocking)
+            == Status::Ok
     }
 }

@@ -28,7 +28,10 @@ mod tests {
     #[test]
     fn flags_follow_handlers() {
         let none = client_capabilities([]);
-        assert_eq!(none, json!({"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false}));
+        assert_eq!(
+            none,
+            json!({"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false})
+        );
         let mut all: Vec<&str> = TERMINAL_METHODS.to_vec();
         all.extend([FS_READ_TEXT_FILE, ELICITATION_CREATE]);
         let caps = client_capabilities(all.iter().copied());

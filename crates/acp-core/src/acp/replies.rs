@@ -112,22 +112,44 @@ mod tests {
     #[test]
     fn permission_garbage_becomes_cancelled() {
         let ok = r#"{"outcome":{"outcome":"selected","optionId":"allow_once"},"x":1}"#;
-        assert_eq!(sanitize_reply(SESSION_REQUEST_PERMISSION, ok), Reply::Result(ok.into()));
-        for bad in ["null", "42", "{}", r#"{"outcome":"selected"}"#, r#"{"outcome":{"outcome":"selected"}}"#, "{"] {
+        assert_eq!(
+            sanitize_reply(SESSION_REQUEST_PERMISSION, ok),
+            Reply::Result(ok.into())
+        );
+        for bad in [
+            "null",
+            "42",
+            "{}",
+            r#"{"outcome":"selected"}"#,
+            r#"{"outcome":{"outcome":"selected"}}"#,
+            "{",
+        ] {
             assert_eq!(
                 sanitize_reply(SESSION_REQUEST_PERMISSION, bad),
                 Reply::Result(CANCELLED.into()),
                 "{bad}"
             );
         }
-        assert_eq!(failure_reply(SESSION_REQUEST_PERMISSION, "boom"), Reply::Result(CANCELLED.into()));
+        assert_eq!(
+            failure_reply(SESSION_REQUEST_PERMISSION, "boom"),
+            Reply::Result(CANCELLED.into())
+        );
     }
 
     #[test]
     fn other_methods_fail_with_an_error() {
-        assert!(matches!(failure_reply(FS_READ_TEXT_FILE, "boom"), Reply::Error { code: -32603, .. }));
+        assert!(matches!(
+            failure_reply(FS_READ_TEXT_FILE, "boom"),
+            Reply::Error { code: -32603, .. }
+        ));
         assert_eq!(sanitize_reply("_x/y", "null"), Reply::Result("null".into()));
-        assert!(matches!(cancelled_reply("_x/y"), Reply::Error { code: -32800, .. }));
-        assert_eq!(cancelled_reply(AGENTAO_ASK_USER), Reply::Result(r#"{"outcome":"cancelled"}"#.into()));
+        assert!(matches!(
+            cancelled_reply("_x/y"),
+            Reply::Error { code: -32800, .. }
+        ));
+        assert_eq!(
+            cancelled_reply(AGENTAO_ASK_USER),
+            Reply::Result(r#"{"outcome":"cancelled"}"#.into())
+        );
     }
 }

@@ -56,9 +56,9 @@ impl Event {
     /// Rough size in the batch, for the byte cap.
     pub fn weight(&self) -> usize {
         16 + match self {
-            Event::Notification(raw)
-            | Event::Request { raw, .. }
-            | Event::Response { raw, .. } => raw.len(),
+            Event::Notification(raw) | Event::Request { raw, .. } | Event::Response { raw, .. } => {
+                raw.len()
+            }
             Event::Failed { error, .. } => error.len(),
             Event::Host { payload, .. } => payload.len(),
             Event::RequestSettled { .. } => 0,
@@ -79,11 +79,26 @@ mod tests {
     fn items_are_valid_json() {
         let items = [
             Event::Notification(r#"{"method":"x"}"#.into()),
-            Event::Request { token: 9, raw: r#"{"id":"a","method":"m"}"#.into() },
-            Event::Response { id: 3, raw: r#"{"id":3,"result":null}"#.into() },
-            Event::Failed { id: 4, error: r#"{"code":"ERR_ACP_TIMEOUT"}"#.into() },
-            Event::RequestSettled { token: 9, reason: "cancelled" },
-            Event::Host { name: "stderr", payload: json_str("a\"b\n") },
+            Event::Request {
+                token: 9,
+                raw: r#"{"id":"a","method":"m"}"#.into(),
+            },
+            Event::Response {
+                id: 3,
+                raw: r#"{"id":3,"result":null}"#.into(),
+            },
+            Event::Failed {
+                id: 4,
+                error: r#"{"code":"ERR_ACP_TIMEOUT"}"#.into(),
+            },
+            Event::RequestSettled {
+                token: 9,
+                reason: "cancelled",
+            },
+            Event::Host {
+                name: "stderr",
+                payload: json_str("a\"b\n"),
+            },
         ];
         let mut out = String::from("[");
         for (i, e) in items.iter().enumerate() {

@@ -18,7 +18,9 @@ use super::stderr::run_stderr;
 use super::supervisor::{supervise, Supervised};
 use crate::acp::{self, methods};
 use crate::rpc::{self, OutgoingRequest};
-use crate::transport::{kill_group_now, run_writer, spawn_agent, Outbox, OutboxError, SpawnError, StderrRing};
+use crate::transport::{
+    kill_group_now, run_writer, spawn_agent, Outbox, OutboxError, SpawnError, StderrRing,
+};
 
 /// Events waiting for the delivery task, at most.
 const EVENT_QUEUE: usize = 4096;

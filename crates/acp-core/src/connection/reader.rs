@@ -13,7 +13,7 @@ use tokio::process::ChildStdout;
 use super::event::{json_str, Event};
 use super::shared::Shared;
 use crate::acp::{self, methods};
-use crate::rpc::{self, IncomingRequest, Inbound, Invalid};
+use crate::rpc::{self, Inbound, IncomingRequest, Invalid};
 use crate::transport::{Frame, LineFramer};
 
 const READ_CHUNK: usize = 256 * 1024;
@@ -57,7 +57,11 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
     let text = match std::str::from_utf8(line) {
         Ok(text) => text,
         Err(e) => {
-            out.push(protocol_error("badJson", &format!("invalid UTF-8: {e}"), line));
+            out.push(protocol_error(
+                "badJson",
+                &format!("invalid UTF-8: {e}"),
+                line,
+            ));
             return;
         }
     };
@@ -118,10 +122,7 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             let count = shared.noise_lines.fetch_add(1, Ordering::Relaxed) + 1;
             out.push(Event::Host {
                 name: "protocolNoise",
-                payload: format!(
-                    r#"{{"line":{},"count":{count}}}"#,
-                    json_str(&quote(line))
-                ),
+                payload: format!(r#"{{"line":{},"count":{count}}}"#, json_str(&quote(line))),
             });
         }
         Inbound::Invalid(Invalid::BadJson(e)) => out.push(protocol_error("badJson", &e, line)),
@@ -150,10 +151,17 @@ fn cancel_incoming(shared: &Arc<Shared>, text: &str, out: &mut Vec<Event>) {
         params: Params<'a>,
     }
     let Ok(cancel) = serde_json::from_str::<Cancel<'_>>(text) else {
-        out.push(protocol_error("notJsonRpc", "$/cancel_request without params.requestId", text.as_bytes()));
+        out.push(protocol_error(
+            "notJsonRpc",
+            "$/cancel_request without params.requestId",
+            text.as_bytes(),
+        ));
         return;
     };
-    if let Some((token, req)) = shared.incoming.take_by_raw_id(cancel.params.request_id.get()) {
+    if let Some((token, req)) = shared
+        .incoming
+        .take_by_raw_id(cancel.params.request_id.get())
+    {
         shared.send_reply(
             &req.raw_id,
             acp::Reply::Error {

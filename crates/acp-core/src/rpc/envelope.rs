@@ -120,8 +120,10 @@ mod tests {
 
     #[test]
     fn classifies_every_shape() {
-        assert!(matches!(classify(br#"{"jsonrpc":"2.0","id":"srv_1","method":"m","params":{}}"#),
-            Inbound::Request { id, .. } if id.get() == "\"srv_1\""));
+        assert!(
+            matches!(classify(br#"{"jsonrpc":"2.0","id":"srv_1","method":"m","params":{}}"#),
+            Inbound::Request { id, .. } if id.get() == "\"srv_1\"")
+        );
         assert!(matches!(
             classify(br#"{"jsonrpc":"2.0","method":"session/update","params":{"a":1}}"#),
             Inbound::Notification { method } if method == "session/update"
@@ -130,15 +132,35 @@ mod tests {
             Inbound::Response { id, result: Some(r), .. } if id.get() == "7" && r.get() == r#"{"x":[1]}"#));
         assert!(matches!(classify(br#"{"id":7,"result":null}"#),
             Inbound::Response { result: Some(r), .. } if r.get() == "null"));
-        assert!(matches!(classify(br#"{"id":7,"error":{"code":-1,"message":"x"}}"#),
-            Inbound::Response { error: Some(_), .. }));
+        assert!(matches!(
+            classify(br#"{"id":7,"error":{"code":-1,"message":"x"}}"#),
+            Inbound::Response { error: Some(_), .. }
+        ));
         assert!(matches!(classify(b"   "), Inbound::Blank));
-        assert!(matches!(classify(b"Starting agent v1.2..."), Inbound::Invalid(Invalid::Noise)));
-        assert!(matches!(classify(b"[1,2]"), Inbound::Invalid(Invalid::Batch)));
-        assert!(matches!(classify(b"42"), Inbound::Invalid(Invalid::NotJsonRpc(_))));
-        assert!(matches!(classify(b"{\"id\":1"), Inbound::Invalid(Invalid::BadJson(_))));
-        assert!(matches!(classify(b"{\"method\":\"\xff\"}"), Inbound::Invalid(Invalid::BadJson(_))));
-        assert!(matches!(classify(br#"{"id":1}"#), Inbound::Invalid(Invalid::NotJsonRpc(_))));
+        assert!(matches!(
+            classify(b"Starting agent v1.2..."),
+            Inbound::Invalid(Invalid::Noise)
+        ));
+        assert!(matches!(
+            classify(b"[1,2]"),
+            Inbound::Invalid(Invalid::Batch)
+        ));
+        assert!(matches!(
+            classify(b"42"),
+            Inbound::Invalid(Invalid::NotJsonRpc(_))
+        ));
+        assert!(matches!(
+            classify(b"{\"id\":1"),
+            Inbound::Invalid(Invalid::BadJson(_))
+        ));
+        assert!(matches!(
+            classify(b"{\"method\":\"\xff\"}"),
+            Inbound::Invalid(Invalid::BadJson(_))
+        ));
+        assert!(matches!(
+            classify(br#"{"id":1}"#),
+            Inbound::Invalid(Invalid::NotJsonRpc(_))
+        ));
     }
 
     #[test]

@@ -14,7 +14,11 @@ fn finish(mut line: String) -> Vec<u8> {
 
 pub fn request(id: u64, method: &str, params: Option<&str>) -> Vec<u8> {
     let mut line = String::with_capacity(64 + method.len() + params.map_or(0, str::len));
-    let _ = write!(line, r#"{{"jsonrpc":"2.0","id":{id},"method":{}"#, quoted(method));
+    let _ = write!(
+        line,
+        r#"{{"jsonrpc":"2.0","id":{id},"method":{}"#,
+        quoted(method)
+    );
     if let Some(p) = params {
         line.push_str(r#","params":"#);
         line.push_str(p);
@@ -69,6 +73,9 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&e).unwrap();
         assert_eq!(v["id"], "srv_ab");
         assert_eq!(v["error"]["message"], "no \"such\" method");
-        assert_eq!(notification("x", None), b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n");
+        assert_eq!(
+            notification("x", None),
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n"
+        );
     }
 }

@@ -128,6 +128,57 @@ mod tests {
             collect(4, &[b"ok\n0123", b"456789", b"\nfine\n"]),
             vec!["ok", "<oversized 11>", "fine"]
         );
-        assert_eq!(collect(4, &[b"0123456789\nx\n"]), vec!["<oversized 11>", "x"]);
+        assert_eq!(
+            collect(4, &[b"0123456789\nx\n"]),
+            vec!["<oversized 11>", "x"]
+        );
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn frames(max: usize, input: &[u8], cuts: &[usize]) -> Vec<Result<Vec<u8>, usize>> {
+        let mut framer = LineFramer::new(max);
+        let mut out = Vec::new();
+        let mut sink = |f: Frame<'_>| match f {
+            Frame::Line(l) => out.push(Ok(l.to_vec())),
+            Frame::Oversized { bytes } => out.push(Err(bytes)),
+        };
+        let mut start = 0;
+        for &cut in cuts {
+            let end = cut.clamp(start, input.len());
+            framer.push(&input[start..end], &mut sink);
+            start = end;
+        }
+        framer.push(&input[start..], &mut sink);
+        framer.finish(&mut sink);
+        out
+    }
+
+    proptest! {
+        /// However the pipe splits the stream, the frames are the same.
+        #[test]
+        fn chunking_never_changes_the_frames(
+            input in proptest::collection::vec(prop_oneof![Just(b'\n'), Just(b'\r'), Just(b'{'), any::<u8>()], 0..400),
+            mut cuts in proptest::collection::vec(0usize..400, 0..20),
+            max in 1usize..64,
+        ) {
+            cuts.sort();
+            prop_assert_eq!(frames(max, &input, &cuts), frames(max, &input, &[]));
+        }
+
+        /// Without a cap in the way, the frames are exactly the lines.
+        #[test]
+        fn frames_are_the_lines(input in proptest::collection::vec(any::<u8>(), 0..400)) {
+            let expected: Vec<Result<Vec<u8>, usize>> = {
+                let mut lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+                if lines.last().is_some_and(|l| l.is_empty()) { lines.pop(); }
+                lines.into_iter().map(|l| Ok(l.strip_suffix(b"\r").unwrap_or(l).to_vec())).collect()
+            };
+            prop_assert_eq!(frames(1 << 20, &input, &[]), expected);
+        }
     }
 }

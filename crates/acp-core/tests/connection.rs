@@ -1,0 +1,229 @@
+//! The core against real processes: the repo's mock agent (Node) and `sh`.
+
+use std::path::PathBuf;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use acp_core::{AgentCommand, Connection, ConnectionConfig, DeliverySink};
+use serde_json::{json, Value};
+
+struct ChannelSink(std::sync::Mutex<mpsc::Sender<String>>);
+
+impl DeliverySink for ChannelSink {
+    fn deliver(&self, batch: String) -> bool {
+        self.0.lock().unwrap().send(batch).is_ok()
+    }
+}
+
+struct Harness {
+    _rt: tokio::runtime::Runtime,
+    conn: Connection,
+    rx: mpsc::Receiver<String>,
+    backlog: std::collections::VecDeque<Value>,
+}
+
+impl Harness {
+    fn spawn(program: &str, args: &[&str]) -> Result<Self, acp_core::transport::SpawnError> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (tx, rx) = mpsc::channel();
+        let config = ConnectionConfig {
+            command: AgentCommand {
+                program: program.into(),
+                args: args.iter().map(|s| s.to_string()).collect(),
+                ..Default::default()
+            },
+            close_grace: Duration::from_millis(300),
+            term_grace: Duration::from_millis(300),
+            ..Default::default()
+        };
+        let sink = Arc::new(ChannelSink(std::sync::Mutex::new(tx)));
+        let conn = Connection::spawn(config, sink, rt.handle())?;
+        Ok(Self {
+            _rt: rt,
+            conn,
+            rx,
+            backlog: Default::default(),
+        })
+    }
+
+    fn mock(args: &[&str]) -> Self {
+        let agent = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../mock-agent/agent.mjs");
+        let mut all = vec![agent.to_str().unwrap()];
+        all.extend_from_slice(args);
+        Self::spawn("node", &all).expect("node must be installed")
+    }
+
+    /// Next delivered item, acknowledging each batch as the host would.
+    fn next(&mut self) -> Value {
+        loop {
+            if let Some(v) = self.backlog.pop_front() {
+                return v;
+            }
+            let batch = self
+                .rx
+                .recv_timeout(Duration::from_secs(10))
+                .expect("no delivery within 10 s");
+            self.conn.ack();
+            let items: Vec<Value> = serde_json::from_str(&batch).expect("a batch is a JSON array");
+            self.backlog.extend(items);
+        }
+    }
+
+    /// Items up to and including the answer to request `id`.
+    fn until_answer(&mut self, id: u64) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let item = self.next();
+            let done = (item[0] == 2 || item[0] == 3) && item[1] == id;
+            seen.push(item);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
+        let id = self
+            .conn
+            .request(method, Some(&params.to_string()), None)
+            .unwrap();
+        let mut items = self.until_answer(id);
+        let answer = items.pop().unwrap();
+        (items, answer)
+    }
+}
+
+#[test]
+fn a_turn_is_delivered_in_wire_order_with_its_response_last() {
+    let mut h = Harness::mock(&[]);
+    let (_, init) = h.call("initialize", json!({"protocolVersion": 1}));
+    assert_eq!(init[0], 2);
+    assert_eq!(init[2]["result"]["protocolVersion"], 1);
+    let (_, session) = h.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}));
+    let sid = session[2]["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (before, answer) = h.call(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "burst:3000"}]}),
+    );
+    let updates: Vec<&Value> = before.iter().filter(|i| i[0] == 0).collect();
+    assert_eq!(updates.len(), 3000);
+    for (n, u) in updates.iter().enumerate() {
+        assert_eq!(u[1]["params"]["update"]["content"]["text"], format!("b{n}"));
+    }
+    assert_eq!(answer[2]["result"]["stopReason"], "end_turn");
+    h.conn.close();
+    loop {
+        let item = h.next();
+        if item[0] == 5 && item[1] == "exit" {
+            assert_eq!(item[2]["exitCode"], 0);
+            assert_eq!(item[2]["reason"], "closed");
+            break;
+        }
+    }
+}
+
+#[test]
+fn cancel_session_answers_the_open_permission_request() {
+    let mut h = Harness::mock(&["--string-ids"]);
+    h.call("initialize", json!({"protocolVersion": 1}));
+    let (_, session) = h.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}));
+    let sid = session[2]["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let prompt = h
+        .conn
+        .request(
+            "session/prompt",
+            Some(
+                &json!({"sessionId": sid, "prompt": [{"type":"text","text":"permission"}]})
+                    .to_string(),
+            ),
+            None,
+        )
+        .unwrap();
+    // Wait for the permission request, then cancel without answering it.
+    let token = loop {
+        let item = h.next();
+        if item[0] == 1 {
+            assert_eq!(item[2]["method"], "session/request_permission");
+            assert!(item[2]["id"].as_str().unwrap().starts_with("srv_"));
+            break item[1].as_u64().unwrap();
+        }
+    };
+    assert_eq!(h.conn.cancel_session(&sid).unwrap(), 1);
+    let items = h.until_answer(prompt);
+    assert!(items
+        .iter()
+        .any(|i| i[0] == 4 && i[1] == token && i[2] == "cancelled"));
+    assert_eq!(
+        items.last().unwrap()[2]["result"]["stopReason"],
+        "cancelled"
+    );
+    // A late answer from the host is ignored: the request is settled.
+    assert!(!h
+        .conn
+        .respond(token, r#"{"outcome":{"outcome":"cancelled"}}"#));
+}
+
+#[test]
+fn a_crash_fails_pending_requests_with_exit_code_and_stderr() {
+    let mut h = Harness::spawn("sh", &["-c", "read line; echo 'dying now' >&2; exit 7"]).unwrap();
+    let id = h.conn.request("initialize", Some("{}"), None).unwrap();
+    let items = h.until_answer(id);
+    let failed = items.last().unwrap();
+    assert_eq!(failed[0], 3);
+    assert_eq!(failed[2]["code"], "ERR_ACP_CLOSED");
+    assert_eq!(failed[2]["exitCode"], 7);
+    assert!(failed[2]["stderrTail"]
+        .as_str()
+        .unwrap()
+        .contains("dying now"));
+    let exit = h.next();
+    assert_eq!(
+        (exit[0].clone(), exit[1].clone()),
+        (json!(5), json!("exit"))
+    );
+    // Calls after the exit fail at once.
+    assert!(matches!(
+        h.conn.request("x", None, None),
+        Err(acp_core::connection::CallError::Closed(Some(info))) if info.exit_code == Some(7)
+    ));
+}
+
+#[test]
+fn spawn_failure_names_the_program_and_errno() {
+    let err = Harness::spawn("/no/such/agent", &[]).err().unwrap();
+    assert_eq!(err.errno, "ENOENT");
+    assert!(err.to_string().contains("/no/such/agent"));
+}
+
+#[test]
+fn request_timeout_fails_only_that_request() {
+    let mut h = Harness::spawn("sh", &["-c", "sleep 30"]).unwrap();
+    let id = h
+        .conn
+        .request("slow", None, Some(Duration::from_millis(100)))
+        .unwrap();
+    let items = h.until_answer(id);
+    let failed = items.last().unwrap();
+    assert_eq!(failed[2]["code"], "ERR_ACP_TIMEOUT");
+    assert_eq!(failed[2]["timeoutMs"], 100);
+    assert_eq!(h.conn.pending_requests(), 0);
+    h.conn.kill();
+    loop {
+        let item = h.next();
+        if item[0] == 5 && item[1] == "exit" {
+            assert_eq!(item[2]["signal"], "SIGKILL");
+            assert_eq!(item[2]["reason"], "killed");
+            break;
+        }
+    }
+}
