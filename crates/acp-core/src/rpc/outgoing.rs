@@ -1,8 +1,6 @@
 //! Building the lines we send. Params and results arrive as JSON text
 //! (already serialised by the caller) and are spliced in unchanged.
 
-use std::fmt::Write;
-
 fn quoted(s: &str) -> String {
     serde_json::to_string(s).expect("a str always serialises")
 }
@@ -13,24 +11,23 @@ fn finish(mut line: String) -> Vec<u8> {
 }
 
 pub fn request(id: u64, method: &str, params: Option<&str>) -> Vec<u8> {
-    let mut line = String::with_capacity(64 + method.len() + params.map_or(0, str::len));
-    let _ = write!(
-        line,
-        r#"{{"jsonrpc":"2.0","id":{id},"method":{}"#,
-        quoted(method)
-    );
-    if let Some(p) = params {
-        line.push_str(r#","params":"#);
-        line.push_str(p);
-    }
-    line.push('}');
-    finish(line)
+    with_params(
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{}"#, quoted(method)),
+        params,
+    )
 }
 
 pub fn notification(method: &str, params: Option<&str>) -> Vec<u8> {
-    let mut line = String::with_capacity(48 + method.len() + params.map_or(0, str::len));
-    let _ = write!(line, r#"{{"jsonrpc":"2.0","method":{}"#, quoted(method));
+    with_params(
+        format!(r#"{{"jsonrpc":"2.0","method":{}"#, quoted(method)),
+        params,
+    )
+}
+
+/// Close an envelope opened by `head`, adding `params` if any.
+fn with_params(mut line: String, params: Option<&str>) -> Vec<u8> {
     if let Some(p) = params {
+        line.reserve(p.len() + 12);
         line.push_str(r#","params":"#);
         line.push_str(p);
     }

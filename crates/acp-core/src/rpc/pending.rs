@@ -1,9 +1,12 @@
 //! The two tables of unanswered requests: ours to the agent (keyed by the
 //! numeric id we chose) and the agent's to us (keyed by a token we hand to
-//! the host, because the agent's ids may be any JSON value).
+//! the host, because the agent's ids may be any JSON value). Each entry may
+//! carry a timer; whoever takes the entry first (answer, timeout,
+//! cancellation) wins and the timer is stopped, so every request is
+//! settled exactly once.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use tokio::task::AbortHandle;
 
@@ -13,54 +16,6 @@ pub struct OutgoingRequest {
     pub method: Box<str>,
     /// Fires the timeout; aborted when the answer arrives first.
     pub timer: Option<AbortHandle>,
-}
-
-#[derive(Debug, Default)]
-pub struct OutgoingTable {
-    map: Mutex<HashMap<u64, OutgoingRequest>>,
-}
-
-impl OutgoingTable {
-    pub fn insert(&self, id: u64, req: OutgoingRequest) {
-        lock(&self.map).insert(id, req);
-    }
-
-    /// Attach the timeout timer after the request was registered.
-    pub fn set_timer(&self, id: u64, timer: AbortHandle) {
-        match lock(&self.map).get_mut(&id) {
-            Some(req) => req.timer = Some(timer),
-            None => timer.abort(),
-        }
-    }
-
-    /// Take the entry (answer, timeout or cancellation: whoever comes first
-    /// wins, so every request is settled exactly once).
-    pub fn take(&self, id: u64) -> Option<OutgoingRequest> {
-        let req = lock(&self.map).remove(&id)?;
-        if let Some(t) = &req.timer {
-            t.abort();
-        }
-        Some(req)
-    }
-
-    pub fn drain(&self) -> Vec<(u64, OutgoingRequest)> {
-        let mut all: Vec<_> = lock(&self.map).drain().collect();
-        for (_, req) in &all {
-            if let Some(t) = &req.timer {
-                t.abort();
-            }
-        }
-        all.sort_by_key(|(id, _)| *id);
-        all
-    }
-
-    pub fn len(&self) -> usize {
-        lock(&self.map).len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// A request from the agent the host has not answered yet.
@@ -73,68 +28,90 @@ pub struct IncomingRequest {
     pub timer: Option<AbortHandle>,
 }
 
-#[derive(Debug, Default)]
-pub struct IncomingTable {
-    map: Mutex<HashMap<u64, IncomingRequest>>,
+pub trait Timed {
+    fn timer(&mut self) -> &mut Option<AbortHandle>;
 }
 
-impl IncomingTable {
-    pub fn insert(&self, token: u64, req: IncomingRequest) {
-        lock(&self.map).insert(token, req);
+impl Timed for OutgoingRequest {
+    fn timer(&mut self) -> &mut Option<AbortHandle> {
+        &mut self.timer
+    }
+}
+
+impl Timed for IncomingRequest {
+    fn timer(&mut self) -> &mut Option<AbortHandle> {
+        &mut self.timer
+    }
+}
+
+/// Unanswered requests keyed by a number, each with an optional timer.
+#[derive(Debug)]
+pub struct PendingTable<T> {
+    map: Mutex<HashMap<u64, T>>,
+}
+
+pub type OutgoingTable = PendingTable<OutgoingRequest>;
+pub type IncomingTable = PendingTable<IncomingRequest>;
+
+impl<T> Default for PendingTable<T> {
+    fn default() -> Self {
+        Self {
+            map: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+fn stopped<T: Timed>(mut entry: T) -> T {
+    if let Some(t) = entry.timer().take() {
+        t.abort();
+    }
+    entry
+}
+
+impl<T: Timed> PendingTable<T> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, T>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn set_timer(&self, token: u64, timer: AbortHandle) {
-        match lock(&self.map).get_mut(&token) {
-            Some(req) => req.timer = Some(timer),
+    pub fn insert(&self, key: u64, entry: T) {
+        self.lock().insert(key, entry);
+    }
+
+    /// Attach the timer after the entry was registered (it may already be
+    /// gone: then the timer is stopped at once).
+    pub fn set_timer(&self, key: u64, timer: AbortHandle) {
+        match self.lock().get_mut(&key) {
+            Some(entry) => *entry.timer() = Some(timer),
             None => timer.abort(),
         }
     }
 
-    pub fn take(&self, token: u64) -> Option<IncomingRequest> {
-        let req = lock(&self.map).remove(&token)?;
-        if let Some(t) = &req.timer {
-            t.abort();
-        }
-        Some(req)
+    pub fn take(&self, key: u64) -> Option<T> {
+        let entry = self.lock().remove(&key)?;
+        Some(stopped(entry))
     }
 
-    /// Take every request of `session_id` that `pick` selects.
-    pub fn take_session(
-        &self,
-        session_id: &str,
-        pick: impl Fn(&str) -> bool,
-    ) -> Vec<(u64, IncomingRequest)> {
-        let mut map = lock(&self.map);
-        let tokens: Vec<u64> = map
+    /// Take every entry `pick` selects, in key order.
+    pub fn take_where(&self, pick: impl Fn(&T) -> bool) -> Vec<(u64, T)> {
+        let mut map = self.lock();
+        let mut keys: Vec<u64> = map
             .iter()
-            .filter(|(_, r)| r.session_id.as_deref() == Some(session_id) && pick(&r.method))
-            .map(|(t, _)| *t)
+            .filter(|(_, e)| pick(e))
+            .map(|(k, _)| *k)
             .collect();
-        let mut taken: Vec<_> = tokens
-            .into_iter()
-            .filter_map(|t| map.remove(&t).map(|r| (t, r)))
-            .collect();
-        taken.sort_by_key(|(t, _)| *t);
-        for (_, r) in &taken {
-            if let Some(t) = &r.timer {
-                t.abort();
-            }
-        }
-        taken
+        keys.sort_unstable();
+        keys.into_iter()
+            .filter_map(|k| map.remove(&k).map(|e| (k, stopped(e))))
+            .collect()
     }
 
-    pub fn drain(&self) -> Vec<(u64, IncomingRequest)> {
-        let all: Vec<_> = lock(&self.map).drain().collect();
-        for (_, r) in &all {
-            if let Some(t) = &r.timer {
-                t.abort();
-            }
-        }
-        all
+    /// Take everything, in key order.
+    pub fn drain(&self) -> Vec<(u64, T)> {
+        self.take_where(|_| true)
     }
 
     pub fn len(&self) -> usize {
-        lock(&self.map).len()
+        self.lock().len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -142,19 +119,18 @@ impl IncomingTable {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl IncomingTable {
+    /// Take every request of `session_id` whose method `pick` selects.
+    pub fn take_session(
+        &self,
+        session_id: &str,
+        pick: impl Fn(&str) -> bool,
+    ) -> Vec<(u64, IncomingRequest)> {
+        self.take_where(|r| r.session_id.as_deref() == Some(session_id) && pick(&r.method))
+    }
+
     /// Take the request whose wire id is exactly `raw_id`.
     pub fn take_by_raw_id(&self, raw_id: &str) -> Option<(u64, IncomingRequest)> {
-        let mut map = lock(&self.map);
-        let token = *map.iter().find(|(_, r)| &*r.raw_id == raw_id)?.0;
-        let req = map.remove(&token)?;
-        if let Some(t) = &req.timer {
-            t.abort();
-        }
-        Some((token, req))
+        self.take_where(|r| &*r.raw_id == raw_id).pop()
     }
 }
