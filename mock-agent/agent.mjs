@@ -146,9 +146,31 @@ async function runScript(id, params) {
         await new Promise((r) => s.onCancel.push(r));
         break;
       case 'crash':
-        process.stderr.write(`mock-agent: crashing on purpose with code ${arg}\n`);
+        process.stderr.write(`mock-agent: crashing on purpose with code ${arg} at ${Date.now()}\n`);
         process.exit(Number(arg));
         break;
+      case 'withdraw': {
+        // Ask, then take the question back with $/cancel_request.
+        const asking = ask(arg, { sessionId, question: 'Still there?' });
+        const id = [...waiting.keys()].at(-1);
+        setTimeout(() => send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: JSON.parse(id) } }), 50);
+        const reply = await asking;
+        send(update(sessionId, textChunk('agent_message_chunk', `withdraw=${JSON.stringify(reply)}`)));
+        break;
+      }
+      case 'bigline':
+        // One valid message far over any sane line cap.
+        process.stdout.write(JSON.stringify(update(sessionId, textChunk('agent_message_chunk', 'y'.repeat(Number(arg))))) + '\n');
+        break;
+      case 'flood': {
+        // COUNT:SIZE updates as fast as the pipe takes them.
+        const [count, size] = arg.split(':').map(Number);
+        const line = JSON.stringify(update(sessionId, textChunk('agent_message_chunk', 'z'.repeat(size)))) + '\n';
+        for (let i = 0; i < count; i++) {
+          if (!process.stdout.write(line)) await new Promise((r) => process.stdout.once('drain', r));
+        }
+        break;
+      }
       case 'hang':
         return; // never answers this prompt
       default:
@@ -162,6 +184,7 @@ function onRequest(msg) {
   const { id, method, params = {} } = msg;
   switch (method) {
     case 'initialize':
+      if (flag('--hang-init')) return; // never answers
       if (stderrBeforeInit > 0) {
         // Far more than a pipe holds: a client that does not drain stderr deadlocks here.
         const chunk = 'x'.repeat(1023) + '\n';
@@ -172,11 +195,13 @@ function onRequest(msg) {
         agentCapabilities: { loadSession: true, promptCapabilities: { image: false, audio: false, embeddedContext: true } },
         agentInfo: { name: 'mock-agent', version: '1.0.0' },
         authMethods: [],
-        _meta: { receivedClientCapabilities: params.clientCapabilities, receivedClientInfo: params.clientInfo, receivedProtocolVersion: params.protocolVersion },
+        _meta: { pid: process.pid, receivedClientCapabilities: params.clientCapabilities, receivedClientInfo: params.clientInfo, receivedProtocolVersion: params.protocolVersion },
       });
     case 'session/new': {
       const sessionId = `sess_${++sessionCounter}`;
       session(sessionId);
+      // Like `agentao --resume`: history replays before the id is known.
+      if (flag('--replay-on-new')) send(update(sessionId, textChunk('agent_message_chunk', 'replayed before new')));
       return respond(id, {
         sessionId,
         modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] },

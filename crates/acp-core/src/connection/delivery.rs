@@ -32,11 +32,19 @@ pub(super) async fn run_delivery(
     mut rx: mpsc::Receiver<Event>,
     sink: Arc<dyn DeliverySink>,
     slots: Arc<Semaphore>,
+    queue_budget: Arc<Semaphore>,
     host_gone: Arc<AtomicBool>,
     limits: BatchLimits,
 ) {
+    let release = |ev: &Event| {
+        let bytes = ev.queued_bytes();
+        if bytes > 0 {
+            queue_budget.add_permits(bytes as usize);
+        }
+    };
     while let Some(first) = rx.recv().await {
         if host_gone.load(Ordering::Relaxed) {
+            release(&first);
             continue;
         }
         match slots.acquire().await {
@@ -46,12 +54,14 @@ pub(super) async fn run_delivery(
         let mut batch = String::with_capacity(first.weight() + 2);
         batch.push('[');
         first.encode_into(&mut batch);
+        release(&first);
         let mut count = 1;
         while count < limits.max_messages && batch.len() < limits.max_bytes {
             match rx.try_recv() {
                 Ok(ev) => {
                     batch.push(',');
                     ev.encode_into(&mut batch);
+                    release(&ev);
                     count += 1;
                 }
                 Err(_) => break,

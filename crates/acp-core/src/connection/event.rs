@@ -12,6 +12,10 @@
 
 use std::fmt::Write;
 
+/// Agent output waiting between the reader and the host, at most. With the
+/// in-flight batches this bounds host memory whatever the agent sends.
+pub const QUEUE_BUDGET_BYTES: u32 = 8 * 1024 * 1024;
+
 #[derive(Debug)]
 pub enum Event {
     Notification(String),
@@ -51,6 +55,17 @@ impl Event {
             }
         }
         out.push(']');
+    }
+
+    /// Bytes of agent output this item holds while it waits for delivery:
+    /// what the reader reserves from the queue budget and delivery returns.
+    pub fn queued_bytes(&self) -> u32 {
+        match self {
+            Event::Notification(raw) | Event::Request { raw, .. } | Event::Response { raw, .. } => {
+                raw.len().min(QUEUE_BUDGET_BYTES as usize) as u32
+            }
+            _ => 0,
+        }
     }
 
     /// Rough size in the batch, for the byte cap.

@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, Notify, Semaphore};
 
 use super::config::ConnectionConfig;
 use super::delivery::{run_delivery, BatchLimits, DeliverySink};
-use super::event::{json_str, Event};
+use super::event::{json_str, Event, QUEUE_BUDGET_BYTES};
 use super::exit::ExitInfo;
 use super::reader::run_reader;
 use super::shared::Shared;
@@ -60,6 +60,7 @@ impl Connection {
         let (outbox, writer_queue) = Outbox::new(config.max_write_queue_bytes);
         let (events, events_rx) = mpsc::channel(EVENT_QUEUE);
         let slots = Arc::new(Semaphore::new(config.in_flight_batches.max(1)));
+        let queue_budget = Arc::new(Semaphore::new(QUEUE_BUDGET_BYTES as usize));
         let shared = Arc::new(Shared {
             rt: rt.clone(),
             pid: agent.pid,
@@ -68,6 +69,7 @@ impl Connection {
             incoming: Default::default(),
             events,
             slots: slots.clone(),
+            queue_budget: queue_budget.clone(),
             next_id: AtomicU64::new(1),
             next_token: AtomicU64::new(1),
             handler_timeout: config.handler_timeout.filter(|d| !d.is_zero()),
@@ -83,6 +85,7 @@ impl Connection {
             events_rx,
             sink,
             slots,
+            queue_budget,
             Arc::new(AtomicBool::new(false)),
             BatchLimits {
                 max_messages: config.batch_max_messages.max(1),

@@ -31,15 +31,28 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
         };
         framer.push(&buf[..n], |frame| on_frame(&shared, frame, &mut ready));
         for event in ready.drain(..) {
-            if shared.events.send(event).await.is_err() {
+            if !queue(&shared, event).await {
                 return;
             }
         }
     }
     framer.finish(|frame| on_frame(&shared, frame, &mut ready));
     for event in ready.drain(..) {
-        let _ = shared.events.send(event).await;
+        queue(&shared, event).await;
     }
+}
+
+/// Wait for room in the queue budget, then queue. This wait is the
+/// backpressure: while the host is behind, stdout is not read.
+async fn queue(shared: &Shared, event: Event) -> bool {
+    let bytes = event.queued_bytes();
+    if bytes > 0 {
+        match shared.queue_budget.acquire_many(bytes).await {
+            Ok(permit) => permit.forget(),
+            Err(_) => return false,
+        }
+    }
+    shared.events.send(event).await.is_ok()
 }
 
 fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {

@@ -21,6 +21,8 @@ pub(super) struct Shared {
     pub incoming: IncomingTable,
     pub events: mpsc::Sender<Event>,
     pub slots: Arc<Semaphore>,
+    /// Bytes of agent output allowed to wait for delivery.
+    pub queue_budget: Arc<Semaphore>,
     pub next_id: AtomicU64,
     pub next_token: AtomicU64,
     pub handler_timeout: Option<Duration>,

@@ -1,0 +1,213 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { mockClient, mockSession, alive, reported, MOCK_AGENT } from './helpers.mjs';
+import { AcpClient } from '../index.mjs';
+
+const HOST = fileURLToPath(new URL('./fixtures/host.mjs', import.meta.url));
+
+async function goneWithin(pid, ms) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (!alive(pid)) return true;
+    await sleep(20);
+  }
+  return !alive(pid);
+}
+
+/** Run the host fixture; resolves with the agent pid once printed, and the host process. */
+function startHost(mode, agentArgs = []) {
+  const host = spawn(process.execPath, [HOST, mode, ...agentArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const exited = new Promise((resolve) => host.on('exit', (code, signal) => resolve({ code, signal })));
+  const pids = new Promise((resolve, reject) => {
+    host.stdout.on('data', (d) => {
+      out += d;
+      const m = /agent (\d+) wrapper (\d+)/.exec(out);
+      if (m) resolve({ agent: Number(m[1]), wrapper: Number(m[2]) });
+    });
+    host.on('exit', () => reject(new Error(`host exited before printing pids: ${out}`)));
+  });
+  return { host, pids, exited };
+}
+
+for (const [mode, how] of [
+  ['exit', 'process.exit()'],
+  ['throw', 'an uncaught exception'],
+  ['idle', 'a natural exit with an idle (unref) client'],
+]) {
+  test(`no agent is left after the host ends by ${how}`, async () => {
+    // The grandchild ignores stdin EOF: only a kill of the group stops it.
+    const { pids, exited } = startHost(mode, ['--ignore-eof']);
+    const { agent, wrapper } = await pids;
+    assert.equal(alive(agent), true);
+    await exited;
+    assert.equal(await goneWithin(agent, 2000), true, 'agent survived the host');
+    assert.equal(await goneWithin(wrapper, 2000), true, 'wrapper survived the host');
+  });
+}
+
+for (const signal of ['SIGTERM', 'SIGKILL']) {
+  test(`no agent is left after the host is killed with ${signal}`, async () => {
+    const { host, pids, exited } = startHost('wait');
+    const { agent, wrapper } = await pids;
+    host.kill(signal);
+    assert.equal((await exited).signal, signal);
+    // PR_SET_PDEATHSIG kills the wrapper; the agent sees stdin EOF and exits.
+    assert.equal(await goneWithin(wrapper, 2000), true, 'wrapper survived');
+    assert.equal(await goneWithin(agent, 3000), true, 'agent survived');
+  });
+}
+
+test('a ref()ed client keeps the host alive; close() after that ends it', async () => {
+  const { host, pids, exited } = startHost('ref');
+  const { agent } = await pids;
+  await sleep(500);
+  assert.equal(host.exitCode, null, 'host exited although the client was ref()ed');
+  host.kill('SIGKILL');
+  await exited;
+  assert.equal(await goneWithin(agent, 3000), true);
+});
+
+test('close() stops a wrapper whose grandchild ignores EOF and SIGTERM', async () => {
+  const client = new AcpClient({
+    command: 'sh',
+    args: ['-c', `"${process.execPath}" "${MOCK_AGENT}" --ignore-eof --ignore-sigterm; true`],
+    closeGraceMs: 100,
+    termGraceMs: 100,
+  });
+  const init = await client.initialize();
+  const exit = await client.close();
+  assert.equal(exit.reason, 'closed');
+  assert.equal(await goneWithin(init._meta.pid, 1000), true);
+  assert.equal(await goneWithin(client.pid, 1000), true);
+});
+
+function childrenOf(pid) {
+  const out = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) === pid && fields[0] !== 'Z') out.push(Number(entry));
+    } catch {
+      // raced with an exit
+    }
+  }
+  return out;
+}
+
+test('200 spawn/initialize/close cycles leave no children, fds or memory behind', async () => {
+  const fds = () => readdirSync('/proc/self/fd').length;
+  // Warm up (runtime threads, first-use allocations), then measure.
+  for (let i = 0; i < 5; i++) {
+    const c = mockClient();
+    await c.initialize();
+    await c.close();
+  }
+  global.gc?.();
+  const fdsBefore = fds();
+  const rssBefore = process.memoryUsage.rss();
+  for (let i = 0; i < 200; i++) {
+    const c = mockClient();
+    await c.initialize();
+    await c.close();
+  }
+  global.gc?.();
+  const fdGrowth = fds() - fdsBefore;
+  const rssGrowthMb = (process.memoryUsage.rss() - rssBefore) / 2 ** 20;
+  console.log(`# 200 cycles: fd growth ${fdGrowth}, RSS growth ${rssGrowthMb.toFixed(1)} MB`);
+  assert.deepEqual(childrenOf(process.pid), []);
+  assert.ok(fdGrowth <= 2, `fds grew by ${fdGrowth}`);
+  assert.ok(rssGrowthMb < 40, `RSS grew by ${rssGrowthMb.toFixed(1)} MB`);
+});
+
+test('a crash mid-turn rejects the pending prompt promptly with exit code and stderr tail', async () => {
+  const { client, sessionId } = await mockSession();
+  const err = await client.prompt({ sessionId, prompt: 'crash:9' }).catch((e) => e);
+  const rejectedAt = Date.now();
+  assert.equal(err.code, 'ERR_ACP_CLOSED');
+  assert.equal(err.exitCode, 9);
+  const crashedAt = Number(/at (\d+)/.exec(err.stderrTail)[1]);
+  console.log(`# crash to rejection: ${rejectedAt - crashedAt} ms`);
+  assert.ok(rejectedAt - crashedAt < 1000);
+});
+
+test('a hung agent: initialize times out, the agent is killed and its stderr reported', async () => {
+  const client = mockClient({ initializeTimeoutMs: 300 }, ['--hang-init', '--banner']);
+  const pid = client.pid;
+  await assert.rejects(client.initialize(), (err) => {
+    assert.equal(err.code, 'ERR_ACP_TIMEOUT');
+    assert.equal(err.method, 'initialize');
+    assert.equal(typeof err.stderrTail, 'string');
+    return true;
+  });
+  assert.equal(await goneWithin(pid, 2000), true);
+});
+
+test('$/cancel_request from the agent aborts the handler and is answered -32800', async () => {
+  let signal;
+  const { client, sessionId, updates } = await mockSession({
+    handlers: {
+      '_x/question': (_p, ctx) => {
+        signal = ctx.signal;
+        return new Promise(() => {});
+      },
+    },
+  });
+  await client.prompt({ sessionId, prompt: 'withdraw:_x/question' });
+  assert.equal(reported(updates, 'withdraw').error.code, -32800);
+  assert.equal(signal.aborted, true);
+  await client.close();
+});
+
+test('updates that arrive before session/new answers are delivered, not dropped', async () => {
+  const updates = [];
+  const client = mockClient({ onSessionUpdate: (p) => updates.push(p) }, ['--replay-on-new']);
+  await client.initialize();
+  const { sessionId } = await client.newSession();
+  assert.equal(updates.length, 1);
+  assert.equal(updates[0].sessionId, sessionId);
+  await client.close();
+});
+
+test('a 100 MiB line is skipped with a protocolError and the connection survives', async () => {
+  const { client, sessionId, updates } = await mockSession();
+  const errors = [];
+  client.on('protocolError', (e) => errors.push(e));
+  const result = await client.prompt({ sessionId, prompt: `bigline:${100 * 2 ** 20} say:still_here` });
+  assert.equal(result.stopReason, 'end_turn');
+  assert.equal(errors.length, 1);
+  assert.equal(errors[0].kind, 'oversized');
+  assert.deepEqual(updates.map((u) => u.content.text), ['still here']);
+  await client.close();
+});
+
+test('a 300 MB flood into a handler that awaits 5 ms keeps host memory bounded', async () => {
+  let peak = 0;
+  let received = 0;
+  // (Not mockSession: it keeps every update, which is what we measure.)
+  const client = mockClient({
+    onSessionUpdate: async () => {
+      received++;
+      await sleep(5);
+    },
+  });
+  await client.initialize();
+  const { sessionId } = await client.newSession();
+  global.gc?.();
+  const before = process.memoryUsage.rss();
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 10);
+  const count = 4800;
+  await client.prompt({ sessionId, prompt: `flood:${count}:65536` });
+  clearInterval(sampler);
+  const growthMb = (peak - before) / 2 ** 20;
+  console.log(`# flood of ${count} x 64 KiB: peak RSS +${growthMb.toFixed(1)} MB`);
+  assert.equal(received, count);
+  assert.ok(growthMb < 100, `peak RSS grew by ${growthMb.toFixed(1)} MB`);
+  await client.close();
+});
