@@ -161,6 +161,16 @@ export interface AcpClientOptions {
   forwardStderr?: boolean;
   /** Bytes queued for an agent that does not read stdin before calls fail. Default 64 MiB. */
   maxWriteQueueBytes?: number;
+  /**
+   * Opt-in restart policy: when the agent exits on its own (crash, stdout
+   * closed; never after `close()`/`kill()`), spawn it again after
+   * `backoffMs * 2^(attempt-1)` (capped by `maxBackoffMs`), at most
+   * `maxRestarts` times within `windowMs`. Off by default. Calls pending at
+   * the crash still reject ERR_ACP_CLOSED; re-initialize in `onRestart`.
+   */
+  restart?: { maxRestarts?: number; windowMs?: number; backoffMs?: number; maxBackoffMs?: number };
+  /** Runs after each automatic restart: re-`initialize()` and reload your sessions here. */
+  onRestart?: (client: AcpClient, info: { attempt: number; exit: ExitInfo }) => void | Promise<void>;
   /** Delivery tuning: messages per batch (default 1024). */
   batchMaxMessages?: number;
   /** Delivery tuning: bytes per batch (default 1 MiB). */
@@ -182,6 +192,10 @@ export interface AcpClientEvents {
   protocolNoise: [noise: { line: string; count: number }];
   /** A line that is JSON but not usable JSON-RPC, an oversized line, a response to an unknown id. */
   protocolError: [error: { kind: 'badJson' | 'batch' | 'notJsonRpc' | 'oversized' | 'unknownResponse'; message: string; line: string }];
+  /** The restart policy started a new agent process. */
+  restart: [info: { attempt: number; exit: ExitInfo }];
+  /** The restart policy gave up (budget spent, or the respawn failed). */
+  restartFailed: [info: { reason: string; exit: ExitInfo; error?: unknown }];
   /** A notification handler threw or rejected (without a listener: a process warning). */
   handlerError: [error: unknown, method: string];
 }

@@ -60,6 +60,8 @@ class AcpClient extends EventEmitter {
   #running = new Map(); // agent request token → AbortController
   #exit = null;
   #exitWaiters = [];
+  #restarts = [];
+  #stopped = false; // close()/kill() was called: never restart // times of automatic restarts, for the restart window
   #closing = false;
   #userRef = false;
   #refd = false;
@@ -78,11 +80,18 @@ class AcpClient extends EventEmitter {
     if (options.onSessionUpdate) this.onNotification('session/update', options.onSessionUpdate);
     if (options.onNotification) this.onNotification('*', options.onNotification);
 
+    this.#spawn();
+  }
+
+  /** Start (or restart) the agent process behind this client. */
+  #spawn() {
+    const options = this.#options;
     const env = options.env
       ? Object.fromEntries(Object.entries(options.env).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]))
       : undefined;
+    let conn;
     try {
-      this.#native = new native.AgentConnection(
+      conn = new native.AgentConnection(
         {
           command: options.command,
           args: (options.args ?? []).map(String),
@@ -100,11 +109,17 @@ class AcpClient extends EventEmitter {
           batchMaxBytes: options.batchMaxBytes,
           inFlightBatches: options.inFlightBatches,
         },
-        (batch) => this.#onBatch(batch),
+        // Batches of a previous process are ignored after a restart.
+        (batch) => this.#native === conn && this.#onBatch(batch),
       );
     } catch (err) {
       throw fromNativeError(err, { command: options.command });
     }
+    this.#native = conn;
+    this.#exit = null;
+    this.#closing = false;
+    this.#refd = false;
+    this.#updateRef();
     live.add(this);
     installExitHook();
   }
@@ -304,6 +319,7 @@ class AcpClient extends EventEmitter {
    * the exit report once the agent is gone and every call has settled.
    */
   close() {
+    this.#stopped = true;
     if (!this.#exit) {
       this.#closing = true;
       this.#updateRef();
@@ -314,6 +330,7 @@ class AcpClient extends EventEmitter {
 
   /** SIGKILL the agent's process group now. */
   kill() {
+    this.#stopped = true;
     if (!this.#exit) {
       this.#closing = true;
       this.#native.kill();
@@ -516,6 +533,40 @@ class AcpClient extends EventEmitter {
     this.#updateRef();
     this.emit('exit', info);
     for (const resolve of this.#exitWaiters.splice(0)) resolve(info);
+    this.#maybeRestart(info);
+  }
+
+  /** The opt-in restart policy: only for exits the host did not ask for. */
+  #maybeRestart(info) {
+    const policy = this.#options.restart;
+    if (!policy || this.#stopped || info.reason === 'closed' || info.reason === 'killed') return;
+    const { maxRestarts = 3, windowMs = 60_000, backoffMs = 500, maxBackoffMs = 10_000 } = policy;
+    const now = Date.now();
+    this.#restarts = this.#restarts.filter((t) => now - t < windowMs);
+    if (this.#restarts.length >= maxRestarts) {
+      this.emit('restartFailed', { reason: `${maxRestarts} restarts within ${windowMs} ms`, exit: info });
+      return;
+    }
+    const attempt = this.#restarts.length + 1;
+    this.#restarts.push(now);
+    const delay = Math.min(backoffMs * 2 ** (attempt - 1), maxBackoffMs);
+    setTimeout(() => {
+      if (this.#stopped) return;
+      try {
+        this.#spawn();
+      } catch (err) {
+        this.emit('restartFailed', { reason: err.message, error: err, exit: info });
+        return;
+      }
+      this.#agent = null;
+      this.emit('restart', { attempt, exit: info });
+      const hook = this.#options.onRestart;
+      if (hook) {
+        Promise.resolve()
+          .then(() => hook(this, { attempt, exit: info }))
+          .catch((err) => this.#report(err, 'onRestart'));
+      }
+    }, delay);
   }
 
   #report(err, where) {
