@@ -65,17 +65,71 @@ pub fn signal_name(sig: i32) -> String {
 }
 
 #[cfg(windows)]
-mod windows_tree {
-    /// Without a Job Object handle here, fall back to `taskkill /T /F`,
-    /// which walks the tree by parent pid.
+pub(crate) mod windows_tree {
+    //! Windows has no process groups: each agent is put in a Job Object
+    //! with KILL_ON_JOB_CLOSE. Terminating the job stops the whole tree, and
+    //! if the host dies its handle closes and Windows kills the tree too.
+    //! (Written for Windows; this repository's CI builds it there.)
+
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    use windows_sys::Win32::Foundation::{CloseHandle, HANDLE};
+    use windows_sys::Win32::System::JobObjects::{
+        AssignProcessToJobObject, CreateJobObjectW, JobObjectExtendedLimitInformation,
+        SetInformationJobObject, TerminateJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
+        JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+    };
+
+    /// pid → job handle (as usize: raw handles are not Send).
+    static JOBS: Mutex<HashMap<u32, usize>> = Mutex::new(HashMap::new());
+
+    /// Put the freshly spawned process `pid` (handle `process`) in a new job.
+    pub fn adopt(pid: u32, process: HANDLE) -> bool {
+        // SAFETY: plain Win32 calls on handles we own; the info struct is
+        // zero-initialised as the API allows.
+        unsafe {
+            let job = CreateJobObjectW(std::ptr::null(), std::ptr::null());
+            if job.is_null() {
+                return false;
+            }
+            let mut info: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = std::mem::zeroed();
+            info.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+            let ok = SetInformationJobObject(
+                job,
+                JobObjectExtendedLimitInformation,
+                &info as *const _ as *const core::ffi::c_void,
+                std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
+            ) != 0
+                && AssignProcessToJobObject(job, process) != 0;
+            if !ok {
+                CloseHandle(job);
+                return false;
+            }
+            JOBS.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(pid, job as usize);
+            true
+        }
+    }
+
     pub fn kill_tree(pid: u32) -> bool {
-        std::process::Command::new("taskkill")
-            .args(["/PID", &pid.to_string(), "/T", "/F"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false)
+        let job = JOBS.lock().unwrap_or_else(|e| e.into_inner()).remove(&pid);
+        match job {
+            // SAFETY: the handle came from CreateJobObjectW and is closed once.
+            Some(job) => unsafe {
+                let done = TerminateJobObject(job as HANDLE, 1) != 0;
+                CloseHandle(job as HANDLE);
+                done
+            },
+            None => std::process::Command::new("taskkill")
+                .args(["/PID", &pid.to_string(), "/T", "/F"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false),
+        }
     }
 }
 

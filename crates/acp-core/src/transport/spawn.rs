@@ -62,6 +62,10 @@ pub fn spawn_agent(spec: &AgentCommand) -> Result<SpawnedAgent, SpawnError> {
     };
     let mut child = cmd.spawn().map_err(fail)?;
     let pid = child.id().unwrap_or_default();
+    #[cfg(windows)]
+    if let Some(handle) = child.raw_handle() {
+        super::process_group::windows_tree::adopt(pid, handle as _);
+    }
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
