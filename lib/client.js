@@ -414,22 +414,27 @@ class AcpClient extends EventEmitter {
 
   #dispatchNotification(msg) {
     let pending = null;
-    const call = (handlers, args) => {
-      for (const handler of handlers) {
-        try {
-          const r = handler(...args);
-          if (isThenable(r)) {
-            (pending ??= []).push(Promise.resolve(r).catch((err) => this.#report(err, msg.method)));
-          }
-        } catch (err) {
-          this.#report(err, msg.method);
-        }
-      }
-    };
     const specific = this.#notificationHandlers.get(msg.method);
-    if (specific) call(specific, [msg.params, msg]);
+    if (specific) {
+      for (const handler of specific) pending = this.#invoke(handler, msg, false, pending);
+    }
     const any = this.#notificationHandlers.get('*');
-    if (any) call(any, [msg.method, msg.params, msg]);
+    if (any) {
+      for (const handler of any) pending = this.#invoke(handler, msg, true, pending);
+    }
+    return pending;
+  }
+
+  /** Call one notification handler; collect its Promise for backpressure. */
+  #invoke(handler, msg, catchAll, pending) {
+    try {
+      const r = catchAll ? handler(msg.method, msg.params, msg) : handler(msg.params, msg);
+      if (isThenable(r)) {
+        (pending ??= []).push(Promise.resolve(r).catch((err) => this.#report(err, msg.method)));
+      }
+    } catch (err) {
+      this.#report(err, msg.method);
+    }
     return pending;
   }
 
@@ -575,7 +580,8 @@ class AcpClient extends EventEmitter {
   }
 
   #nativeError(err) {
-    const exit = this.#exit ?? (this.#native.exitInfo() ? JSON.parse(this.#native.exitInfo()) : undefined);
+    const text = this.#exit ? null : this.#native.exitInfo();
+    const exit = this.#exit ?? (text ? JSON.parse(text) : undefined);
     return fromNativeError(err, exit);
   }
 }

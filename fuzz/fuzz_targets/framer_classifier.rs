@@ -19,7 +19,7 @@ fn run(data: &[u8], cut_every: usize) -> Vec<Result<Vec<u8>, usize>> {
             // valid JSON text we can echo back.
             match classify(line) {
                 Inbound::Request { id, .. } | Inbound::Response { id, .. } => {
-                    assert!(serde_json_ok(id.get()));
+                    assert!(echoable(id.get()));
                 }
                 _ => {}
             }
@@ -37,7 +37,8 @@ fn run(data: &[u8], cut_every: usize) -> Vec<Result<Vec<u8>, usize>> {
     out
 }
 
-fn serde_json_ok(text: &str) -> bool {
+/// An id we can splice back into a one-line reply.
+fn echoable(text: &str) -> bool {
     !text.is_empty() && !text.contains('\n')
 }
 

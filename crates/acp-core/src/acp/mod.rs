@@ -8,5 +8,7 @@ mod replies;
 mod version;
 
 pub use capabilities::client_capabilities;
-pub use replies::{cancelled_reply, failure_reply, is_cancellable, sanitize_reply, Reply};
+pub use replies::{
+    cancelled_reply, error_reply, failure_reply, is_cancellable, sanitize_reply, Reply,
+};
 pub use version::{check_initialize_result, PROTOCOL_VERSION};

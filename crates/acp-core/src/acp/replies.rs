@@ -41,15 +41,20 @@ pub fn cancelled_reply(method: &str) -> Reply {
 }
 
 /// The reply when the host's handler threw, rejected or timed out.
-/// A permission request must never get an error (agents treat that as a
-/// crash of the tool call): it is answered `cancelled` instead.
 pub fn failure_reply(method: &str, message: &str) -> Reply {
+    error_reply(method, ErrorCode::INTERNAL_ERROR, message, None)
+}
+
+/// The reply for an error the host wants to send. A permission or
+/// elicitation request must never get an error (agents treat that as a
+/// crash of the tool call): it is answered `cancelled` instead.
+pub fn error_reply(method: &str, code: i64, message: &str, data: Option<&str>) -> Reply {
     match method {
         SESSION_REQUEST_PERMISSION | ELICITATION_CREATE => cancelled_reply(method),
         _ => Reply::Error {
-            code: ErrorCode::INTERNAL_ERROR,
+            code,
             message: message.to_string(),
-            data: None,
+            data: data.map(str::to_string),
         },
     }
 }

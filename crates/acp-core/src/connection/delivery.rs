@@ -51,7 +51,7 @@ pub(super) async fn run_delivery(
             Ok(permit) => permit.forget(),
             Err(_) => return,
         }
-        let mut batch = String::with_capacity(first.weight() + 2);
+        let mut batch = String::with_capacity(first.queued_bytes() as usize + 64);
         batch.push('[');
         first.encode_into(&mut batch);
         release(&first);

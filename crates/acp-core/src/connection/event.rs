@@ -67,18 +67,6 @@ impl Event {
             _ => 0,
         }
     }
-
-    /// Rough size in the batch, for the byte cap.
-    pub fn weight(&self) -> usize {
-        16 + match self {
-            Event::Notification(raw) | Event::Request { raw, .. } | Event::Response { raw, .. } => {
-                raw.len()
-            }
-            Event::Failed { error, .. } => error.len(),
-            Event::Host { payload, .. } => payload.len(),
-            Event::RequestSettled { .. } => 0,
-        }
-    }
 }
 
 /// A JSON string literal.

@@ -153,10 +153,7 @@ impl Connection {
         );
         if let Err(e) = shared.outbox.send(rpc::request(id, method, params)) {
             shared.outgoing.take(id);
-            return Err(match e {
-                OutboxError::Closed => CallError::Closed(self.exit_info()),
-                full => CallError::Backpressure(full),
-            });
+            return Err(self.send_failed(e));
         }
         if let Some(timeout) = timeout.filter(|d| !d.is_zero()) {
             shared.arm_request_timeout(id, method, timeout);
@@ -171,10 +168,14 @@ impl Connection {
         self.shared
             .outbox
             .send(rpc::notification(method, params))
-            .map_err(|e| match e {
-                OutboxError::Closed => CallError::Closed(self.exit_info()),
-                full => CallError::Backpressure(full),
-            })
+            .map_err(|e| self.send_failed(e))
+    }
+
+    fn send_failed(&self, e: OutboxError) -> CallError {
+        match e {
+            OutboxError::Closed => CallError::Closed(self.exit_info()),
+            full => CallError::Backpressure(full),
+        }
     }
 
     /// Stop waiting for request `id` (the caller gave up on it). With
@@ -209,16 +210,10 @@ impl Connection {
         let Some(req) = self.shared.incoming.take(token) else {
             return false;
         };
-        let reply = if acp::is_cancellable(&req.method) && !methods::is_extension(&req.method) {
-            acp::cancelled_reply(&req.method)
-        } else {
-            acp::Reply::Error {
-                code,
-                message: message.to_string(),
-                data: data.map(str::to_string),
-            }
-        };
-        self.shared.send_reply(&req.raw_id, reply)
+        self.shared.send_reply(
+            &req.raw_id,
+            acp::error_reply(&req.method, code, message, data),
+        )
     }
 
     /// `session/cancel`, then answer every request of that session the agent
