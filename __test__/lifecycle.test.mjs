@@ -20,14 +20,14 @@ async function goneWithin(pid, ms) {
 
 /** Run the host fixture; resolves with the agent pid once printed, and the host process. */
 function startHost(mode, agentArgs = []) {
-  const host = spawn(process.execPath, [HOST, mode, ...agentArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const host = spawn(process.execPath, [HOST, mode, ...agentArgs], { stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   const exited = new Promise((resolve) => host.on('exit', (code, signal) => resolve({ code, signal })));
   const pids = new Promise((resolve, reject) => {
     host.stdout.on('data', (d) => {
       out += d;
       const m = /agent (\d+) wrapper (\d+)/.exec(out);
-      if (m) resolve({ agent: Number(m[1]), wrapper: Number(m[2]) });
+      if (m) resolve({ agent: Number(m[1]), wrapper: Number(m[2]), go: () => host.stdin.end('go\n') });
     });
     host.on('exit', () => reject(new Error(`host exited before printing pids: ${out}`)));
   });
@@ -42,8 +42,9 @@ for (const [mode, how] of [
   test(`no agent is left after the host ends by ${how}`, async () => {
     // The grandchild ignores stdin EOF: only a kill of the group stops it.
     const { pids, exited } = startHost(mode, ['--ignore-eof']);
-    const { agent, wrapper } = await pids;
+    const { agent, wrapper, go } = await pids;
     assert.equal(alive(agent), true);
+    go();
     await exited;
     assert.equal(await goneWithin(agent, 2000), true, 'agent survived the host');
     assert.equal(await goneWithin(wrapper, 2000), true, 'wrapper survived the host');
@@ -53,7 +54,9 @@ for (const [mode, how] of [
 for (const signal of ['SIGTERM', 'SIGKILL']) {
   test(`no agent is left after the host is killed with ${signal}`, async () => {
     const { host, pids, exited } = startHost('wait');
-    const { agent, wrapper } = await pids;
+    const { agent, wrapper, go } = await pids;
+    go();
+    await sleep(100);
     host.kill(signal);
     assert.equal((await exited).signal, signal);
     // PR_SET_PDEATHSIG kills the wrapper; the agent sees stdin EOF and exits.
@@ -64,7 +67,8 @@ for (const signal of ['SIGTERM', 'SIGKILL']) {
 
 test('a ref()ed client keeps the host alive; close() after that ends it', async () => {
   const { host, pids, exited } = startHost('ref');
-  const { agent } = await pids;
+  const { agent, go } = await pids;
+  go();
   await sleep(500);
   assert.equal(host.exitCode, null, 'host exited although the client was ref()ed');
   host.kill('SIGKILL');

@@ -221,19 +221,23 @@ impl Connection {
     /// with its cancelled outcome. Returns how many were answered.
     pub fn cancel_session(&self, session_id: &str) -> Result<usize, CallError> {
         self.check_open()?;
-        let params = format!(r#"{{"sessionId":{}}}"#, json_str(session_id));
-        self.notify(methods::SESSION_CANCEL, Some(&params))?;
         let taken = self
             .shared
             .incoming
             .take_session(session_id, acp::is_cancellable);
-        for (token, req) in &taken {
-            self.shared
-                .send_reply(&req.raw_id, acp::cancelled_reply(&req.method));
+        // Settle events are queued before anything reaches the agent, so
+        // the host sees them before the turn's `cancelled` answer.
+        for (token, _) in &taken {
             self.shared.emit_soon(Event::RequestSettled {
                 token: *token,
                 reason: "cancelled",
             });
+        }
+        let params = format!(r#"{{"sessionId":{}}}"#, json_str(session_id));
+        self.notify(methods::SESSION_CANCEL, Some(&params))?;
+        for (_, req) in &taken {
+            self.shared
+                .send_reply(&req.raw_id, acp::cancelled_reply(&req.method));
         }
         Ok(taken.len())
     }
@@ -254,6 +258,8 @@ impl Connection {
     /// Immediate SIGKILL of the agent's process group, synchronously: for
     /// exit hooks, where nothing asynchronous will run any more.
     pub fn kill(&self) {
+        // Reason first, so the exit is reported as "killed" however fast
+        // the process dies; the supervisor sends no SIGTERM for this reason.
         self.shared.request_stop("killed");
         kill_group_now(self.shared.pid);
     }

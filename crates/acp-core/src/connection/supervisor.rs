@@ -47,8 +47,15 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
             }
         }
         _ = shared.stop_requested.notified() => {
-            let grace = if stop_reason(&shared) == "killed" { Duration::ZERO } else { s.close_grace };
-            let status = stop(&shared, &mut s.child, grace, s.term_grace).await;
+            let status = if stop_reason(&shared) == "killed" {
+                // kill() already sent SIGKILL; a SIGTERM from here could
+                // race it and become the reported signal.
+                shared.outbox.close();
+                let _ = s.child.start_kill();
+                s.child.wait().await.ok()
+            } else {
+                stop(&shared, &mut s.child, s.close_grace, s.term_grace).await
+            };
             let _ = timeout(DRAIN_AFTER_EXIT, &mut s.reader).await;
             status
         }
