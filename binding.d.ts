@@ -42,6 +42,15 @@ export declare class AgentConnection {
   get pid(): number
   /** The exit report as JSON text, once the agent is gone. */
   exitInfo(): string | null
+  /**
+   * The host registered (`true`) or dropped its own handler for an agent
+   * request method; a host handler wins over a built-in one.
+   */
+  setHostHandler(method: string, handled: boolean): void
+  /** Agent request methods the built-in fs/terminal handlers serve. */
+  builtinMethods(): Array<string>
+  /** Built-in terminals created and not yet released. */
+  get openTerminals(): number
   get noiseLines(): number
 }
 
@@ -72,7 +81,29 @@ export interface ConnectionOptions {
   batchMaxMessages?: number
   batchMaxBytes?: number
   inFlightBatches?: number
+  /** Built-in `fs/*` handlers; absent = off. */
+  fs?: FsOptions
+  /** Built-in `terminal/*` handlers; absent = off. */
+  terminals?: TerminalOptions
+  /** Agent request methods the host handles itself (they win). */
+  hostMethods?: Array<string>
+}
+
+/** Built-in file system (absolute `roots`; none = the session cwd). */
+export interface FsOptions {
+  roots?: Array<string>
+  maxFileBytes?: number
+  readOnly?: boolean
 }
 
 /** The ACP protocol version this binding speaks. */
 export declare function protocolVersion(): number
+
+/** Built-in terminals (absolute `roots`; none = the session cwd). */
+export interface TerminalOptions {
+  roots?: Array<string>
+  maxTerminals?: number
+  defaultOutputByteLimit?: number
+  maxOutputByteLimit?: number
+  env?: Record<string, string>
+}

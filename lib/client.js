@@ -9,6 +9,7 @@ const {
   fromNativeError,
   abortError,
 } = require('./errors.js');
+const { fsOptions, terminalOptions } = require('./builtins.js');
 
 const PACKAGE_VERSION = require('../package.json').version;
 
@@ -67,6 +68,7 @@ class AcpClient extends EventEmitter {
   #refd = false;
   #agent = null;
   #stderrTail = '';
+  #builtins; // normalised `fs` / `terminals` options
 
   constructor(options) {
     super();
@@ -74,6 +76,7 @@ class AcpClient extends EventEmitter {
       throw new AcpError('ERR_ACP_INVALID_ARGUMENT', 'options.command must be a non-empty string');
     }
     this.#options = { ...DEFAULTS, ...options };
+    this.#builtins = { fs: fsOptions(options.fs), terminals: terminalOptions(options.terminals) };
     for (const [method, handler] of Object.entries(options.handlers ?? {})) {
       this.onRequest(method, handler);
     }
@@ -108,6 +111,8 @@ class AcpClient extends EventEmitter {
           batchMaxMessages: options.batchMaxMessages,
           batchMaxBytes: options.batchMaxBytes,
           inFlightBatches: options.inFlightBatches,
+          ...this.#builtins,
+          hostMethods: [...this.#requestHandlers.keys()],
         },
         // Batches of a previous process are ignored after a restart.
         (batch) => this.#native === conn && this.#onBatch(batch),
@@ -164,7 +169,15 @@ class AcpClient extends EventEmitter {
   onRequest(method, handler) {
     if (typeof handler !== 'function') throw new TypeError(`handler for ${method} must be a function`);
     this.#requestHandlers.set(method, handler);
-    return { dispose: () => this.#requestHandlers.get(method) === handler && this.#requestHandlers.delete(method) };
+    this.#native?.setHostHandler(method, true); // a host handler wins over a built-in
+    return {
+      dispose: () => {
+        if (this.#requestHandlers.get(method) !== handler) return false;
+        this.#requestHandlers.delete(method);
+        this.#native.setHostHandler(method, false);
+        return true;
+      },
+    };
   }
 
   onNotification(method, handler) {
@@ -182,7 +195,8 @@ class AcpClient extends EventEmitter {
   // ---- client → agent ---------------------------------------------------
 
   initialize(params = {}, options = {}) {
-    const derived = JSON.parse(native.clientCapabilities([...this.#requestHandlers.keys()]));
+    const served = [...this.#requestHandlers.keys(), ...this.#native.builtinMethods()];
+    const derived = JSON.parse(native.clientCapabilities(served));
     const given = params.clientCapabilities ?? {};
     const clientCapabilities = { ...derived, ...given, fs: { ...derived.fs, ...given.fs } };
     const request = {

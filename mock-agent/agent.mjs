@@ -54,6 +54,7 @@ async function runScript(id, params) {
   s.cancelled = false;
   const blocks = params.prompt ?? [];
   const script = (blocks[0]?.text ?? '').split(/\s+/).filter(Boolean);
+  const client = clientCalls(s, sessionId);
   for (const command of script) {
     if (s.cancelled) break;
     const [name, ...rest] = command.split(':');
@@ -173,11 +174,74 @@ async function runScript(id, params) {
       }
       case 'hang':
         return; // never answers this prompt
+      case 'session':
+      case 'read':
+      case 'write':
+      case 'term':
+      case 'terms':
+      case 'term-output':
+      case 'term-wait':
+      case 'term-kill':
+      case 'term-release':
+      case 'term-until':
+      case 'term-release-while-waiting':
+        await client[name](...rest);
+        break;
       default:
         send(update(sessionId, textChunk('agent_message_chunk', `unknown command ${name}`)));
     }
   }
   respond(id, { stopReason: s.cancelled ? 'cancelled' : 'end_turn' });
+}
+
+/**
+ * The fs/* and terminal/* requests a script can make (see README). Path,
+ * content and JSON arguments are URI-encoded so they survive the
+ * whitespace/colon split of the script.
+ */
+function clientCalls(s, initialSession) {
+  let sessionId = initialSession;
+  const say = (kind, reply) => send(update(initialSession, textChunk('agent_message_chunk', `${kind}=${JSON.stringify(reply)}`)));
+  // The session's current terminal (the last created) outlives the turn.
+  const onTerminal = (method) => ask(method, { sessionId, terminalId: s.terminalId });
+  const create = async (json) => {
+    const reply = await ask('terminal/create', { sessionId, ...JSON.parse(decodeURIComponent(json)) });
+    if (reply.result?.terminalId) s.terminalId = reply.result.terminalId;
+    return reply;
+  };
+  return {
+    // Later requests name this session (e.g. one the client never created).
+    session: (id) => (sessionId = decodeURIComponent(id)),
+    read: async (path, line, limit) => {
+      const params = { sessionId, path: decodeURIComponent(path) };
+      if (line !== undefined && line !== '') params.line = Number(line);
+      if (limit !== undefined && limit !== '') params.limit = Number(limit);
+      say('read', await ask('fs/read_text_file', params));
+    },
+    write: async (path, content = '') =>
+      say('write', await ask('fs/write_text_file', { sessionId, path: decodeURIComponent(path), content: decodeURIComponent(content) })),
+    term: async (json) => say('term', await create(json)),
+    terms: async (count, json) => say('terms', await Promise.all(Array.from({ length: Number(count) }, () => create(json)))),
+    'term-output': async () => say('output', await onTerminal('terminal/output')),
+    'term-wait': async () => say('wait', await onTerminal('terminal/wait_for_exit')),
+    'term-kill': async () => say('kill', await onTerminal('terminal/kill')),
+    'term-release': async () => say('release', await onTerminal('terminal/release')),
+    // Poll terminal/output until it holds TEXT (or the command ended).
+    'term-until': async (text) => {
+      const want = decodeURIComponent(text);
+      for (;;) {
+        const reply = await onTerminal('terminal/output');
+        if (!reply.result || reply.result.output.includes(want) || reply.result.exitStatus) return say('until', reply);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    // wait_for_exit still pending when the terminal is released.
+    'term-release-while-waiting': async () => {
+      const waited = onTerminal('terminal/wait_for_exit');
+      say('release', await onTerminal('terminal/release'));
+      say('waited', await waited);
+    },
+  };
 }
 
 function onRequest(msg) {

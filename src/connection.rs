@@ -137,6 +137,29 @@ impl AgentConnection {
         self.conn.exit_info().map(|i| i.to_json())
     }
 
+    /// The host registered (`true`) or dropped its own handler for an agent
+    /// request method; a host handler wins over a built-in one.
+    #[napi]
+    pub fn set_host_handler(&self, method: String, handled: bool) {
+        self.conn.set_host_handler(&method, handled);
+    }
+
+    /// Agent request methods the built-in fs/terminal handlers serve.
+    #[napi]
+    pub fn builtin_methods(&self) -> Vec<String> {
+        self.conn
+            .builtin_methods()
+            .into_iter()
+            .map(String::from)
+            .collect()
+    }
+
+    /// Built-in terminals created and not yet released.
+    #[napi(getter)]
+    pub fn open_terminals(&self) -> u32 {
+        self.conn.open_terminals() as u32
+    }
+
     #[napi(getter)]
     pub fn noise_lines(&self) -> f64 {
         self.conn.noise_lines() as f64

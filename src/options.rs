@@ -1,6 +1,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use acp_core::builtin::{BuiltinConfig, FsConfig, TerminalConfig};
 use acp_core::{AgentCommand, ConnectionConfig};
 use napi_derive::napi;
 
@@ -24,6 +25,60 @@ pub struct ConnectionOptions {
     pub batch_max_messages: Option<u32>,
     pub batch_max_bytes: Option<u32>,
     pub in_flight_batches: Option<u32>,
+    /// Built-in `fs/*` handlers; absent = off.
+    pub fs: Option<FsOptions>,
+    /// Built-in `terminal/*` handlers; absent = off.
+    pub terminals: Option<TerminalOptions>,
+    /// Agent request methods the host handles itself (they win).
+    pub host_methods: Option<Vec<String>>,
+}
+
+/// Built-in file system (absolute `roots`; none = the session cwd).
+#[napi(object)]
+pub struct FsOptions {
+    pub roots: Option<Vec<String>>,
+    pub max_file_bytes: Option<u32>,
+    pub read_only: Option<bool>,
+}
+
+/// Built-in terminals (absolute `roots`; none = the session cwd).
+#[napi(object)]
+pub struct TerminalOptions {
+    pub roots: Option<Vec<String>>,
+    pub max_terminals: Option<u32>,
+    pub default_output_byte_limit: Option<u32>,
+    pub max_output_byte_limit: Option<u32>,
+    pub env: Option<HashMap<String, String>>,
+}
+
+impl From<FsOptions> for FsConfig {
+    fn from(o: FsOptions) -> Self {
+        let d = FsConfig::default();
+        FsConfig {
+            roots: o.roots.unwrap_or_default().into_iter().map(Into::into).collect(),
+            max_file_bytes: o.max_file_bytes.map_or(d.max_file_bytes, |v| v as usize),
+            read_only: o.read_only.unwrap_or(d.read_only),
+        }
+    }
+}
+
+impl From<TerminalOptions> for TerminalConfig {
+    fn from(o: TerminalOptions) -> Self {
+        let d = TerminalConfig::default();
+        let mut env: Vec<(String, String)> = o.env.unwrap_or_default().into_iter().collect();
+        env.sort();
+        TerminalConfig {
+            roots: o.roots.unwrap_or_default().into_iter().map(Into::into).collect(),
+            max_terminals: o.max_terminals.map_or(d.max_terminals, |v| v as usize),
+            default_output_byte_limit: o
+                .default_output_byte_limit
+                .map_or(d.default_output_byte_limit, |v| v as usize),
+            max_output_byte_limit: o
+                .max_output_byte_limit
+                .map_or(d.max_output_byte_limit, |v| v as usize),
+            env,
+        }
+    }
 }
 
 fn ms(v: u32) -> Duration {
@@ -63,6 +118,11 @@ impl From<ConnectionOptions> for ConnectionConfig {
             in_flight_batches: o
                 .in_flight_batches
                 .map_or(d.in_flight_batches, |v| v as usize),
+            builtins: BuiltinConfig {
+                fs: o.fs.map(Into::into),
+                terminals: o.terminals.map(Into::into),
+                host_methods: o.host_methods.unwrap_or_default(),
+            },
         }
     }
 }

@@ -8,10 +8,14 @@
 //! - [`acp`]: ACP v1 method names, capability derivation, protocol-version
 //!   checks and the "cancelled" replies the spec requires.
 //!
+//! [`builtin`] answers the agent's `fs/*` and `terminal/*` requests when
+//! the host switches them on.
+//!
 //! [`connection`] wires the three together and hands everything the agent
 //! says to a [`connection::DeliverySink`] as ordered batches of JSON text.
 
 pub mod acp;
+pub mod builtin;
 pub mod connection;
 pub mod rpc;
 pub mod transport;

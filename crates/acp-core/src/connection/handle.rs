@@ -17,6 +17,7 @@ use super::shared::Shared;
 use super::stderr::run_stderr;
 use super::supervisor::{supervise, Supervised};
 use crate::acp::{self, methods};
+use crate::builtin::Builtins;
 use crate::rpc::{self, OutgoingRequest};
 use crate::transport::{
     kill_group_now, run_writer, spawn_agent, Outbox, OutboxError, SpawnError, StderrRing,
@@ -79,6 +80,7 @@ impl Connection {
             stop_reason: Mutex::new(None),
             stop_requested: Notify::new(),
             exit: OnceLock::new(),
+            builtins: Builtins::new(config.builtins.clone()),
         });
 
         rt.spawn(run_delivery(
@@ -151,6 +153,7 @@ impl Connection {
                 timer: None,
             },
         );
+        shared.builtins.sessions().on_request(id, method, params);
         if let Err(e) = shared.outbox.send(rpc::request(id, method, params)) {
             shared.outgoing.take(id);
             return Err(self.send_failed(e));
@@ -262,6 +265,23 @@ impl Connection {
         // the process dies; the supervisor sends no SIGTERM for this reason.
         self.shared.request_stop("killed");
         kill_group_now(self.shared.pid);
+        self.shared.builtins.shutdown();
+    }
+
+    /// The host registered (`true`) or dropped its own handler for an agent
+    /// request method: a host handler wins over a built-in one.
+    pub fn set_host_handler(&self, method: &str, handled: bool) {
+        self.shared.builtins.set_host_handler(method, handled);
+    }
+
+    /// Agent request methods the built-ins are switched on for.
+    pub fn builtin_methods(&self) -> Vec<&'static str> {
+        self.shared.builtins.methods()
+    }
+
+    /// Built-in terminals created and not yet released.
+    pub fn open_terminals(&self) -> usize {
+        self.shared.builtins.open_terminals()
     }
 
     /// Requests we sent that are still unanswered.

@@ -2,6 +2,7 @@
 //! calls a host makes on it. Everything the agent says reaches the host as
 //! ordered batches of JSON text through a [`DeliverySink`].
 
+mod builtin_route;
 mod config;
 mod delivery;
 mod event;

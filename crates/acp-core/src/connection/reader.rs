@@ -10,6 +10,7 @@ use serde::Deserialize;
 use tokio::io::AsyncReadExt;
 use tokio::process::ChildStdout;
 
+use super::builtin_route;
 use super::event::{json_str, Event};
 use super::shared::Shared;
 use crate::acp::{self, methods};
@@ -95,6 +96,9 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
                     timer: None,
                 },
             );
+            if builtin_route::try_serve(shared, token, method.as_ref(), params) {
+                return;
+            }
             shared.arm_handler_timeout(token);
             out.push(Event::Request {
                 token,
@@ -115,6 +119,10 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
                 ));
                 return;
             };
+            if &*req.method == methods::SESSION_NEW {
+                let answer = result.map(|r| r.get());
+                shared.builtins.sessions().on_response(id, answer);
+            }
             if &*req.method == methods::INITIALIZE {
                 if let Some(Err(message)) = result.map(|r| acp::check_initialize_result(r.get())) {
                     let error = format!(

@@ -10,6 +10,7 @@ use tokio::sync::{mpsc, Notify, Semaphore};
 use super::event::{json_str, Event};
 use super::exit::ExitInfo;
 use crate::acp::{self, Reply};
+use crate::builtin::Builtins;
 use crate::rpc::{self, IncomingTable, OutgoingTable};
 use crate::transport::{Outbox, StderrRing};
 
@@ -35,6 +36,8 @@ pub(super) struct Shared {
     pub stop_requested: Notify,
     /// Set once the agent is gone and every pending call was settled.
     pub exit: OnceLock<ExitInfo>,
+    /// The built-in fs/terminal handlers and the session cwds they use.
+    pub builtins: Builtins,
 }
 
 impl Shared {

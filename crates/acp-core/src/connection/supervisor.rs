@@ -60,8 +60,10 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
             status
         }
     };
-    // Whatever the agent left behind in its group goes with it.
+    // Whatever the agent left behind in its group goes with it, and so do
+    // the terminals it had us start.
     signal_group(shared.pid, GroupSignal::Kill);
+    shared.builtins.shutdown();
     if !s.reader.is_finished() {
         s.reader.abort();
     }

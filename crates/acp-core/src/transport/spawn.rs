@@ -80,8 +80,10 @@ pub fn spawn_agent(spec: &AgentCommand) -> Result<SpawnedAgent, SpawnError> {
     })
 }
 
+/// Put a command we are about to spawn in its own process tree (a process
+/// group on Unix, tied to the host's life on Linux).
 #[cfg(unix)]
-fn configure_platform(cmd: &mut Command) {
+pub(crate) fn configure_platform(cmd: &mut Command) {
     cmd.process_group(0);
     #[cfg(target_os = "linux")]
     // SAFETY: the closure runs in the forked child before exec and only
@@ -100,14 +102,25 @@ fn configure_platform(cmd: &mut Command) {
 }
 
 #[cfg(windows)]
-fn configure_platform(cmd: &mut Command) {
+pub(crate) fn configure_platform(cmd: &mut Command) {
     // CREATE_NEW_PROCESS_GROUP: console signals aimed at the host do not
     // reach the agent; the tree is stopped explicitly instead.
     cmd.creation_flags(0x0000_0200);
 }
 
 #[cfg(not(any(unix, windows)))]
-fn configure_platform(_cmd: &mut Command) {}
+pub(crate) fn configure_platform(_cmd: &mut Command) {}
+
+/// After spawning a command set up by [`configure_platform`]: on Windows,
+/// put it in a kill-on-close job so `signal_group` can stop its tree.
+pub(crate) fn adopt_spawned(child: &Child) {
+    #[cfg(windows)]
+    if let (Some(pid), Some(handle)) = (child.id(), child.raw_handle()) {
+        super::process_group::windows_tree::adopt(pid, handle as _);
+    }
+    #[cfg(not(windows))]
+    let _ = child;
+}
 
 fn errno_name(err: &io::Error) -> &'static str {
     match err.kind() {

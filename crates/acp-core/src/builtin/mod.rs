@@ -1,0 +1,218 @@
+//! Built-in answers to the agent's `fs/*` and `terminal/*` requests, served
+//! in Rust off the host's thread, for hosts that switch them on.
+//!
+//! Security model: every path (a file, a terminal's cwd) must resolve,
+//! symlinks followed by the OS, inside an allowed root (by default the cwd
+//! of the session the request names); the open then re-walks the path
+//! without following symlinks ([`roots`], [`confined`]). Terminals run the
+//! command directly, never through a shell, in their own process group,
+//! which is killed on release and when the connection ends. A terminal's
+//! command is still an arbitrary program running as the host's user: the
+//! roots confine where it starts, not what it does.
+
+mod config;
+mod confined;
+mod error;
+mod fs;
+mod lines;
+mod output;
+mod roots;
+mod sessions;
+mod terminal;
+mod terminals;
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+
+use serde::de::DeserializeOwned;
+
+pub use config::{BuiltinConfig, FsConfig, TerminalConfig};
+pub use error::{BuiltinError, RESOURCE_NOT_FOUND};
+pub use sessions::Sessions;
+
+use crate::acp::methods::*;
+use crate::acp::Reply;
+use roots::Scope;
+use terminals::Terminals;
+
+/// A request the built-ins took on: answered already, or once the future
+/// resolves.
+pub enum Started {
+    Done(Reply),
+    Later(Pin<Box<dyn Future<Output = Reply> + Send + 'static>>),
+}
+
+pub struct Builtins {
+    fs: Option<FsConfig>,
+    terminals: Option<Terminals>,
+    sessions: Sessions,
+    /// Methods the host answers itself: those are never served here.
+    host_methods: Mutex<HashSet<String>>,
+}
+
+impl Builtins {
+    pub fn new(config: BuiltinConfig) -> Self {
+        Self {
+            fs: config.fs,
+            terminals: config.terminals.map(Terminals::new),
+            sessions: Sessions::default(),
+            host_methods: Mutex::new(config.host_methods.into_iter().collect()),
+        }
+    }
+
+    fn host(&self) -> MutexGuard<'_, HashSet<String>> {
+        self.host_methods.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The methods switched on (host handlers aside): what `initialize`
+    /// advertises together with the host's own handlers.
+    pub fn methods(&self) -> Vec<&'static str> {
+        let mut m = Vec::new();
+        if let Some(fs) = &self.fs {
+            m.push(FS_READ_TEXT_FILE);
+            if !fs.read_only {
+                m.push(FS_WRITE_TEXT_FILE);
+            }
+        }
+        if self.terminals.is_some() {
+            m.extend(TERMINAL_METHODS);
+        }
+        m
+    }
+
+    /// Whether a request for `method` is answered here rather than by the
+    /// host. A host handler wins; for terminals a host handler for any of
+    /// the five takes all five (the ids must come from one place).
+    pub fn serves(&self, method: &str) -> bool {
+        if self.fs.is_none() && self.terminals.is_none() {
+            return false;
+        }
+        if !self.methods().contains(&method) {
+            return false;
+        }
+        let host = self.host();
+        if TERMINAL_METHODS.contains(&method) {
+            !TERMINAL_METHODS.iter().any(|m| host.contains(*m))
+        } else {
+            !host.contains(method)
+        }
+    }
+
+    /// The host registered (or dropped) its own handler for `method`.
+    pub fn set_host_handler(&self, method: &str, handled: bool) {
+        let mut host = self.host();
+        if handled {
+            host.insert(method.to_string());
+        } else {
+            host.remove(method);
+        }
+    }
+
+    pub fn sessions(&self) -> &Sessions {
+        &self.sessions
+    }
+
+    /// Start answering one request (`params` is its JSON text). What can
+    /// be done at once is (terminal calls, so they take effect in the
+    /// order the agent sent them); file I/O and waiting for an exit come
+    /// back as a future. Must run inside a tokio runtime.
+    pub fn start(&self, method: &str, params: &str) -> Started {
+        self.dispatch(method, params)
+            .unwrap_or_else(|e| Started::Done(e.into_reply()))
+    }
+
+    fn dispatch(&self, method: &str, params: &str) -> Result<Started, BuiltinError> {
+        let done = |r: Result<String, BuiltinError>| {
+            Ok(Started::Done(r.map_or_else(BuiltinError::into_reply, Reply::Result)))
+        };
+        match method {
+            FS_READ_TEXT_FILE | FS_WRITE_TEXT_FILE => {
+                let cfg = self.fs.as_ref().ok_or_else(|| not_served(method))?;
+                let max = cfg.max_file_bytes;
+                let work: Box<dyn FnOnce() -> Result<String, BuiltinError> + Send> =
+                    if method == FS_READ_TEXT_FILE {
+                        let p: fs::ReadParams = parse(params)?;
+                        let scope = self.scope(&cfg.roots, &p.session_id)?;
+                        Box::new(move || fs::read(&scope, max, &p))
+                    } else {
+                        let p: fs::WriteParams = parse(params)?;
+                        let scope = self.scope(&cfg.roots, &p.session_id)?;
+                        Box::new(move || fs::write(&scope, max, &p))
+                    };
+                let method = method.to_string();
+                let io = tokio::task::spawn_blocking(work);
+                Ok(Started::Later(Box::pin(async move {
+                    let result = io.await.unwrap_or_else(|e| {
+                        Err(BuiltinError::internal(format!("{method} failed: {e}")))
+                    });
+                    result.map_or_else(BuiltinError::into_reply, Reply::Result)
+                })))
+            }
+            TERMINAL_CREATE => {
+                let terminals = self.terminals.as_ref().ok_or_else(|| not_served(method))?;
+                let p: terminals::CreateParams = parse(params)?;
+                let scope = self.scope(&terminals.config().roots, &p.session_id)?;
+                done(terminals.create(&scope, &p))
+            }
+            TERMINAL_OUTPUT | TERMINAL_WAIT_FOR_EXIT | TERMINAL_KILL | TERMINAL_RELEASE => {
+                let terminals = self.terminals.as_ref().ok_or_else(|| not_served(method))?;
+                let r: terminals::TerminalRef = parse(params)?;
+                match method {
+                    TERMINAL_OUTPUT => done(terminals.output(&r)),
+                    TERMINAL_KILL => done(terminals.kill(&r)),
+                    TERMINAL_RELEASE => done(terminals.release(&r)),
+                    _ => {
+                        let exited = terminals.wait_for_exit(&r)?;
+                        Ok(Started::Later(Box::pin(async move {
+                            Reply::Result(exited.await.to_json().to_string())
+                        })))
+                    }
+                }
+            }
+            _ => Err(not_served(method)),
+        }
+    }
+
+    /// Where a session's requests may reach: the configured roots, or the
+    /// session's cwd. Relative paths are taken against the session's cwd.
+    fn scope(&self, roots: &[PathBuf], session_id: &str) -> Result<Scope, BuiltinError> {
+        let cwd = self.sessions.cwd(session_id);
+        match (roots.first(), cwd) {
+            (Some(first), cwd) => Ok(Scope {
+                base: cwd.unwrap_or_else(|| first.clone()),
+                roots: roots.to_vec(),
+            }),
+            (None, Some(cwd)) => Ok(Scope {
+                roots: vec![cwd.clone()],
+                base: cwd,
+            }),
+            (None, None) => Err(BuiltinError::not_found(format!(
+                "unknown session {session_id}: no cwd known for it (sessions are learnt from \
+                 session/new and session/load sent by this client)"
+            ))),
+        }
+    }
+
+    /// Kill every terminal now; synchronous (exit hooks, teardown).
+    pub fn shutdown(&self) {
+        if let Some(t) = &self.terminals {
+            t.kill_all();
+        }
+    }
+
+    /// Terminals created and not released.
+    pub fn open_terminals(&self) -> usize {
+        self.terminals.as_ref().map_or(0, Terminals::open_count)
+    }
+}
+
+fn parse<T: DeserializeOwned>(params: &str) -> Result<T, BuiltinError> {
+    serde_json::from_str(params).map_err(|e| BuiltinError::invalid(format!("invalid params: {e}")))
+}
+
+fn not_served(method: &str) -> BuiltinError {
+    BuiltinError::method_not_found(method)
+}
