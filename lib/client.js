@@ -159,6 +159,11 @@ class AcpClient extends EventEmitter {
     return this.#exit !== null;
   }
 
+  /** Built-in terminals the agent created and has not released. */
+  get openTerminals() {
+    return this.#native.openTerminals;
+  }
+
   /** Lines of non-JSON output the agent printed on stdout so far. */
   get noiseLines() {
     return this.#native.noiseLines;

@@ -184,6 +184,7 @@ async function runScript(id, params) {
       case 'term-kill':
       case 'term-release':
       case 'term-until':
+      case 'use-term':
       case 'term-release-while-waiting':
         await client[name](...rest);
         break;
@@ -222,6 +223,8 @@ function clientCalls(s, initialSession) {
       say('write', await ask('fs/write_text_file', { sessionId, path: decodeURIComponent(path), content: decodeURIComponent(content) })),
     term: async (json) => say('term', await create(json)),
     terms: async (count, json) => say('terms', await Promise.all(Array.from({ length: Number(count) }, () => create(json)))),
+    // Later terminal calls name this id (e.g. another session's terminal).
+    'use-term': (id) => (s.terminalId = decodeURIComponent(id)),
     'term-output': async () => say('output', await onTerminal('terminal/output')),
     'term-wait': async () => say('wait', await onTerminal('terminal/wait_for_exit')),
     'term-kill': async () => say('kill', await onTerminal('terminal/kill')),

@@ -279,3 +279,42 @@ mod imp {
         Ok(())
     }
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use crate::builtin::roots::resolve;
+    use std::path::PathBuf;
+
+    /// The check passed, then a directory on the path was swapped for a
+    /// symlink pointing out: the open must notice and refuse.
+    #[test]
+    fn a_directory_swapped_for_a_symlink_after_the_check_is_refused() {
+        let dir = std::env::temp_dir().join(format!("acp-swap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let root = dir.join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(dir.join("outside")).unwrap();
+        std::fs::write(root.join("sub/f.txt"), "inside").unwrap();
+        std::fs::write(dir.join("outside/f.txt"), "outside").unwrap();
+        let roots = [root.clone()];
+        let read_target = resolve(&roots, &root, "sub/f.txt").unwrap();
+        let write_target = resolve(&roots, &root, "sub/new.txt").unwrap();
+
+        std::fs::rename(root.join("sub"), root.join("moved")).unwrap();
+        std::os::unix::fs::symlink(dir.join("outside"), root.join("sub")).unwrap();
+
+        let err = open_for_read(&read_target, "sub/f.txt").unwrap_err();
+        assert_eq!(err.reason, "outsideRoots");
+        let err = write_atomically(&write_target, b"x", "sub/new.txt").unwrap_err();
+        assert_eq!(err.reason, "outsideRoots");
+        assert!(!dir.join("outside/new.txt").exists());
+        // The file itself swapped for a symlink: refused as well.
+        let file_target = resolve(&roots, &root, "moved/f.txt").unwrap();
+        std::fs::remove_file(root.join("moved/f.txt")).unwrap();
+        std::os::unix::fs::symlink(dir.join("outside/f.txt"), root.join("moved/f.txt")).unwrap();
+        let err = open_for_read(&file_target, "moved/f.txt").unwrap_err();
+        assert_eq!(err.reason, "outsideRoots");
+        let _ = std::fs::remove_dir_all(PathBuf::from(&dir));
+    }
+}
