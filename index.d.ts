@@ -124,6 +124,42 @@ export interface ClientRequestHandlers {
  */
 export type Handlers = Partial<ClientRequestHandlers> & { [method: string]: RequestHandler | undefined };
 
+/**
+ * Built-in `fs/read_text_file` and `fs/write_text_file`, answered in the
+ * native core (off the JS thread). Every path must resolve, symlinks
+ * followed, inside one of `roots`; escapes (`..`, absolute paths elsewhere,
+ * symlinks pointing out, device files) are refused with JSON-RPC -32602
+ * (`data.reason: 'outsideRoots'`). See the README's security model.
+ */
+export interface FsOptions {
+  /** Directories the agent may read and write under. Default: the `cwd` of the session the request names (from `newSession`/`loadSession`). Relative entries are resolved against `process.cwd()`. */
+  roots?: string[];
+  /** Largest content read (whole file, or the `line`/`limit` window) or written, in bytes. Default 10 MiB. */
+  maxFileBytes?: number;
+  /** Serve reads only: `fs/write_text_file` is left to your handler (or answered -32601) and not advertised. */
+  readOnly?: boolean;
+}
+
+/**
+ * Built-in `terminal/*`: commands run directly (never through a shell) in
+ * their own process group, stdout and stderr captured together. The group
+ * is killed on `terminal/release` and when the client closes, is killed or
+ * the host exits. A terminal's cwd must lie inside `roots`; the command
+ * itself is any program the agent names, running as your user.
+ */
+export interface TerminalOptions {
+  /** Directories a terminal's cwd must lie in. Default: the session's `cwd` (also the default cwd). */
+  roots?: string[];
+  /** Terminals created and not yet released, at most; more are refused (`data.reason: 'tooManyTerminals'`). Default 32. */
+  maxTerminals?: number;
+  /** Output kept per terminal when the agent sends no `outputByteLimit`. Default 1 MiB. */
+  defaultOutputByteLimit?: number;
+  /** Cap on the `outputByteLimit` an agent may ask for. Default 16 MiB. */
+  maxOutputByteLimit?: number;
+  /** Variables set for every command, over `process.env`; the request's `env` goes on top. */
+  env?: Record<string, string | undefined>;
+}
+
 export interface AcpClientOptions {
   /** The agent's executable, run directly (no shell). Example: `agentao`. */
   command: string;
@@ -177,6 +213,17 @@ export interface AcpClientOptions {
   batchMaxBytes?: number;
   /** Delivery tuning: batches in flight to JS (default 2). */
   inFlightBatches?: number;
+  /**
+   * Serve the agent's `fs/*` requests natively (`true` = defaults). Off by
+   * default. A handler you register for the same method wins.
+   */
+  fs?: boolean | FsOptions;
+  /**
+   * Serve the agent's five `terminal/*` requests natively (`true` =
+   * defaults). Off by default. A handler you register for any terminal
+   * method takes all five.
+   */
+  terminals?: boolean | TerminalOptions;
 }
 
 export interface Disposable {
@@ -231,6 +278,8 @@ export declare class AcpClient extends EventEmitter<AcpClientEvents> {
   readonly closed: boolean;
   /** Non-JSON stdout lines seen so far. */
   readonly noiseLines: number;
+  /** Built-in terminals the agent created and has not released. */
+  readonly openTerminals: number;
 
   /** Register (or replace) the handler of an agent → client request. */
   onRequest<M extends keyof ClientRequestHandlers>(method: M, handler: ClientRequestHandlers[M]): Disposable;
@@ -239,7 +288,7 @@ export declare class AcpClient extends EventEmitter<AcpClientEvents> {
   onNotification(method: string, handler: (params: any, message: object) => void | Promise<void>): Disposable;
   onSessionUpdate(handler: (params: acp.SessionNotification, message: object) => void | Promise<void>): Disposable;
 
-  /** Sends protocolVersion 1 and capabilities derived from the handlers; checks the agent's version. */
+  /** Sends protocolVersion 1 and capabilities derived from the handlers and the enabled built-ins; checks the agent's version. */
   initialize(params?: Partial<acp.InitializeRequest>, options?: CallOptions): Promise<acp.InitializeResponse>;
   authenticate(params: acp.AuthenticateRequest, options?: CallOptions): Promise<acp.AuthenticateResponse>;
   logout(params?: acp.LogoutRequest, options?: CallOptions): Promise<acp.LogoutResponse>;

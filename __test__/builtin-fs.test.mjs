@@ -5,10 +5,12 @@ import { join } from 'node:path';
 import { builtinSession, enc, tempTree } from './builtin-helpers.mjs';
 import { mockClient } from './helpers.mjs';
 
+// Only against a hang: a broken teardown must fail the run, not stall it.
+const GUARD = { timeout: 60_000 };
 const OUTSIDE = -32602;
 const NOT_FOUND = -32002;
 
-test('fs: capabilities follow what is switched on or handled', async () => {
+test('fs: capabilities follow what is switched on or handled', GUARD, async () => {
   const caps = async (options) => {
     const client = mockClient(options);
     const init = await client.initialize();
@@ -26,14 +28,14 @@ test('fs: capabilities follow what is switched on or handled', async () => {
   assert.deepEqual(hosted.fs, { readTextFile: true, writeTextFile: true });
 });
 
-test('fs: bad options are a typed error, not a spawn', () => {
+test('fs: bad options are a typed error, not a spawn', GUARD, () => {
   for (const fs of [{ maxFileBytes: -1 }, { roots: 'not-an-array' }, 'yes']) {
     assert.throws(() => mockClient({ fs }), { code: 'ERR_ACP_INVALID_ARGUMENT' }, JSON.stringify(fs));
   }
   assert.throws(() => mockClient({ terminals: { maxTerminals: 1.5 } }), { code: 'ERR_ACP_INVALID_ARGUMENT' });
 });
 
-test('fs: reads whole files and line/limit windows (1-based)', async () => {
+test('fs: reads whole files and line/limit windows (1-based)', GUARD, async () => {
   const t = tempTree('read');
   writeFileSync(join(t.root, 'a.txt'), 'one\ntwo\nthree\nfour');
   writeFileSync(join(t.root, 'empty.txt'), '');
@@ -64,7 +66,7 @@ test('fs: reads whole files and line/limit windows (1-based)', async () => {
   }
 });
 
-test('fs: writes create parent directories and replace files atomically', async () => {
+test('fs: writes create parent directories and replace files atomically', GUARD, async () => {
   const t = tempTree('write');
   const { client, run } = await builtinSession({ fs: true }, t.root);
   try {
@@ -86,7 +88,7 @@ test('fs: writes create parent directories and replace files atomically', async 
   }
 });
 
-test('fs: traversal, paths elsewhere, symlink escapes and device files are refused', async () => {
+test('fs: traversal, paths elsewhere, symlink escapes and device files are refused', GUARD, async () => {
   const t = tempTree('escape');
   writeFileSync(join(t.outside, 'secret.txt'), 'secret');
   writeFileSync(join(t.root, 'ok.txt'), 'ok');
@@ -133,7 +135,7 @@ test('fs: traversal, paths elsewhere, symlink escapes and device files are refus
   }
 });
 
-test('fs: by default each session is confined to its own cwd', async () => {
+test('fs: by default each session is confined to its own cwd', GUARD, async () => {
   const a = tempTree('sess-a');
   const b = tempTree('sess-b');
   writeFileSync(join(b.root, 'b.txt'), 'from b');
@@ -158,7 +160,7 @@ test('fs: by default each session is confined to its own cwd', async () => {
   }
 });
 
-test('fs: explicit roots replace the session cwd', async () => {
+test('fs: explicit roots replace the session cwd', GUARD, async () => {
   const t = tempTree('roots');
   const extra = tempTree('roots-extra');
   writeFileSync(join(t.root, 'in-cwd.txt'), 'cwd');
@@ -177,7 +179,7 @@ test('fs: explicit roots replace the session cwd', async () => {
   }
 });
 
-test('fs: size cap and non-UTF-8 content are refused with their reason', async () => {
+test('fs: size cap and non-UTF-8 content are refused with their reason', GUARD, async () => {
   const t = tempTree('cap');
   writeFileSync(join(t.root, 'big.txt'), `${'x'.repeat(2000)}\nshort\n`);
   writeFileSync(join(t.root, 'latin1.txt'), Buffer.from([0x63, 0x61, 0x66, 0xe9]));
@@ -198,7 +200,7 @@ test('fs: size cap and non-UTF-8 content are refused with their reason', async (
   }
 });
 
-test('fs: a host handler wins over the built-in, and disposing it hands back', async () => {
+test('fs: a host handler wins over the built-in, and disposing it hands back', GUARD, async () => {
   const t = tempTree('host');
   writeFileSync(join(t.root, 'a.txt'), 'on disk');
   const seen = [];
@@ -225,7 +227,7 @@ test('fs: a host handler wins over the built-in, and disposing it hands back', a
   }
 });
 
-test('fs: readOnly leaves writes to the host (none here: method not found)', async () => {
+test('fs: readOnly leaves writes to the host (none here: method not found)', GUARD, async () => {
   const t = tempTree('ro');
   const { client, run } = await builtinSession({ fs: { readOnly: true } }, t.root);
   try {
