@@ -55,7 +55,12 @@ impl From<FsOptions> for FsConfig {
     fn from(o: FsOptions) -> Self {
         let d = FsConfig::default();
         FsConfig {
-            roots: o.roots.unwrap_or_default().into_iter().map(Into::into).collect(),
+            roots: o
+                .roots
+                .unwrap_or_default()
+                .into_iter()
+                .map(Into::into)
+                .collect(),
             max_file_bytes: o.max_file_bytes.map_or(d.max_file_bytes, |v| v as usize),
             read_only: o.read_only.unwrap_or(d.read_only),
         }
@@ -68,7 +73,12 @@ impl From<TerminalOptions> for TerminalConfig {
         let mut env: Vec<(String, String)> = o.env.unwrap_or_default().into_iter().collect();
         env.sort();
         TerminalConfig {
-            roots: o.roots.unwrap_or_default().into_iter().map(Into::into).collect(),
+            roots: o
+                .roots
+                .unwrap_or_default()
+                .into_iter()
+                .map(Into::into)
+                .collect(),
             max_terminals: o.max_terminals.map_or(d.max_terminals, |v| v as usize),
             default_output_byte_limit: o
                 .default_output_byte_limit

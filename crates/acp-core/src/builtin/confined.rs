@@ -126,7 +126,11 @@ mod imp {
     }
 
     /// Open the directories `names` below the root, one at a time.
-    fn walk(target: &Target, names: &[std::ffi::OsString], label: &str) -> Result<OwnedFd, BuiltinError> {
+    fn walk(
+        target: &Target,
+        names: &[std::ffi::OsString],
+        label: &str,
+    ) -> Result<OwnedFd, BuiltinError> {
         let mut dir = open_root(target).map_err(|e| BuiltinError::io(label, &e))?;
         for name in names {
             dir = open_dir_at(&dir, name).map_err(|e| walk_error(&dir, name, e, label))?;
@@ -165,13 +169,20 @@ mod imp {
         let meta = file.metadata().map_err(|e| BuiltinError::io(label, &e))?;
         use std::os::unix::fs::MetadataExt;
         // What was opened must be what was checked.
-        if !meta.is_file() || meta.ino() != before.st_ino as u64 || meta.dev() != before.st_dev as u64 {
+        if !meta.is_file()
+            || meta.ino() != before.st_ino as u64
+            || meta.dev() != before.st_dev as u64
+        {
             return Err(BuiltinError::not_a_file(label));
         }
         Ok(file)
     }
 
-    pub fn write_atomically(target: &Target, content: &[u8], label: &str) -> Result<(), BuiltinError> {
+    pub fn write_atomically(
+        target: &Target,
+        content: &[u8],
+        label: &str,
+    ) -> Result<(), BuiltinError> {
         let io_err = |e: io::Error| BuiltinError::io(label, &e);
         let (name, existing_dirs, new_dirs) = if target.exists() {
             let Some((name, dirs)) = target.existing.split_last() else {
@@ -198,7 +209,9 @@ mod imp {
         // Keep the permission bits of a file being replaced.
         let mode = match stat_at(&dir, name) {
             Ok(st) if is_kind(&st, libc::S_IFREG) => Some(st.st_mode & 0o7777),
-            Ok(st) if is_kind(&st, libc::S_IFLNK) => return Err(BuiltinError::outside_roots(label)),
+            Ok(st) if is_kind(&st, libc::S_IFLNK) => {
+                return Err(BuiltinError::outside_roots(label))
+            }
             Ok(_) => return Err(BuiltinError::not_a_file(label)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return Err(io_err(e)),
@@ -219,6 +232,7 @@ mod imp {
         let written = (|| {
             if let Some(mode) = mode {
                 use std::os::unix::fs::PermissionsExt;
+                #[allow(clippy::unnecessary_cast)] // mode_t is u16 on macOS
                 file.set_permissions(std::fs::Permissions::from_mode(mode as u32))?;
             }
             write_all_synced(file, content)?;
@@ -226,7 +240,15 @@ mod imp {
             // SAFETY: valid descriptors and C strings; the result is checked.
             // rename replaces the directory entry: a symlink or hard link
             // put there meanwhile is replaced, never written through.
-            if unsafe { libc::renameat(dir.as_raw_fd(), tmp.as_ptr(), dir.as_raw_fd(), cname.as_ptr()) } != 0 {
+            if unsafe {
+                libc::renameat(
+                    dir.as_raw_fd(),
+                    tmp.as_ptr(),
+                    dir.as_raw_fd(),
+                    cname.as_ptr(),
+                )
+            } != 0
+            {
                 return Err(io::Error::last_os_error());
             }
             Ok(())
@@ -257,7 +279,11 @@ mod imp {
         File::open(&path).map_err(|e| BuiltinError::io(label, &e))
     }
 
-    pub fn write_atomically(target: &Target, content: &[u8], label: &str) -> Result<(), BuiltinError> {
+    pub fn write_atomically(
+        target: &Target,
+        content: &[u8],
+        label: &str,
+    ) -> Result<(), BuiltinError> {
         let io_err = |e: std::io::Error| BuiltinError::io(label, &e);
         let path = target.path();
         if let Ok(meta) = fs::symlink_metadata(&path) {
@@ -265,9 +291,13 @@ mod imp {
                 return Err(BuiltinError::not_a_file(label));
             }
         }
-        let parent = path.parent().ok_or_else(|| BuiltinError::not_a_file(label))?;
+        let parent = path
+            .parent()
+            .ok_or_else(|| BuiltinError::not_a_file(label))?;
         fs::create_dir_all(parent).map_err(io_err)?;
-        let name = path.file_name().ok_or_else(|| BuiltinError::not_a_file(label))?;
+        let name = path
+            .file_name()
+            .ok_or_else(|| BuiltinError::not_a_file(label))?;
         let tmp = parent.join(temp_name(name));
         let result = File::create_new(&tmp)
             .and_then(|f| write_all_synced(f, content))

@@ -33,15 +33,21 @@ pub fn read(scope: &Scope, max_bytes: usize, p: &ReadParams) -> Result<String, B
     let file = confined::open_for_read(&target, &p.path)?;
     if p.line.is_none() && p.limit.is_none() {
         // The whole file: refuse a big one before reading any of it.
-        let len = file.metadata().map_err(|e| BuiltinError::io(&p.path, &e))?.len();
+        let len = file
+            .metadata()
+            .map_err(|e| BuiltinError::io(&p.path, &e))?
+            .len();
         if len > max_bytes as u64 {
             return Err(BuiltinError::too_large(&p.path, max_bytes));
         }
     }
-    let bytes = read_window(BufReader::new(file), p.line, p.limit, max_bytes).map_err(|e| match e {
-        WindowError::TooLarge => BuiltinError::too_large(&format!("the text read from {}", p.path), max_bytes),
-        WindowError::Io(e) => BuiltinError::io(&p.path, &e),
-    })?;
+    let bytes =
+        read_window(BufReader::new(file), p.line, p.limit, max_bytes).map_err(|e| match e {
+            WindowError::TooLarge => {
+                BuiltinError::too_large(&format!("the text read from {}", p.path), max_bytes)
+            }
+            WindowError::Io(e) => BuiltinError::io(&p.path, &e),
+        })?;
     let content = String::from_utf8(bytes).map_err(|_| BuiltinError::not_utf8(&p.path))?;
     Ok(json!({ "content": content }).to_string())
 }
@@ -111,12 +117,18 @@ mod tests {
         let d = Dir::new("write");
         let s = d.scope();
         wr(&s, "a/b/c.txt", "héllo").unwrap();
-        assert_eq!(std::fs::read_to_string(d.0.join("root/a/b/c.txt")).unwrap(), "héllo");
+        assert_eq!(
+            std::fs::read_to_string(d.0.join("root/a/b/c.txt")).unwrap(),
+            "héllo"
+        );
         assert_eq!(rd(&s, "a/b/c.txt").unwrap(), r#"{"content":"héllo"}"#);
         wr(&s, "a/b/c.txt", "second").unwrap();
         assert_eq!(rd(&s, "a/b/c.txt").unwrap(), r#"{"content":"second"}"#);
         // No temporary file is left behind.
-        let names: Vec<_> = std::fs::read_dir(d.0.join("root/a/b")).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(d.0.join("root/a/b"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names, ["c.txt"]);
     }
 
@@ -129,7 +141,10 @@ mod tests {
         std::fs::write(&script, "old").unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o750)).unwrap();
         wr(&s, "run.sh", "new").unwrap();
-        assert_eq!(std::fs::metadata(&script).unwrap().permissions().mode() & 0o777, 0o750);
+        assert_eq!(
+            std::fs::metadata(&script).unwrap().permissions().mode() & 0o777,
+            0o750
+        );
 
         // A hard link to a file outside: the link is replaced, the outside
         // file keeps its content.
@@ -143,7 +158,10 @@ mod tests {
         symlink(&outside, d.0.join("root/soft.txt")).unwrap();
         assert_eq!(wr(&s, "soft.txt", "x").unwrap_err().reason, "outsideRoots");
         symlink(d.0.join("outside/new.txt"), d.0.join("root/dangling.txt")).unwrap();
-        assert_eq!(wr(&s, "dangling.txt", "x").unwrap_err().reason, "outsideRoots");
+        assert_eq!(
+            wr(&s, "dangling.txt", "x").unwrap_err().reason,
+            "outsideRoots"
+        );
         assert!(!d.0.join("outside/new.txt").exists());
         assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
     }
@@ -160,7 +178,10 @@ mod tests {
         assert_eq!(rd(&s, "bin").unwrap_err().reason, "notUtf8");
         std::fs::write(d.0.join("root/big"), "x".repeat(1025)).unwrap();
         assert_eq!(rd(&s, "big").unwrap_err().reason, "tooLarge");
-        assert_eq!(wr(&s, "w", &"x".repeat(1025)).unwrap_err().reason, "tooLarge");
+        assert_eq!(
+            wr(&s, "w", &"x".repeat(1025)).unwrap_err().reason,
+            "tooLarge"
+        );
         assert_eq!(rd(&s, "missing.txt").unwrap_err().code, -32002);
         // A FIFO is refused without blocking on open.
         let fifo = d.0.join("root/fifo");

@@ -98,6 +98,11 @@ mod tests {
             read_window(big.as_bytes(), None, None, 10),
             Err(WindowError::TooLarge)
         ));
-        assert_eq!(read_window(&b"exactly10\n"[..], None, None, 10).unwrap().len(), 10);
+        assert_eq!(
+            read_window(&b"exactly10\n"[..], None, None, 10)
+                .unwrap()
+                .len(),
+            10
+        );
     }
 }

@@ -23,8 +23,8 @@ mod terminals;
 
 use std::collections::HashSet;
 use std::future::Future;
-use std::pin::Pin;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::{Mutex, MutexGuard};
 
 use serde::de::DeserializeOwned;
@@ -126,7 +126,9 @@ impl Builtins {
 
     fn dispatch(&self, method: &str, params: &str) -> Result<Started, BuiltinError> {
         let done = |r: Result<String, BuiltinError>| {
-            Ok(Started::Done(r.map_or_else(BuiltinError::into_reply, Reply::Result)))
+            Ok(Started::Done(
+                r.map_or_else(BuiltinError::into_reply, Reply::Result),
+            ))
         };
         match method {
             FS_READ_TEXT_FILE | FS_WRITE_TEXT_FILE => {

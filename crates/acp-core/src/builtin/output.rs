@@ -30,7 +30,8 @@ impl OutputBuffer {
         if bytes.len() >= self.limit {
             // The chunk alone fills the window: keep its tail only.
             self.data.clear();
-            self.data.extend_from_slice(&bytes[bytes.len() - self.limit..]);
+            self.data
+                .extend_from_slice(&bytes[bytes.len() - self.limit..]);
             self.start = 0;
         } else {
             self.data.extend_from_slice(bytes);
@@ -139,7 +140,10 @@ mod tests {
             }
             let text = o.text(true);
             assert!(s.ends_with(&text), "limit {limit}: {text}");
-            assert!(text.len() <= limit && text.len() + 3 >= limit.min(s.len()), "limit {limit}: {text}");
+            assert!(
+                text.len() <= limit && text.len() + 3 >= limit.min(s.len()),
+                "limit {limit}: {text}"
+            );
         }
     }
 

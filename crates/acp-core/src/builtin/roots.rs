@@ -189,7 +189,10 @@ mod tests {
         assert!(got.exists());
         // Relative to the session cwd, with `..` that stays inside, and
         // through a symlink that stays inside.
-        assert_eq!(t.resolve("src/../src/a.txt").unwrap().existing, ["src", "a.txt"]);
+        assert_eq!(
+            t.resolve("src/../src/a.txt").unwrap().existing,
+            ["src", "a.txt"]
+        );
         assert_eq!(t.resolve("inner/a.txt").unwrap().existing, ["src", "a.txt"]);
         // New files and directories: the missing tail is kept.
         let new = t.resolve("src/new/deeper/b.txt").unwrap();

@@ -37,8 +37,10 @@ impl Sessions {
         if !is_new && method != methods::SESSION_LOAD && method != methods::SESSION_RESUME {
             return;
         }
-        let Some(P { cwd: Some(cwd), session_id }) =
-            params.and_then(|p| serde_json::from_str::<P>(p).ok())
+        let Some(P {
+            cwd: Some(cwd),
+            session_id,
+        }) = params.and_then(|p| serde_json::from_str::<P>(p).ok())
         else {
             return;
         };
@@ -93,7 +95,11 @@ mod tests {
         // A failed session/new teaches nothing; other methods are ignored.
         s.on_request(3, "session/new", Some(r#"{"cwd":"/r"}"#));
         s.on_response(3, None);
-        s.on_request(4, "session/prompt", Some(r#"{"cwd":"/x","sessionId":"sess_1"}"#));
+        s.on_request(
+            4,
+            "session/prompt",
+            Some(r#"{"cwd":"/x","sessionId":"sess_1"}"#),
+        );
         assert_eq!(s.cwd("sess_1"), Some(PathBuf::from("/p")));
     }
 }

@@ -13,7 +13,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
 use super::output::OutputBuffer;
-use crate::transport::{adopt_spawned, isolate_process_tree, signal_group, signal_name, GroupSignal};
+use crate::transport::{adopt_spawned, isolate_process_tree, signal_group, GroupSignal};
 
 /// After the command exits, how long its last output may take to arrive
 /// (a background process still holding the pipe must not delay the exit).
@@ -48,7 +48,7 @@ impl TerminalExit {
         #[cfg(unix)]
         let signal = {
             use std::os::unix::process::ExitStatusExt;
-            status.signal().map(signal_name)
+            status.signal().map(crate::transport::signal_name)
         };
         #[cfg(not(unix))]
         let signal = None;

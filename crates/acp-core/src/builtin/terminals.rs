@@ -100,11 +100,15 @@ impl Terminals {
         };
         let cwd = scope.resolve(&cwd_asked)?;
         if !cwd.exists() {
-            return Err(BuiltinError::not_found(format!("cwd {cwd_asked} does not exist")));
+            return Err(BuiltinError::not_found(format!(
+                "cwd {cwd_asked} does not exist"
+            )));
         }
         let cwd = cwd.path();
         if !cwd.is_dir() {
-            return Err(BuiltinError::invalid(format!("cwd {cwd_asked} is not a directory")));
+            return Err(BuiltinError::invalid(format!(
+                "cwd {cwd_asked} is not a directory"
+            )));
         }
         let output_limit = p
             .output_byte_limit
