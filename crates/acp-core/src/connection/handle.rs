@@ -147,11 +147,12 @@ impl Connection {
         check_json_text(params)?;
         let shared = &self.shared;
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let at = Instant::now();
         shared.outgoing.insert(
             id,
             OutgoingRequest {
                 method: method.into(),
-                sent: Instant::now(),
+                sent: at,
                 timer: None,
             },
         );
@@ -161,7 +162,8 @@ impl Connection {
             kind: Kind::Request,
             method: Some(method),
             id: Some(&id_text),
-            duration: None,
+            at,
+            request_at: None,
         };
         if let Err(e) = shared.send_line(rpc::request(id, method, params), meta) {
             shared.outgoing.take(id);
@@ -328,7 +330,8 @@ fn notification_meta(method: &str) -> WireMeta<'_> {
         kind: Kind::Notification,
         method: Some(method),
         id: None,
-        duration: None,
+        at: Instant::now(),
+        request_at: None,
     }
 }
 

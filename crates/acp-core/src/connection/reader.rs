@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde::Deserialize;
 use tokio::io::AsyncReadExt;
@@ -69,11 +70,12 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             return;
         }
     };
+    let at = Instant::now();
     let text = match std::str::from_utf8(line) {
         Ok(text) => text,
         Err(e) => {
             let lossy = String::from_utf8_lossy(line);
-            trace(shared, received(Kind::Invalid, None, None), &lossy, out);
+            trace(shared, received(at, Kind::Invalid, None, None), &lossy, out);
             out.push(protocol_error(
                 shared,
                 "badJson",
@@ -88,7 +90,7 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
         Inbound::Notification { method } => {
             trace(
                 shared,
-                received(Kind::Notification, Some(&method), None),
+                received(at, Kind::Notification, Some(&method), None),
                 text,
                 out,
             );
@@ -101,7 +103,7 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
         Inbound::Request { id, method, params } => {
             trace(
                 shared,
-                received(Kind::Request, Some(&method), Some(id.get())),
+                received(at, Kind::Request, Some(&method), Some(id.get())),
                 text,
                 out,
             );
@@ -112,7 +114,7 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
                     raw_id: id.get().into(),
                     method: method.as_ref().into(),
                     session_id: params.and_then(|p| session_id_of(p.get())),
-                    received: std::time::Instant::now(),
+                    received: at,
                     timer: None,
                 },
             );
@@ -133,10 +135,10 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             } else {
                 Kind::Response
             };
-            let mut meta = received(kind, None, Some(id.get()));
+            let mut meta = received(at, kind, None, Some(id.get()));
             if let Some((_, req)) = &pending {
                 meta.method = Some(&req.method);
-                meta.duration = Some(req.sent.elapsed());
+                meta.request_at = Some(req.sent);
             }
             trace(shared, meta, text, out);
             let Some((id, req)) = pending else {
@@ -165,7 +167,7 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             });
         }
         Inbound::Invalid(invalid) => {
-            trace(shared, received(Kind::Invalid, None, None), text, out);
+            trace(shared, received(at, Kind::Invalid, None, None), text, out);
             on_invalid(shared, invalid, line, out);
         }
     }
@@ -233,13 +235,19 @@ fn cancel_incoming(shared: &Arc<Shared>, text: &str, out: &mut Vec<Event>) {
     }
 }
 
-fn received<'a>(kind: Kind, method: Option<&'a str>, id: Option<&'a str>) -> WireMeta<'a> {
+fn received<'a>(
+    at: Instant,
+    kind: Kind,
+    method: Option<&'a str>,
+    id: Option<&'a str>,
+) -> WireMeta<'a> {
     WireMeta {
         direction: Direction::Receive,
         kind,
         method,
         id,
-        duration: None,
+        at,
+        request_at: None,
     }
 }
 

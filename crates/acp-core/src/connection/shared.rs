@@ -87,7 +87,8 @@ impl Shared {
             kind,
             method: Some(&req.method),
             id: Some(&req.raw_id),
-            duration: Some(req.received.elapsed()),
+            at: std::time::Instant::now(),
+            request_at: Some(req.received),
         };
         self.send_line(line, meta).is_ok()
     }

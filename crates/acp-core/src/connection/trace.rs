@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use super::event::push_json_str;
 
@@ -79,8 +79,10 @@ pub struct WireMeta<'a> {
     pub method: Option<&'a str>,
     /// The JSON-RPC id as JSON text.
     pub id: Option<&'a str>,
-    /// For responses: time since the request crossed the wire.
-    pub duration: Option<Duration>,
+    /// When it crossed the wire.
+    pub at: Instant,
+    /// For responses: when their request crossed the wire.
+    pub request_at: Option<Instant>,
 }
 
 /// One remembered message; its strings are reused when the ring wraps.
@@ -143,7 +145,12 @@ impl Tracer {
         if self.config.history == 0 && !self.config.live {
             return None;
         }
-        let time = self.started_unix_ms + self.started.elapsed().as_secs_f64() * 1000.0;
+        let time = self.started_unix_ms
+            + meta
+                .at
+                .saturating_duration_since(self.started)
+                .as_secs_f64()
+                * 1000.0;
         // The seq is taken under the ring's lock so the ring stays in order.
         let mut ring = self.ring.lock().unwrap_or_else(|e| e.into_inner());
         let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
@@ -206,7 +213,9 @@ fn fill(rec: &mut Record, seq: u64, time: f64, meta: WireMeta<'_>, line: &str, m
     rec.id.clear();
     rec.id.push_str(meta.id.unwrap_or(""));
     rec.bytes = line.len();
-    rec.duration_ms = meta.duration.map(|d| d.as_secs_f64() * 1000.0);
+    rec.duration_ms = meta
+        .request_at
+        .map(|r| meta.at.saturating_duration_since(r).as_secs_f64() * 1000.0);
     let cut = floor_char_boundary(line, max);
     rec.payload.clear();
     rec.payload.push_str(&line[..cut]);
@@ -259,6 +268,7 @@ fn floor_char_boundary(s: &str, max: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn meta(method: &str) -> WireMeta<'_> {
         WireMeta {
@@ -266,7 +276,8 @@ mod tests {
             kind: Kind::Notification,
             method: Some(method),
             id: None,
-            duration: None,
+            at: Instant::now(),
+            request_at: None,
         }
     }
 
@@ -312,6 +323,7 @@ mod tests {
             live: true,
             ..Default::default()
         });
+        let now = Instant::now();
         let live = t
             .record(
                 WireMeta {
@@ -319,7 +331,8 @@ mod tests {
                     kind: Kind::Response,
                     method: Some("session/request_permission"),
                     id: Some(r#""srv_1""#),
-                    duration: Some(Duration::from_micros(1500)),
+                    at: now + Duration::from_micros(1500),
+                    request_at: Some(now),
                 },
                 r#"{"id":"srv_1","result":{}}"#,
             )
