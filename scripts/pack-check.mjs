@@ -12,6 +12,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statS
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { glibcNeeded, newerThan, versionName } from './glibc-ceiling.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TARGET = 'x86_64-unknown-linux-gnu';
@@ -55,21 +56,6 @@ function buildRelease(artifacts) {
   run('npx', ['--no-install', 'napi', 'build', '--platform', '--release', '--use-napi-cross', '--target', TARGET,
     '--output-dir', artifacts, '--no-js', '--dts', 'unused.d.ts']);
   return join(artifacts, NODE_FILE);
-}
-
-/** Highest GLIBC_x.y version the binary requires (from its version-needs section). */
-function glibcNeeded(file) {
-  let text;
-  try {
-    text = execFileSync('readelf', ['--version-info', '--wide', file], { encoding: 'utf8' });
-  } catch (err) {
-    fail(err.code === 'ENOENT' ? 'readelf (binutils) is needed to read symbol versions' : `readelf failed: ${err.message}`);
-  }
-  const needs = text.slice(text.indexOf('Version needs section'));
-  const versions = [...needs.matchAll(/Name: GLIBC_(\d+)\.(\d+)(?:\.(\d+))?/g)].map((m) => [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)]);
-  if (versions.length === 0) fail(`${file} lists no GLIBC symbol versions: is it a glibc binary?`);
-  versions.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
-  return versions.at(-1);
 }
 
 /** Paths inside the tarball `npm pack` would make in `dir`. */
@@ -135,12 +121,14 @@ function main() {
   process.stdout.write(`pack-check: ${NODE_FILE}: ${size} bytes (${(size / 1024 / 1024).toFixed(2)} MiB)\n`);
 
   step(`glibc symbol versions ≤ ${MAX_GLIBC.join('.')}`, () => {
-    const needed = glibcNeeded(built);
-    const name = `GLIBC_${needed.filter((n, i) => i < 2 || n > 0).join('.')}`;
-    process.stdout.write(`pack-check: needs ${name} at most\n`);
-    if (needed[0] > MAX_GLIBC[0] || (needed[0] === MAX_GLIBC[0] && needed[1] > MAX_GLIBC[1])) {
-      fail(`${built} needs ${name}, newer than ${MAX_GLIBC.join('.')}: build it with --use-napi-cross`);
+    let needed;
+    try {
+      needed = glibcNeeded(built);
+    } catch (err) {
+      fail(err.message);
     }
+    process.stdout.write(`pack-check: needs ${versionName(needed)} at most\n`);
+    if (newerThan(needed, MAX_GLIBC)) fail(`${built} needs ${versionName(needed)}, newer than ${MAX_GLIBC.join('.')}: build it with --use-napi-cross`);
   });
 
   // The publish job's layout: npm/<platform>/ packages, filled by `napi
