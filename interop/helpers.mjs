@@ -37,23 +37,34 @@ export function agentaoEnv({ home, llm, extra = {} }) {
 export function recordingClient(t, options) {
   const seen = [];
   const stderr = [];
+  const waiters = [];
+  const note = (entry) => {
+    seen.push(entry);
+    for (const w of waiters.splice(0)) {
+      if (w.pred(entry)) w.resolve(entry);
+      else waiters.push(w);
+    }
+  };
+  /** Resolves with the first entry of `seen` (past or future) that satisfies pred. */
+  const waitFor = (pred) => {
+    const hit = seen.find(pred);
+    return hit ? Promise.resolve(hit) : new Promise((resolve) => waiters.push({ pred, resolve }));
+  };
   const handlers = {};
   for (const [method, fn] of Object.entries(options.handlers ?? {})) {
     handlers[method] = (params, ctx) => {
-      seen.push({ kind: 'request', method, params });
+      note({ kind: 'request', method, params });
       return fn(params, ctx);
     };
   }
   const client = new AcpClient({
     ...options,
     handlers,
-    onSessionUpdate: ({ sessionId, update }) => {
-      seen.push({ kind: 'update', sessionId, update });
-    },
+    onSessionUpdate: ({ sessionId, update }) => note({ kind: 'update', sessionId, update }),
   });
   client.on('stderr', (line) => stderr.push(line));
   t.after(() => client.kill());
-  return { client, seen, stderr };
+  return { client, seen, stderr, waitFor };
 }
 
 /** A real agentao (`agentao --acp --stdio`) on a fake LLM, with a scratch HOME and project dir. */
@@ -64,7 +75,7 @@ export async function startAgentao(t, { handlers = {}, args = [], llm, withLlm =
   }
   home ??= scratchDir(t, 'home');
   cwd ??= scratchDir(t, 'project');
-  const { client, seen, stderr } = recordingClient(t, {
+  const { client, seen, stderr, waitFor } = recordingClient(t, {
     command: peers.agentao,
     args: ['--acp', '--stdio', ...args],
     cwd,
@@ -73,7 +84,7 @@ export async function startAgentao(t, { handlers = {}, args = [], llm, withLlm =
     handlers,
     ...options,
   });
-  return { client, seen, stderr, llm, home, cwd };
+  return { client, seen, stderr, waitFor, llm, home, cwd };
 }
 
 /** The session/update payloads in `seen`, optionally of one kind. */
