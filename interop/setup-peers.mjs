@@ -6,7 +6,7 @@
 //     from PyPI and its examples/ extracted next to the venv.
 // Nothing is skipped: if a peer cannot be installed this fails loudly.
 //
-//   node interop/setup-peers.mjs       # install if missing, print the paths
+//   node interop/setup-peers.mjs [--print]   # install if missing [and print the paths]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -216,7 +216,8 @@ for n, data in found.items():
 if (import.meta.url === `file://${process.argv[1]}`) {
   try {
     const paths = setupPeers();
-    console.log(JSON.stringify(paths, null, 2));
+    if (process.argv.includes('--print')) console.log(JSON.stringify(paths, null, 2));
+    else console.error(`interop: peers ready in ${paths.dir}`);
   } catch (err) {
     console.error(err.message);
     process.exit(1);
