@@ -32,7 +32,8 @@ test('cancel during a slow stream ends the turn cancelled', async (t) => {
   await waitFor((e) => e.kind === 'update' && e.update.sessionUpdate === 'agent_message_chunk');
   assert.equal(client.cancel(sessionId), 0, 'no agent request was pending');
   assert.deepEqual(await turn, { stopReason: 'cancelled' });
-  assert.match(agentText(seen), /^Starting a long answer\. /);
+  // Streamed text up to the cancel reached the host (how much depends on when agentao stops).
+  assert.ok(agentText(seen).startsWith('Starting a long '), agentText(seen));
   // The session is usable again.
   assert.deepEqual(await client.prompt({ sessionId, prompt: 'are you still there' }), { stopReason: 'end_turn' });
   assert.match(agentText(seen), /You said: are you still there$/);

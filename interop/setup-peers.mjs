@@ -146,7 +146,12 @@ export function setupPeers({ log = (line) => process.stderr.write(`${line}\n`) }
     try {
       return readyPeers(dir); // another process finished it meanwhile
     } catch {
-      install(dir, log);
+      try {
+        install(dir, log);
+      } catch (err) {
+        rmSync(dir, { recursive: true, force: true }); // a half install is useless
+        throw err;
+      }
       return readyPeers(dir);
     }
   }, log);
