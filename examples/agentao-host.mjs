@@ -177,6 +177,9 @@ try {
     clientInfo: { name: 'acp-native-example-host', version: '0.1.0' },
     handlers,
     onSessionUpdate: render,
+    // agentao saves the session after stdin EOF and exits by itself (~0.5 s);
+    // SIGTERM (after the grace) would lose the session.
+    closeGraceMs: 15_000,
     // Restart a crashed agent; a crash loses unsaved turns (agentao saves on stdin EOF only).
     restart: { maxRestarts: 3 },
     async onRestart(c, { attempt }) {

@@ -48,3 +48,23 @@ test('a relative cwd is rejected with -32602 before any session exists', async (
   });
   await client.close();
 });
+
+test('a second prompt while a turn runs is -32600 (busy); an unknown session is -32600', async (t) => {
+  const { client, cwd } = await startAgentao(t);
+  await client.initialize();
+  const { sessionId } = await client.newSession({ cwd });
+  const first = client.prompt({ sessionId, prompt: 'hello one' });
+  const second = client.prompt({ sessionId, prompt: 'hello two' });
+  await assert.rejects(second, (err) => {
+    assert.equal(err.rpcCode, -32600);
+    assert.match(err.message, /active turn/);
+    return true;
+  });
+  assert.deepEqual(await first, { stopReason: 'end_turn' });
+  await assert.rejects(client.prompt({ sessionId: 'sess_unknown', prompt: 'x' }), (err) => {
+    assert.equal(err.rpcCode, -32600);
+    assert.match(err.message, /unknown sessionId/);
+    return true;
+  });
+  await client.close();
+});

@@ -105,3 +105,19 @@ test('a killed agentao saved nothing: session/load of that session rejects -3260
   });
   await second.client.close();
 });
+
+test('close() during a turn: agentao answers the prompt (cancelled) after stdin EOF, saves, exits 0', async (t) => {
+  const where = await fixture(t);
+  const { client, waitFor } = await startAgentao(t, where);
+  await client.initialize();
+  const { sessionId } = await client.newSession({ cwd: where.cwd });
+  const turn = client.prompt({ sessionId, prompt: 'slow' });
+  await waitFor((e) => e.kind === 'update' && e.update.sessionUpdate === 'agent_message_chunk');
+  const closing = client.close();
+  // The client kept reading stdout after closing stdin, so the answer arrived.
+  assert.deepEqual(await turn, { stopReason: 'cancelled' });
+  const exit = await closing;
+  assert.equal(exit.exitCode, 0);
+  assert.equal(exit.signal, null, 'agentao needed a signal to stop');
+  assert.equal(readdirSync(join(where.cwd, '.agentao', 'sessions')).length, 1);
+});

@@ -82,6 +82,10 @@ export async function startAgentao(t, { handlers = {}, args = [], llm, withLlm =
     env: agentaoEnv({ home, llm: withLlm ? llm : null, extra: env }),
     replaceEnv: true,
     handlers,
+    // agentao saves sessions on stdin EOF, then exits by itself; give it all
+    // the time it needs rather than SIGTERM it (and lose the session) on a
+    // busy machine. Tests then do not depend on how fast it exits.
+    closeGraceMs: 60_000,
     ...options,
   });
   return { client, seen, stderr, waitFor, llm, home, cwd };
