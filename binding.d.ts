@@ -42,6 +42,10 @@ export declare class AgentConnection {
   get pid(): number
   /** The exit report as JSON text, once the agent is gone. */
   exitInfo(): string | null
+  /** Recent wire messages, oldest first: a JSON array of trace records. */
+  historyJson(): string
+  /** Counters and pending requests by method, as JSON text. */
+  statusJson(): string
   get noiseLines(): number
 }
 
@@ -72,7 +76,20 @@ export interface ConnectionOptions {
   batchMaxMessages?: number
   batchMaxBytes?: number
   inFlightBatches?: number
+  /** Deliver a `[6, record]` trace item for every wire message. */
+  trace?: boolean
+  traceMaxPayloadBytes?: number
+  /** Recent messages kept for `history()`; 0 keeps none. */
+  historySize?: number
+  historyMaxPayloadBytes?: number
 }
 
 /** The ACP protocol version this binding speaks. */
 export declare function protocolVersion(): number
+
+/**
+ * Send the core's log records (JSON text: `{level, target, message,
+ * fields, time}`) to `callback`, at `level` and more severe; `null` or
+ * level `"off"` stops them.
+ */
+export declare function setLogSink(callback: ((arg: string) => unknown) | undefined | null, level: string): void

@@ -1,7 +1,10 @@
 'use strict';
 
 const { EventEmitter } = require('node:events');
+const { writeFile } = require('node:fs/promises');
 const native = require('./loader.js');
+const logging = require('./logging.js');
+const { StatusTracker } = require('./status.js');
 const {
   AcpError,
   fromRpcError,
@@ -19,6 +22,9 @@ const RESPONSE = 2;
 const FAILED = 3;
 const REQUEST_SETTLED = 4;
 const HOST_EVENT = 5;
+const TRACE = 6;
+
+const U32_MAX = 0xffff_ffff;
 
 const DEFAULTS = {
   requestTimeoutMs: 60_000,
@@ -38,6 +44,12 @@ function installExitHook() {
   // 'exit' handlers run synchronously on process.exit(), on a natural exit
   // and after an uncaught exception; the kill is a synchronous syscall.
   process.on('exit', killAllLive);
+}
+
+/** Byte-size options may be Infinity: the native side takes a u32. */
+function bytesOption(v) {
+  if (v === undefined) return undefined;
+  return Number.isFinite(v) ? Math.max(0, Math.min(U32_MAX, Math.floor(v))) : U32_MAX;
 }
 
 function toPromptBlocks(prompt) {
@@ -67,6 +79,8 @@ class AcpClient extends EventEmitter {
   #refd = false;
   #agent = null;
   #stderrTail = '';
+  #status = new StatusTracker((change) => this.emit('state', change));
+  #spawnedOnce = false;
 
   constructor(options) {
     super();
@@ -89,6 +103,9 @@ class AcpClient extends EventEmitter {
     const env = options.env
       ? Object.fromEntries(Object.entries(options.env).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]))
       : undefined;
+    if (options.logger) {
+      logging.register(this, options.logger, options.logLevel ?? 'info', (err) => this.#report(err, 'logger'));
+    }
     let conn;
     try {
       conn = new native.AgentConnection(
@@ -108,6 +125,10 @@ class AcpClient extends EventEmitter {
           batchMaxMessages: options.batchMaxMessages,
           batchMaxBytes: options.batchMaxBytes,
           inFlightBatches: options.inFlightBatches,
+          trace: typeof options.trace === 'function',
+          traceMaxPayloadBytes: bytesOption(options.traceMaxPayloadBytes),
+          historySize: options.historySize,
+          historyMaxPayloadBytes: bytesOption(options.historyMaxPayloadBytes),
         },
         // Batches of a previous process are ignored after a restart.
         (batch) => this.#native === conn && this.#onBatch(batch),
@@ -122,6 +143,9 @@ class AcpClient extends EventEmitter {
     this.#updateRef();
     live.add(this);
     installExitHook();
+    this.#status.spawned(this.#spawnedOnce);
+    this.#spawnedOnce = true;
+    logging.attach(this, conn.pid);
   }
 
   /** Spawn the agent and run `initialize`; resolves to the ready client. */
@@ -159,6 +183,51 @@ class AcpClient extends EventEmitter {
     return this.#native.noiseLines;
   }
 
+  // ---- observability ----------------------------------------------------
+
+  /** Lifecycle state: starting, initializing, ready, busy, closing, closed or failed. */
+  get state() {
+    return this.#status.state;
+  }
+
+  /** A snapshot for status panels and bug reports. */
+  status() {
+    const counters = JSON.parse(this.#native.statusJson());
+    const agent = this.#agent;
+    const tracker = this.#status;
+    return {
+      state: tracker.state,
+      pid: counters.pid,
+      protocolVersion: agent?.protocolVersion ?? null,
+      agentInfo: agent?.agentInfo ?? null,
+      agentCapabilities: agent?.agentCapabilities ?? null,
+      sessions: [...tracker.sessions],
+      promptsInFlight: tracker.promptsInFlight,
+      pendingRequests: counters.pendingRequests,
+      pendingAgentRequests: counters.pendingAgentRequests,
+      messagesIn: counters.messagesIn,
+      messagesOut: counters.messagesOut,
+      bytesIn: counters.bytesIn,
+      bytesOut: counters.bytesOut,
+      noiseLines: counters.noiseLines,
+      restarts: tracker.restarts,
+      lastError: tracker.lastError,
+      exit: this.#exit,
+    };
+  }
+
+  /** The last `historySize` wire messages of the current agent process, oldest first. */
+  history() {
+    return JSON.parse(this.#native.historyJson());
+  }
+
+  /** Write `history()` to `path` as NDJSON (one trace record per line). */
+  async saveHistory(path) {
+    const records = this.history();
+    await writeFile(path, records.map((r) => JSON.stringify(r) + '\n').join(''));
+    return records.length;
+  }
+
   // ---- handlers -------------------------------------------------------
 
   onRequest(method, handler) {
@@ -192,12 +261,15 @@ class AcpClient extends EventEmitter {
       clientInfo: params.clientInfo ?? this.#options.clientInfo ?? { name: 'acp-native', version: PACKAGE_VERSION },
     };
     const timeoutMs = options.timeoutMs ?? this.#options.initializeTimeoutMs;
+    this.#status.initializing();
     return this.request('initialize', request, { ...options, timeoutMs }).then(
       (result) => {
         this.#agent = result;
+        this.#status.initialized();
         return result;
       },
       (err) => {
+        this.#status.initializeFailed(err);
         // A hung agent is useless: stop it, and report what it said.
         if (err.code === 'ERR_ACP_TIMEOUT') {
           this.kill();
@@ -217,11 +289,29 @@ class AcpClient extends EventEmitter {
   }
 
   newSession(params = {}, options) {
-    return this.request('session/new', { cwd: process.cwd(), mcpServers: [], ...params }, options);
+    return this.request('session/new', { cwd: process.cwd(), mcpServers: [], ...params }, options).then((result) => {
+      if (typeof result?.sessionId === 'string') this.#status.sessions.add(result.sessionId);
+      return result;
+    });
   }
 
   loadSession(params, options) {
-    return this.request('session/load', { cwd: process.cwd(), mcpServers: [], ...params }, options);
+    return this.#opening(params, this.request('session/load', { cwd: process.cwd(), mcpServers: [], ...params }, options));
+  }
+
+  /** Count a loaded/resumed session as open once the agent accepts it. */
+  #opening(params, call) {
+    return call.then((result) => {
+      if (typeof params?.sessionId === 'string') this.#status.sessions.add(params.sessionId);
+      return result;
+    });
+  }
+
+  #forgetting(params, call) {
+    return call.then((result) => {
+      this.#status.sessions.delete(params?.sessionId);
+      return result;
+    });
   }
 
   listSessions(params = {}, options) {
@@ -229,15 +319,15 @@ class AcpClient extends EventEmitter {
   }
 
   resumeSession(params, options) {
-    return this.request('session/resume', { cwd: process.cwd(), mcpServers: [], ...params }, options);
+    return this.#opening(params, this.request('session/resume', { cwd: process.cwd(), mcpServers: [], ...params }, options));
   }
 
   closeSession(params, options) {
-    return this.request('session/close', params, options);
+    return this.#forgetting(params, this.request('session/close', params, options));
   }
 
   deleteSession(params, options) {
-    return this.request('session/delete', params, options);
+    return this.#forgetting(params, this.request('session/delete', params, options));
   }
 
   setSessionMode(params, options) {
@@ -249,7 +339,11 @@ class AcpClient extends EventEmitter {
   }
 
   prompt(params, options) {
-    return this.request('session/prompt', { ...params, prompt: toPromptBlocks(params.prompt) }, options);
+    const call = this.request('session/prompt', { ...params, prompt: toPromptBlocks(params.prompt) }, options);
+    this.#status.promptStarted();
+    const ended = () => this.#status.promptEnded();
+    call.then(ended, ended);
+    return call;
   }
 
   /**
@@ -321,6 +415,7 @@ class AcpClient extends EventEmitter {
   close() {
     this.#stopped = true;
     if (!this.#exit) {
+      this.#status.closing();
       this.#closing = true;
       this.#updateRef();
       this.#native.close();
@@ -332,6 +427,7 @@ class AcpClient extends EventEmitter {
   kill() {
     this.#stopped = true;
     if (!this.#exit) {
+      this.#status.closing();
       this.#closing = true;
       this.#native.kill();
       this.#updateRef();
@@ -401,6 +497,9 @@ class AcpClient extends EventEmitter {
           break;
         case HOST_EVENT:
           this.#onHostEvent(item[1], item[2]);
+          break;
+        case TRACE:
+          this.#onTrace(item[1]);
           break;
       }
     }
@@ -493,8 +592,11 @@ class AcpClient extends EventEmitter {
     if (!entry) return;
     this.#pending.delete(id);
     this.#updateRef();
-    if (msg.error !== undefined && msg.error !== null) entry.reject(fromRpcError(msg.error, entry.method));
-    else entry.resolve(msg.result);
+    if (msg.error !== undefined && msg.error !== null) {
+      const err = fromRpcError(msg.error, entry.method);
+      this.#status.error(err);
+      entry.reject(err);
+    } else entry.resolve(msg.result);
   }
 
   #fail(id, err) {
@@ -502,6 +604,7 @@ class AcpClient extends EventEmitter {
     if (!entry) return;
     this.#pending.delete(id);
     this.#updateRef();
+    this.#status.error(err);
     entry.reject(err);
   }
 
@@ -519,9 +622,19 @@ class AcpClient extends EventEmitter {
     }
   }
 
+  #onTrace(record) {
+    try {
+      this.#options.trace(record);
+    } catch (err) {
+      this.#report(err, 'trace');
+    }
+  }
+
   #onExit(info) {
     this.#exit = info;
     live.delete(this);
+    this.#status.exited(info, info.reason === 'closed' || info.reason === 'killed');
+    if (this.#stopped || !this.#options.restart) logging.forget(this);
     // The core settled every pending call before this item; anything left
     // here was registered in the same instant and is settled the same way.
     for (const [id, entry] of this.#pending) {

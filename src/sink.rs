@@ -1,5 +1,5 @@
-//! The one place that knows about ThreadsafeFunction generics: batches of
-//! JSON text go to a JS callback `(batch: string) => void`.
+//! The one place that knows about ThreadsafeFunction generics: JSON text
+//! goes to a JS callback `(text: string) => void`, from any thread.
 
 use napi::bindgen_prelude::Function;
 use napi::threadsafe_function::{
@@ -9,14 +9,15 @@ use napi::{Env, Result, Status};
 
 use acp_core::DeliverySink;
 
-/// Weak: an idle connection does not keep Node alive; see [`JsBatchSink::set_ref`].
-type BatchFn = ThreadsafeFunction<String, UnknownReturnValue, String, Status, false, true>;
+/// Weak: it does not keep Node alive unless [`JsTextCallback::set_ref`] says so.
+type TextFn = ThreadsafeFunction<String, UnknownReturnValue, String, Status, false, true>;
 
-pub struct JsBatchSink {
-    tsfn: BatchFn,
+/// A JS function that takes one string, callable from any thread.
+pub struct JsTextCallback {
+    tsfn: TextFn,
 }
 
-impl JsBatchSink {
+impl JsTextCallback {
     pub fn new(callback: Function<String, UnknownReturnValue>) -> Result<Self> {
         let tsfn = callback
             .build_threadsafe_function::<String>()
@@ -24,6 +25,13 @@ impl JsBatchSink {
             .weak::<true>()
             .build()?;
         Ok(Self { tsfn })
+    }
+
+    /// Queue a call on the JS thread; false once JS is gone.
+    pub fn send(&self, text: String) -> bool {
+        self.tsfn
+            .call(text, ThreadsafeFunctionCallMode::NonBlocking)
+            == Status::Ok
     }
 
     /// Keep the Node event loop alive (`true`) while calls are pending, or
@@ -50,10 +58,11 @@ impl JsBatchSink {
     }
 }
 
+/// Batches of a connection go to its `onBatch` callback.
+pub struct JsBatchSink(pub JsTextCallback);
+
 impl DeliverySink for JsBatchSink {
     fn deliver(&self, batch: String) -> bool {
-        self.tsfn
-            .call(batch, ThreadsafeFunctionCallMode::NonBlocking)
-            == Status::Ok
+        self.0.send(batch)
     }
 }

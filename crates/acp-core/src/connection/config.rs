@@ -1,5 +1,6 @@
 use std::time::Duration;
 
+use super::trace::TraceConfig;
 use crate::transport::AgentCommand;
 
 /// Everything that shapes one connection. `Default` gives the documented
@@ -29,6 +30,8 @@ pub struct ConnectionConfig {
     /// Batches handed to the host and not yet acknowledged, at most. This
     /// is the backpressure: when the host is slow, reading stops.
     pub in_flight_batches: usize,
+    /// Message history and live tracing.
+    pub trace: TraceConfig,
 }
 
 impl Default for ConnectionConfig {
@@ -45,6 +48,7 @@ impl Default for ConnectionConfig {
             batch_max_messages: 1024,
             batch_max_bytes: 1024 * 1024,
             in_flight_batches: 2,
+            trace: TraceConfig::default(),
         }
     }
 }

@@ -8,7 +8,8 @@
 //! - `[3, id, error]`: our request `id` failed locally (timeout, closed…);
 //! - `[4, token, reason]`: the agent request `token` was answered for the
 //!   host (cancelled, timed out, connection closed): abort its handler;
-//! - `[5, name, payload]`: a connection event (`stderr`, `exit`, …).
+//! - `[5, name, payload]`: a connection event (`stderr`, `exit`, …);
+//! - `[6, record]`: a live trace record of one wire message (see `trace`).
 
 use std::fmt::Write;
 
@@ -19,11 +20,31 @@ pub const QUEUE_BUDGET_BYTES: u32 = 8 * 1024 * 1024;
 #[derive(Debug)]
 pub enum Event {
     Notification(String),
-    Request { token: u64, raw: String },
-    Response { id: u64, raw: String },
-    Failed { id: u64, error: String },
-    RequestSettled { token: u64, reason: &'static str },
-    Host { name: &'static str, payload: String },
+    Request {
+        token: u64,
+        raw: String,
+    },
+    Response {
+        id: u64,
+        raw: String,
+    },
+    Failed {
+        id: u64,
+        error: String,
+    },
+    RequestSettled {
+        token: u64,
+        reason: &'static str,
+    },
+    Host {
+        name: &'static str,
+        payload: String,
+    },
+    /// `budgeted`: the reader reserved queue budget for it.
+    Trace {
+        record: String,
+        budgeted: bool,
+    },
 }
 
 impl Event {
@@ -53,6 +74,10 @@ impl Event {
                 let _ = write!(out, "[5,\"{name}\",");
                 out.push_str(payload);
             }
+            Event::Trace { record, .. } => {
+                out.push_str("[6,");
+                out.push_str(record);
+            }
         }
         out.push(']');
     }
@@ -64,6 +89,10 @@ impl Event {
             Event::Notification(raw) | Event::Request { raw, .. } | Event::Response { raw, .. } => {
                 raw.len().min(QUEUE_BUDGET_BYTES as usize) as u32
             }
+            Event::Trace {
+                record,
+                budgeted: true,
+            } => record.len().min(QUEUE_BUDGET_BYTES as usize) as u32,
             _ => 0,
         }
     }
@@ -71,7 +100,37 @@ impl Event {
 
 /// A JSON string literal.
 pub fn json_str(s: &str) -> String {
-    serde_json::to_string(s).expect("a str always serialises")
+    let mut out = String::with_capacity(s.len() + 2);
+    push_json_str(&mut out, s);
+    out
+}
+
+/// Append `s` as a JSON string literal, copying runs that need no escape.
+pub fn push_json_str(out: &mut String, s: &str) {
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escaped = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        // Every byte matched above is ASCII, so these are char boundaries.
+        out.push_str(&s[start..i]);
+        if escaped.is_empty() {
+            let _ = write!(out, "\\u{b:04x}");
+        } else {
+            out.push_str(escaped);
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
 }
 
 #[cfg(test)]
@@ -115,5 +174,20 @@ mod tests {
         assert_eq!(v[1][1], 9);
         assert_eq!(v[4][2], "cancelled");
         assert_eq!(v[5][2], "a\"b\n");
+    }
+
+    #[test]
+    fn json_str_escapes_like_serde() {
+        for s in [
+            "",
+            "plain",
+            "q\"b\\s",
+            "nl\n cr\r tab\t",
+            "\u{1}\u{1f}x",
+            "é中😀",
+            "\u{7f}",
+        ] {
+            assert_eq!(json_str(s), serde_json::to_string(s).unwrap(), "{s:?}");
+        }
     }
 }
