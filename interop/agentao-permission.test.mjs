@@ -3,7 +3,7 @@
 // _agentao.cn/ask_user extension.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAgentao, updates, agentText } from './helpers.mjs';
 
@@ -85,6 +85,18 @@ test('allow_always is remembered for the next call in the same session, not in a
   await client.prompt({ sessionId: other.sessionId, prompt: 'shell: touch third.txt' });
   assert.equal(calls.length, 2);
   assert.equal(calls[1].sessionId, other.sessionId);
+  await client.close();
+});
+
+test('writing an ordinary file needs no permission in the default mode', async (t) => {
+  const calls = [];
+  const { client, seen, cwd, sessionId } = await sessionWith(t, { 'session/request_permission': choose('allow_once', calls) });
+  await client.prompt({ sessionId, prompt: 'write: notes.txt written by the agent' });
+  assert.equal(calls.length, 0);
+  assert.equal(readFileSync(join(cwd, 'notes.txt'), 'utf8'), 'written by the agent');
+  const tool = updates(seen, 'tool_call')[0];
+  assert.equal(tool.title, 'write_file');
+  assert.equal(tool.kind, 'edit');
   await client.close();
 });
 

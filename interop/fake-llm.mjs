@@ -4,10 +4,11 @@
 // keyword script, records every request it received, and closes itself
 // after `lifetimeMs` even if a test forgets to.
 //
-// Script: the text of the conversation's last user message is matched
-// against each rule's `match` (substring or RegExp); the first rule that
-// matches answers. `steps[i]` answers the i-th model call of that turn
-// (i = assistant messages after the last user message), so a tool call in
+// Script: the user's words in the conversation's last user message (minus
+// the agent's <system-reminder> blocks) are matched against each rule's
+// `match` (substring or RegExp); the first rule that matches answers.
+// `steps[i]` answers the i-th model call of that turn (i = assistant
+// messages since that user message), so a tool call in
 // step 0 is followed by step 1 once the agent sends the tool's result.
 // A step is an object or `(ctx) => object`:
 //   { text, reasoning, toolCalls: [{ name, arguments }], trickle, status, error }
@@ -139,7 +140,8 @@ export async function startFakeLlm({ script = DEFAULT_SCRIPT, lifetimeMs = 180_0
   const waiters = [];
   const sockets = new Set();
   const timers = new Set();
-  let nextCall = 0;
+  let nextCall = 0; // tool call ids
+  let nextCompletion = 0;
   let closed = false;
 
   const record = (entry) => {
@@ -193,7 +195,7 @@ export async function startFakeLlm({ script = DEFAULT_SCRIPT, lifetimeMs = 180_0
   }
 
   function stream(res, modelName, step) {
-    const id = `chatcmpl-fake-${nextCall}`;
+    const id = `chatcmpl-fake-${nextCompletion++}`;
     const created = Math.floor(Date.now() / 1000);
     const chunk = (delta, finishReason = null, extra = {}) =>
       `data: ${JSON.stringify({
