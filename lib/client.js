@@ -25,6 +25,7 @@ const HOST_EVENT = 5;
 const TRACE = 6;
 
 const U32_MAX = 0xffff_ffff;
+const EMPTY = Object.freeze([]);
 
 const DEFAULTS = {
   requestTimeoutMs: 60_000,
@@ -68,7 +69,10 @@ class AcpClient extends EventEmitter {
   #options;
   #pending = new Map(); // our request id → { resolve, reject, method }
   #requestHandlers = new Map(); // method → handler
-  #notificationHandlers = new Map(); // method → Set<handler>
+  // method → handlers; arrays replaced (never mutated) on change, so a
+  // dispatch loop in progress is unaffected and the hot path needs no iterator.
+  #notificationHandlers = new Map();
+  #catchAll = EMPTY;
   #running = new Map(); // agent request token → AbortController
   #exit = null;
   #exitWaiters = [];
@@ -238,10 +242,19 @@ class AcpClient extends EventEmitter {
 
   onNotification(method, handler) {
     if (typeof handler !== 'function') throw new TypeError(`handler for ${method} must be a function`);
-    let set = this.#notificationHandlers.get(method);
-    if (!set) this.#notificationHandlers.set(method, (set = new Set()));
-    set.add(handler);
-    return { dispose: () => set.delete(handler) };
+    const entry = { handler, catchAll: method === '*' };
+    this.#setHandlers(method, [...this.#handlersOf(method), entry]);
+    return { dispose: () => this.#setHandlers(method, this.#handlersOf(method).filter((e) => e !== entry)) };
+  }
+
+  #handlersOf(method) {
+    return method === '*' ? this.#catchAll : (this.#notificationHandlers.get(method) ?? EMPTY);
+  }
+
+  #setHandlers(method, list) {
+    if (method === '*') this.#catchAll = list;
+    else if (list.length === 0) this.#notificationHandlers.delete(method);
+    else this.#notificationHandlers.set(method, list);
   }
 
   onSessionUpdate(handler) {
@@ -469,66 +482,74 @@ class AcpClient extends EventEmitter {
     try {
       items = JSON.parse(text);
     } catch (err) {
-      this.#native.ack();
+      this.#ack();
       this.#report(err, 'batch');
       return;
     }
     let waits = null;
-    for (let i = 0; i < items.length; i++) {
-      const item = items[i];
-      switch (item[0]) {
+    // Items are flat triples: kind, a, b (see the core's event.rs).
+    for (let i = 0; i < items.length; i += 3) {
+      switch (items[i]) {
         case NOTIFICATION: {
-          const pending = this.#dispatchNotification(item[1]);
+          const pending = this.#dispatchNotification(items[i + 1], items[i + 2] ?? undefined);
           if (pending) (waits ??= []).push(...pending);
           break;
         }
         case REQUEST:
-          this.#dispatchRequest(item[1], item[2]);
+          this.#dispatchRequest(items[i + 1], items[i + 2]);
           break;
         case RESPONSE:
-          this.#settle(item[1], item[2]);
+          this.#settle(items[i + 1], items[i + 2]);
           break;
         case FAILED:
-          this.#fail(item[1], fromLocalFailure(item[2]));
+          this.#fail(items[i + 1], fromLocalFailure(items[i + 2]));
           break;
         case REQUEST_SETTLED:
-          this.#running.get(item[1])?.abort(new AcpError('ERR_ACP_ABORTED', `request ${item[2]}`));
-          this.#running.delete(item[1]);
+          this.#running.get(items[i + 1])?.abort(new AcpError('ERR_ACP_ABORTED', `request ${items[i + 2]}`));
+          this.#running.delete(items[i + 1]);
           break;
         case HOST_EVENT:
-          this.#onHostEvent(item[1], item[2]);
+          this.#onHostEvent(items[i + 1], items[i + 2]);
           break;
         case TRACE:
-          this.#onTrace(item[1]);
+          this.#onTrace(items[i + 1]);
           break;
       }
     }
     // Backpressure: the next batches wait for async notification handlers.
     if (waits) {
-      Promise.allSettled(waits).then(() => this.#native.ack());
+      Promise.allSettled(waits).then(() => this.#ack());
     } else {
-      this.#native.ack();
+      this.#ack();
     }
   }
 
-  #dispatchNotification(msg) {
+  /**
+   * Ask for the next batch only after the event loop had a turn: Node
+   * runs queued native calls back to back, so acknowledging at once would
+   * let a flood keep timers and I/O of the host waiting.
+   */
+  #ack() {
+    const conn = this.#native;
+    setImmediate(() => conn.ack());
+  }
+
+  #dispatchNotification(method, params) {
+    const specific = this.#notificationHandlers.get(method) ?? EMPTY;
+    const any = this.#catchAll;
+    if (specific.length === 0 && any.length === 0) return null;
+    const msg = { jsonrpc: '2.0', method, params };
     let pending = null;
-    const specific = this.#notificationHandlers.get(msg.method);
-    if (specific) {
-      for (const handler of specific) pending = this.#invoke(handler, msg, false, pending);
-    }
-    const any = this.#notificationHandlers.get('*');
-    if (any) {
-      for (const handler of any) pending = this.#invoke(handler, msg, true, pending);
-    }
+    for (let i = 0; i < specific.length; i++) pending = this.#invoke(specific[i], msg, pending);
+    for (let i = 0; i < any.length; i++) pending = this.#invoke(any[i], msg, pending);
     return pending;
   }
 
   /** Call one notification handler; collect its Promise for backpressure. */
-  #invoke(handler, msg, catchAll, pending) {
+  #invoke(entry, msg, pending) {
     try {
-      const r = catchAll ? handler(msg.method, msg.params, msg) : handler(msg.params, msg);
-      if (isThenable(r)) {
+      const r = entry.catchAll ? entry.handler(msg.method, msg.params, msg) : entry.handler(msg.params, msg);
+      if (r !== undefined && isThenable(r)) {
         (pending ??= []).push(Promise.resolve(r).catch((err) => this.#report(err, msg.method)));
       }
     } catch (err) {

@@ -59,7 +59,7 @@ impl Connection {
             spawn_agent(&config.command)?
         };
         tracing::info!(pid = agent.pid, program = %config.command.program, "agent started");
-        let (outbox, writer_queue) = Outbox::new(config.max_write_queue_bytes);
+        let (outbox, writer_queue) = Outbox::new(agent.stdin, config.max_write_queue_bytes);
         let (events, events_rx) = mpsc::channel(EVENT_QUEUE);
         let slots = Arc::new(Semaphore::new(config.in_flight_batches.max(1)));
         let queue_budget = Arc::new(Semaphore::new(QUEUE_BUDGET_BYTES as usize));
@@ -95,7 +95,7 @@ impl Connection {
                 max_bytes: config.batch_max_bytes.max(1),
             },
         ));
-        rt.spawn(run_writer(agent.stdin, writer_queue));
+        rt.spawn(run_writer(writer_queue));
         let reader = rt.spawn(run_reader(
             agent.stdout,
             shared.clone(),

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use tokio::io::AsyncReadExt;
 use tokio::process::ChildStdout;
 
-use super::event::{json_str, Event};
+use super::event::{json_str, Event, NotificationParts};
 use super::shared::Shared;
 use super::trace::{Direction, Kind, WireMeta};
 use crate::acp::{self, methods};
@@ -87,7 +87,7 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
     };
     match rpc::classify(text.as_bytes()) {
         Inbound::Blank => {}
-        Inbound::Notification { method } => {
+        Inbound::Notification { method, params } => {
             trace(
                 shared,
                 received(at, Kind::Notification, Some(&method), None),
@@ -97,7 +97,10 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             if method == methods::CANCEL_REQUEST {
                 cancel_incoming(shared, text, out);
             } else {
-                out.push(Event::Notification(text.to_owned()));
+                out.push(Event::Notification {
+                    raw: text.to_owned(),
+                    parts: NotificationParts::locate(text, &method, params.map(|p| p.get())),
+                });
             }
         }
         Inbound::Request { id, method, params } => {
