@@ -1,5 +1,6 @@
 // `acp-native chat`: an interactive terminal host for any ACP agent, built
 // on AcpClient. One session; each line the user enters is a prompt.
+import { resolve } from 'node:path';
 import { AcpClient } from '../index.mjs';
 import { Renderer } from './render.mjs';
 import { LineInput, choosePermission, askUser } from './prompts.mjs';
@@ -12,7 +13,8 @@ const QUIT = Symbol('quit');
  * `clientOptions` are merged into the AcpClient options (`record` adds its
  * trace hook there).
  */
-export async function runChat({ agent, cwd = process.cwd(), showStderr = false, clientOptions = {}, stdin = process.stdin, stdout = process.stdout }) {
+export async function runChat({ agent, cwd: cwdOption, showStderr = false, clientOptions = {}, stdin = process.stdin, stdout = process.stdout }) {
+  const cwd = resolve(cwdOption ?? '.'); // ACP wants an absolute session cwd
   let input;
   const renderer = new Renderer(stdout, { beforeWrite: () => input?.breakLine() });
   let sessionId = null;

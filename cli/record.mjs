@@ -1,10 +1,11 @@
 // `acp-native record`: a chat session that also writes every wire message
 // (AcpClient's `trace` hook, whole payloads) to an NDJSON file.
 import { closeSync, openSync, writeSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { runChat } from './chat.mjs';
 import { header } from './recording.mjs';
 
-export async function runRecord({ agent, cwd = process.cwd(), showStderr, out }) {
+export async function runRecord({ agent, cwd, showStderr, out }) {
   let fd;
   try {
     fd = openSync(out, 'w');
@@ -17,7 +18,7 @@ export async function runRecord({ agent, cwd = process.cwd(), showStderr, out })
   // message even if this process is killed.
   const write = (value) => writeSync(fd, `${JSON.stringify(value)}\n`);
   try {
-    write(header({ agent, cwd }));
+    write(header({ agent, cwd: resolve(cwd ?? '.') }));
     const trace = (record) => {
       write(record);
       count++;
