@@ -1,6 +1,9 @@
 // Drive a command in a real terminal: a private tmux server, keys in,
 // screen text out. Used by the CLI tests.
 import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Throws a clear error when tmux is not installed (CI installs it). */
@@ -14,9 +17,9 @@ export function requireTmux() {
 
 let serial = 0;
 
-/** A tmux session on its own server socket, 120×40, running `shellCommand`. */
+/** A tmux session on its own server socket (removed on close), 120×40, running `shellCommand`. */
 export class Terminal {
-  #socket = `acp-native-test-${process.pid}-${++serial}`;
+  #socket = join(tmpdir(), `acp-native-tmux-${process.pid}-${++serial}`);
 
   constructor(shellCommand, { cwd = process.cwd(), env = {} } = {}) {
     this.#tmux(['new-session', '-d', '-s', 'main', '-x', '120', '-y', '40', '-c', cwd, shellCommand], {
@@ -25,7 +28,7 @@ export class Terminal {
   }
 
   #tmux(args, options = {}) {
-    return execFileSync('tmux', ['-L', this.#socket, '-f', '/dev/null', ...args], { encoding: 'utf8', stdio: 'pipe', ...options });
+    return execFileSync('tmux', ['-S', this.#socket, '-f', '/dev/null', ...args], { encoding: 'utf8', stdio: 'pipe', ...options });
   }
 
   /** Type `keys` (tmux key names such as `Enter`, `C-c`, `C-d` are allowed). */
@@ -68,5 +71,6 @@ export class Terminal {
     } catch {
       // already gone
     }
+    rmSync(this.#socket, { force: true });
   }
 }
