@@ -51,6 +51,10 @@ export declare class AgentConnection {
   builtinMethods(): Array<string>
   /** Built-in terminals created and not yet released. */
   get openTerminals(): number
+  /** Recent wire messages, oldest first: a JSON array of trace records. */
+  historyJson(): string
+  /** Counters and pending requests by method, as JSON text. */
+  statusJson(): string
   get noiseLines(): number
 }
 
@@ -81,6 +85,12 @@ export interface ConnectionOptions {
   batchMaxMessages?: number
   batchMaxBytes?: number
   inFlightBatches?: number
+  /** Deliver a `[6, record]` trace item for every wire message. */
+  trace?: boolean
+  traceMaxPayloadBytes?: number
+  /** Recent messages kept for `history()`; 0 keeps none. */
+  historySize?: number
+  historyMaxPayloadBytes?: number
   /** Built-in `fs/*` handlers; absent = off. */
   fs?: FsOptions
   /** Built-in `terminal/*` handlers; absent = off. */
@@ -98,6 +108,13 @@ export interface FsOptions {
 
 /** The ACP protocol version this binding speaks. */
 export declare function protocolVersion(): number
+
+/**
+ * Send the core's log records (JSON text: `{level, target, message,
+ * fields, time}`) to `callback`, at `level` and more severe; `null` or
+ * level `"off"` stops them.
+ */
+export declare function setLogSink(callback: ((arg: string) => unknown) | undefined | null, level: string): void
 
 /** Built-in terminals (absolute `roots`; none = the session cwd). */
 export interface TerminalOptions {

@@ -838,3 +838,4 @@ module.exports = nativeBinding
 module.exports.AgentConnection = nativeBinding.AgentConnection
 module.exports.clientCapabilities = nativeBinding.clientCapabilities
 module.exports.protocolVersion = nativeBinding.protocolVersion
+module.exports.setLogSink = nativeBinding.setLogSink

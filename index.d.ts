@@ -224,7 +224,99 @@ export interface AcpClientOptions {
    * method takes all five.
    */
   terminals?: boolean | TerminalOptions;
+  /**
+   * Called with a {@link TraceRecord} for every message in both directions,
+   * in wire order (sends in the order they were queued). Off by default;
+   * when off nothing is built for it. A throwing callback is reported as
+   * `handlerError` and never breaks the connection.
+   */
+  trace?: (record: TraceRecord) => void;
+  /** Payload bytes a live trace record carries (default 65536; `Infinity` for whole lines). */
+  traceMaxPayloadBytes?: number;
+  /** Wire messages kept for {@link AcpClient.history} (default 2000; 0 keeps none). */
+  historySize?: number;
+  /** Payload bytes each history record keeps (default 4096). */
+  historyMaxPayloadBytes?: number;
+  /**
+   * Receives the native core's log records about this client's agent
+   * (spawn, stop sequence, timeouts, protocol errors). The addon itself
+   * never writes to stdout or stderr.
+   */
+  logger?: (record: LogRecord) => void;
+  /** The most verbose level passed to `logger` (default `'info'`). */
+  logLevel?: LogLevel;
 }
+
+/** One wire message, as seen by `trace` and kept by `history()`. */
+export interface TraceRecord {
+  /** Order of the message on this connection, from 1. */
+  seq: number;
+  /** When it crossed the wire: ms since the Unix epoch (sub-ms precision). */
+  time: number;
+  direction: 'send' | 'receive';
+  /** `error` is a response carrying a JSON-RPC error; `invalid` a line that is not a JSON-RPC message. */
+  kind: 'request' | 'response' | 'error' | 'notification' | 'invalid';
+  /** The method; for responses, the method of the request they answer. */
+  method?: string;
+  /** The JSON-RPC id exactly as on the wire. */
+  id?: string | number;
+  /** Size of the line in bytes (without the newline). */
+  bytes: number;
+  /** Responses: time since the matching request crossed the wire. */
+  durationMs?: number;
+  /** The line as text, cut to the configured size on a character boundary. */
+  payload: string;
+  /** Present (and true) when `payload` was cut. */
+  truncated?: true;
+}
+
+export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
+/** A log record from the native core. */
+export interface LogRecord {
+  level: Exclude<LogLevel, 'off'>;
+  /** The Rust module it came from, e.g. `acp_core::connection::supervisor`. */
+  target: string;
+  message: string;
+  /** Structured fields; `pid` names the agent process it is about. */
+  fields: Record<string, string | number | boolean>;
+  time: number;
+}
+
+/** Lifecycle states, see {@link AcpClient.state}. */
+export type ClientState = 'starting' | 'initializing' | 'ready' | 'busy' | 'closing' | 'closed' | 'failed';
+
+/** What {@link AcpClient.status} returns. */
+export interface ClientStatus {
+  state: ClientState;
+  pid: number;
+  protocolVersion: number | null;
+  agentInfo: acp.Implementation | null;
+  agentCapabilities: acp.AgentCapabilities | null;
+  /** Sessions opened (new/load/resume) and not closed or deleted, on this agent process. */
+  sessions: string[];
+  promptsInFlight: number;
+  /** Our requests still waiting for the agent, by method. */
+  pendingRequests: Record<string, number>;
+  /** The agent's requests still waiting for a handler, by method. */
+  pendingAgentRequests: Record<string, number>;
+  messagesIn: number;
+  messagesOut: number;
+  bytesIn: number;
+  bytesOut: number;
+  noiseLines: number;
+  /** Automatic restarts so far. */
+  restarts: number;
+  lastError: { code: string; message: string; time: number } | null;
+  exit: ExitInfo | null;
+}
+
+/**
+ * Process-wide logger for the native core's records about every client
+ * (records about one agent also go to that client's `logger`).
+ * `setLogger(null)` removes it.
+ */
+export declare function setLogger(logger: ((record: LogRecord) => void) | null, options?: { level?: LogLevel }): void;
 
 export interface Disposable {
   dispose(): void;
@@ -243,8 +335,14 @@ export interface AcpClientEvents {
   restart: [info: { attempt: number; exit: ExitInfo }];
   /** The restart policy gave up (budget spent, or the respawn failed). */
   restartFailed: [info: { reason: string; exit: ExitInfo; error?: unknown }];
-  /** A notification handler threw or rejected (without a listener: a process warning). */
+  /** A notification handler, the `trace` callback or the `logger` threw or rejected (without a listener: a process warning). */
   handlerError: [error: unknown, method: string];
+  /**
+   * The lifecycle state changed: `starting → initializing → ready ⇄ busy →
+   * closing → closed`, or `failed` (unexpected exit, failed initialize);
+   * a restart goes back to `starting`.
+   */
+  state: [change: { state: ClientState; previous: ClientState; reason?: string }];
 }
 
 /**
@@ -280,6 +378,16 @@ export declare class AcpClient extends EventEmitter<AcpClientEvents> {
   readonly noiseLines: number;
   /** Built-in terminals the agent created and has not released. */
   readonly openTerminals: number;
+
+  /** The lifecycle state (the `state` event reports each change). */
+  readonly state: ClientState;
+
+  /** A snapshot for status panels and bug reports: state, agent, sessions, pending requests by method, counters, last error. */
+  status(): ClientStatus;
+  /** The last `historySize` wire messages of the current agent process, oldest first. Works with `trace` off. */
+  history(): TraceRecord[];
+  /** Write `history()` to a file as NDJSON (one record per line); resolves with the record count. */
+  saveHistory(path: string): Promise<number>;
 
   /** Register (or replace) the handler of an agent → client request. */
   onRequest<M extends keyof ClientRequestHandlers>(method: M, handler: ClientRequestHandlers[M]): Disposable;

@@ -3,8 +3,9 @@
 const { AcpClient } = require('./lib/client.js');
 const { AcpError, RpcError } = require('./lib/errors.js');
 const native = require('./lib/loader.js');
+const { setLogger } = require('./lib/logging.js');
 
 /** The ACP protocol version this client speaks. */
 const PROTOCOL_VERSION = native.protocolVersion();
 
-module.exports = { AcpClient, AcpError, RpcError, PROTOCOL_VERSION };
+module.exports = { AcpClient, AcpError, RpcError, PROTOCOL_VERSION, setLogger };

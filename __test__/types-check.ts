@@ -4,4 +4,13 @@ c.onSessionUpdate(({ update }) => { if (update.sessionUpdate === 'plan') update.
 c.on('exit', (i) => i.exitCode);
 async function f() { const r = await c.prompt({ sessionId: 's', prompt: 'hi' }); const s: string = r.stopReason; const u: SessionUpdate | null = null; return [s, u]; }
 f().catch((e: AcpError) => e.code);
+import { setLogger, type TraceRecord, type ClientStatus } from '../index.js';
+const t = new AcpClient({ command: 'x', trace: (r: TraceRecord) => r.durationMs?.toFixed(1), traceMaxPayloadBytes: Infinity, historySize: 10, logger: (r) => r.fields.pid, logLevel: 'debug' });
+t.on('state', ({ state, previous }) => state === 'busy' && previous === 'ready');
+const st: ClientStatus = t.status();
+const pending: number | undefined = st.pendingRequests['session/prompt'];
+const h: TraceRecord[] = t.history();
+t.saveHistory('/tmp/x').then((n: number) => [n, h, pending]);
+setLogger((r) => r.level === 'warn', { level: 'warn' });
+setLogger(null);
 const b = new AcpClient({ command: 'x', fs: { roots: ['/p'], readOnly: true }, terminals: { maxTerminals: 4, env: { CI: '1' } } }); const open: number = b.openTerminals; void open;

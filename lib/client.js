@@ -1,7 +1,10 @@
 'use strict';
 
 const { EventEmitter } = require('node:events');
+const { writeFile } = require('node:fs/promises');
 const native = require('./loader.js');
+const logging = require('./logging.js');
+const { StatusTracker } = require('./status.js');
 const {
   AcpError,
   fromRpcError,
@@ -20,6 +23,10 @@ const RESPONSE = 2;
 const FAILED = 3;
 const REQUEST_SETTLED = 4;
 const HOST_EVENT = 5;
+const TRACE = 6;
+
+const U32_MAX = 0xffff_ffff;
+const EMPTY = Object.freeze([]);
 
 const DEFAULTS = {
   requestTimeoutMs: 60_000,
@@ -41,6 +48,12 @@ function installExitHook() {
   process.on('exit', killAllLive);
 }
 
+/** Byte-size options may be Infinity: the native side takes a u32. */
+function bytesOption(v) {
+  if (v === undefined) return undefined;
+  return Number.isFinite(v) ? Math.max(0, Math.min(U32_MAX, Math.floor(v))) : U32_MAX;
+}
+
 function toPromptBlocks(prompt) {
   return typeof prompt === 'string' ? [{ type: 'text', text: prompt }] : prompt;
 }
@@ -57,7 +70,10 @@ class AcpClient extends EventEmitter {
   #options;
   #pending = new Map(); // our request id → { resolve, reject, method }
   #requestHandlers = new Map(); // method → handler
-  #notificationHandlers = new Map(); // method → Set<handler>
+  // method → handlers; arrays replaced (never mutated) on change, so a
+  // dispatch loop in progress is unaffected and the hot path needs no iterator.
+  #notificationHandlers = new Map();
+  #catchAll = EMPTY;
   #running = new Map(); // agent request token → AbortController
   #exit = null;
   #exitWaiters = [];
@@ -69,6 +85,8 @@ class AcpClient extends EventEmitter {
   #agent = null;
   #stderrTail = '';
   #builtins; // normalised `fs` / `terminals` options
+  #status = new StatusTracker((change) => this.emit('state', change));
+  #spawnedOnce = false;
 
   constructor(options) {
     super();
@@ -92,6 +110,9 @@ class AcpClient extends EventEmitter {
     const env = options.env
       ? Object.fromEntries(Object.entries(options.env).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]))
       : undefined;
+    if (options.logger) {
+      logging.register(this, options.logger, options.logLevel ?? 'info', (err) => this.#report(err, 'logger'));
+    }
     let conn;
     try {
       conn = new native.AgentConnection(
@@ -113,6 +134,10 @@ class AcpClient extends EventEmitter {
           inFlightBatches: options.inFlightBatches,
           ...this.#builtins,
           hostMethods: [...this.#requestHandlers.keys()],
+          trace: typeof options.trace === 'function',
+          traceMaxPayloadBytes: bytesOption(options.traceMaxPayloadBytes),
+          historySize: options.historySize,
+          historyMaxPayloadBytes: bytesOption(options.historyMaxPayloadBytes),
         },
         // Batches of a previous process are ignored after a restart.
         (batch) => this.#native === conn && this.#onBatch(batch),
@@ -127,6 +152,9 @@ class AcpClient extends EventEmitter {
     this.#updateRef();
     live.add(this);
     installExitHook();
+    this.#status.spawned(this.#spawnedOnce);
+    this.#spawnedOnce = true;
+    logging.attach(this, conn.pid);
   }
 
   /** Spawn the agent and run `initialize`; resolves to the ready client. */
@@ -169,6 +197,51 @@ class AcpClient extends EventEmitter {
     return this.#native.noiseLines;
   }
 
+  // ---- observability ----------------------------------------------------
+
+  /** Lifecycle state: starting, initializing, ready, busy, closing, closed or failed. */
+  get state() {
+    return this.#status.state;
+  }
+
+  /** A snapshot for status panels and bug reports. */
+  status() {
+    const counters = JSON.parse(this.#native.statusJson());
+    const agent = this.#agent;
+    const tracker = this.#status;
+    return {
+      state: tracker.state,
+      pid: counters.pid,
+      protocolVersion: agent?.protocolVersion ?? null,
+      agentInfo: agent?.agentInfo ?? null,
+      agentCapabilities: agent?.agentCapabilities ?? null,
+      sessions: [...tracker.sessions],
+      promptsInFlight: tracker.promptsInFlight,
+      pendingRequests: counters.pendingRequests,
+      pendingAgentRequests: counters.pendingAgentRequests,
+      messagesIn: counters.messagesIn,
+      messagesOut: counters.messagesOut,
+      bytesIn: counters.bytesIn,
+      bytesOut: counters.bytesOut,
+      noiseLines: counters.noiseLines,
+      restarts: tracker.restarts,
+      lastError: tracker.lastError,
+      exit: this.#exit,
+    };
+  }
+
+  /** The last `historySize` wire messages of the current agent process, oldest first. */
+  history() {
+    return JSON.parse(this.#native.historyJson());
+  }
+
+  /** Write `history()` to `path` as NDJSON (one trace record per line). */
+  async saveHistory(path) {
+    const records = this.history();
+    await writeFile(path, records.map((r) => JSON.stringify(r) + '\n').join(''));
+    return records.length;
+  }
+
   // ---- handlers -------------------------------------------------------
 
   onRequest(method, handler) {
@@ -187,10 +260,19 @@ class AcpClient extends EventEmitter {
 
   onNotification(method, handler) {
     if (typeof handler !== 'function') throw new TypeError(`handler for ${method} must be a function`);
-    let set = this.#notificationHandlers.get(method);
-    if (!set) this.#notificationHandlers.set(method, (set = new Set()));
-    set.add(handler);
-    return { dispose: () => set.delete(handler) };
+    const entry = { handler, catchAll: method === '*' };
+    this.#setHandlers(method, [...this.#handlersOf(method), entry]);
+    return { dispose: () => this.#setHandlers(method, this.#handlersOf(method).filter((e) => e !== entry)) };
+  }
+
+  #handlersOf(method) {
+    return method === '*' ? this.#catchAll : (this.#notificationHandlers.get(method) ?? EMPTY);
+  }
+
+  #setHandlers(method, list) {
+    if (method === '*') this.#catchAll = list;
+    else if (list.length === 0) this.#notificationHandlers.delete(method);
+    else this.#notificationHandlers.set(method, list);
   }
 
   onSessionUpdate(handler) {
@@ -211,12 +293,15 @@ class AcpClient extends EventEmitter {
       clientInfo: params.clientInfo ?? this.#options.clientInfo ?? { name: 'acp-native', version: PACKAGE_VERSION },
     };
     const timeoutMs = options.timeoutMs ?? this.#options.initializeTimeoutMs;
+    this.#status.initializing();
     return this.request('initialize', request, { ...options, timeoutMs }).then(
       (result) => {
         this.#agent = result;
+        this.#status.initialized();
         return result;
       },
       (err) => {
+        this.#status.initializeFailed(err);
         // A hung agent is useless: stop it, and report what it said.
         if (err.code === 'ERR_ACP_TIMEOUT') {
           this.kill();
@@ -236,11 +321,29 @@ class AcpClient extends EventEmitter {
   }
 
   newSession(params = {}, options) {
-    return this.request('session/new', { cwd: process.cwd(), mcpServers: [], ...params }, options);
+    return this.request('session/new', { cwd: process.cwd(), mcpServers: [], ...params }, options).then((result) => {
+      if (typeof result?.sessionId === 'string') this.#status.sessions.add(result.sessionId);
+      return result;
+    });
   }
 
   loadSession(params, options) {
-    return this.request('session/load', { cwd: process.cwd(), mcpServers: [], ...params }, options);
+    return this.#opening(params, this.request('session/load', { cwd: process.cwd(), mcpServers: [], ...params }, options));
+  }
+
+  /** Count a loaded/resumed session as open once the agent accepts it. */
+  #opening(params, call) {
+    return call.then((result) => {
+      if (typeof params?.sessionId === 'string') this.#status.sessions.add(params.sessionId);
+      return result;
+    });
+  }
+
+  #forgetting(params, call) {
+    return call.then((result) => {
+      this.#status.sessions.delete(params?.sessionId);
+      return result;
+    });
   }
 
   listSessions(params = {}, options) {
@@ -248,15 +351,15 @@ class AcpClient extends EventEmitter {
   }
 
   resumeSession(params, options) {
-    return this.request('session/resume', { cwd: process.cwd(), mcpServers: [], ...params }, options);
+    return this.#opening(params, this.request('session/resume', { cwd: process.cwd(), mcpServers: [], ...params }, options));
   }
 
   closeSession(params, options) {
-    return this.request('session/close', params, options);
+    return this.#forgetting(params, this.request('session/close', params, options));
   }
 
   deleteSession(params, options) {
-    return this.request('session/delete', params, options);
+    return this.#forgetting(params, this.request('session/delete', params, options));
   }
 
   setSessionMode(params, options) {
@@ -268,7 +371,11 @@ class AcpClient extends EventEmitter {
   }
 
   prompt(params, options) {
-    return this.request('session/prompt', { ...params, prompt: toPromptBlocks(params.prompt) }, options);
+    const call = this.request('session/prompt', { ...params, prompt: toPromptBlocks(params.prompt) }, options);
+    this.#status.promptStarted();
+    const ended = () => this.#status.promptEnded();
+    call.then(ended, ended);
+    return call;
   }
 
   /**
@@ -340,6 +447,7 @@ class AcpClient extends EventEmitter {
   close() {
     this.#stopped = true;
     if (!this.#exit) {
+      this.#status.closing();
       this.#closing = true;
       this.#updateRef();
       this.#native.close();
@@ -351,6 +459,7 @@ class AcpClient extends EventEmitter {
   kill() {
     this.#stopped = true;
     if (!this.#exit) {
+      this.#status.closing();
       this.#closing = true;
       this.#native.kill();
       this.#updateRef();
@@ -392,63 +501,74 @@ class AcpClient extends EventEmitter {
     try {
       items = JSON.parse(text);
     } catch (err) {
-      this.#native.ack();
+      this.#ack();
       this.#report(err, 'batch');
       return;
     }
     let waits = null;
-    for (let i = 0; i < items.length; i++) {
-      const item = items[i];
-      switch (item[0]) {
+    // Items are flat triples: kind, a, b (see the core's event.rs).
+    for (let i = 0; i < items.length; i += 3) {
+      switch (items[i]) {
         case NOTIFICATION: {
-          const pending = this.#dispatchNotification(item[1]);
+          const pending = this.#dispatchNotification(items[i + 1], items[i + 2] ?? undefined);
           if (pending) (waits ??= []).push(...pending);
           break;
         }
         case REQUEST:
-          this.#dispatchRequest(item[1], item[2]);
+          this.#dispatchRequest(items[i + 1], items[i + 2]);
           break;
         case RESPONSE:
-          this.#settle(item[1], item[2]);
+          this.#settle(items[i + 1], items[i + 2]);
           break;
         case FAILED:
-          this.#fail(item[1], fromLocalFailure(item[2]));
+          this.#fail(items[i + 1], fromLocalFailure(items[i + 2]));
           break;
         case REQUEST_SETTLED:
-          this.#running.get(item[1])?.abort(new AcpError('ERR_ACP_ABORTED', `request ${item[2]}`));
-          this.#running.delete(item[1]);
+          this.#running.get(items[i + 1])?.abort(new AcpError('ERR_ACP_ABORTED', `request ${items[i + 2]}`));
+          this.#running.delete(items[i + 1]);
           break;
         case HOST_EVENT:
-          this.#onHostEvent(item[1], item[2]);
+          this.#onHostEvent(items[i + 1], items[i + 2]);
+          break;
+        case TRACE:
+          this.#onTrace(items[i + 1]);
           break;
       }
     }
     // Backpressure: the next batches wait for async notification handlers.
     if (waits) {
-      Promise.allSettled(waits).then(() => this.#native.ack());
+      Promise.allSettled(waits).then(() => this.#ack());
     } else {
-      this.#native.ack();
+      this.#ack();
     }
   }
 
-  #dispatchNotification(msg) {
+  /**
+   * Ask for the next batch only after the event loop had a turn: Node
+   * runs queued native calls back to back, so acknowledging at once would
+   * let a flood keep timers and I/O of the host waiting.
+   */
+  #ack() {
+    const conn = this.#native;
+    setImmediate(() => conn.ack());
+  }
+
+  #dispatchNotification(method, params) {
+    const specific = this.#notificationHandlers.get(method) ?? EMPTY;
+    const any = this.#catchAll;
+    if (specific.length === 0 && any.length === 0) return null;
+    const msg = { jsonrpc: '2.0', method, params };
     let pending = null;
-    const specific = this.#notificationHandlers.get(msg.method);
-    if (specific) {
-      for (const handler of specific) pending = this.#invoke(handler, msg, false, pending);
-    }
-    const any = this.#notificationHandlers.get('*');
-    if (any) {
-      for (const handler of any) pending = this.#invoke(handler, msg, true, pending);
-    }
+    for (let i = 0; i < specific.length; i++) pending = this.#invoke(specific[i], msg, pending);
+    for (let i = 0; i < any.length; i++) pending = this.#invoke(any[i], msg, pending);
     return pending;
   }
 
   /** Call one notification handler; collect its Promise for backpressure. */
-  #invoke(handler, msg, catchAll, pending) {
+  #invoke(entry, msg, pending) {
     try {
-      const r = catchAll ? handler(msg.method, msg.params, msg) : handler(msg.params, msg);
-      if (isThenable(r)) {
+      const r = entry.catchAll ? entry.handler(msg.method, msg.params, msg) : entry.handler(msg.params, msg);
+      if (r !== undefined && isThenable(r)) {
         (pending ??= []).push(Promise.resolve(r).catch((err) => this.#report(err, msg.method)));
       }
     } catch (err) {
@@ -512,8 +632,11 @@ class AcpClient extends EventEmitter {
     if (!entry) return;
     this.#pending.delete(id);
     this.#updateRef();
-    if (msg.error !== undefined && msg.error !== null) entry.reject(fromRpcError(msg.error, entry.method));
-    else entry.resolve(msg.result);
+    if (msg.error !== undefined && msg.error !== null) {
+      const err = fromRpcError(msg.error, entry.method);
+      this.#status.error(err);
+      entry.reject(err);
+    } else entry.resolve(msg.result);
   }
 
   #fail(id, err) {
@@ -521,6 +644,7 @@ class AcpClient extends EventEmitter {
     if (!entry) return;
     this.#pending.delete(id);
     this.#updateRef();
+    this.#status.error(err);
     entry.reject(err);
   }
 
@@ -538,9 +662,19 @@ class AcpClient extends EventEmitter {
     }
   }
 
+  #onTrace(record) {
+    try {
+      this.#options.trace(record);
+    } catch (err) {
+      this.#report(err, 'trace');
+    }
+  }
+
   #onExit(info) {
     this.#exit = info;
     live.delete(this);
+    this.#status.exited(info, info.reason === 'closed' || info.reason === 'killed');
+    if (this.#stopped || !this.#options.restart) logging.forget(this);
     // The core settled every pending call before this item; anything left
     // here was registered in the same instant and is settled the same way.
     for (const [id, entry] of this.#pending) {

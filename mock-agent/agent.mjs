@@ -7,8 +7,9 @@
 //
 // Flags: --string-ids (agent→client ids like agentao's "srv_<hex>"),
 // --protocol-version N, --banner (noise on stdout at start),
-// --stderr-before-init BYTES, --ignore-eof, --ignore-sigterm.
+// --stderr-before-init BYTES, --ignore-eof, --ignore-sigterm, --wire-log FILE.
 import { createInterface } from 'node:readline';
+import { appendFileSync } from 'node:fs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -21,6 +22,18 @@ const stringIds = flag('--string-ids');
 const protocolVersion = JSON.parse(value('--protocol-version', '1'));
 const stderrBeforeInit = Number(value('--stderr-before-init', '0'));
 if (flag('--ignore-sigterm')) process.on('SIGTERM', () => {});
+// --wire-log FILE: every line read and written, as {dir: 'in'|'out', line}.
+const wireLog = value('--wire-log');
+const logWire = (dir, text) => {
+  for (const line of text.split('\n')) if (line) appendFileSync(wireLog, JSON.stringify({ dir, line }) + '\n');
+};
+if (wireLog) {
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = (chunk, ...rest) => {
+    logWire('out', String(chunk));
+    return write(chunk, ...rest);
+  };
+}
 if (flag('--banner')) process.stdout.write('mock-agent 1.0 starting (this line is not JSON)\n');
 
 const send = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
@@ -317,6 +330,7 @@ function onNotification(msg) {
 
 const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
 rl.on('line', (line) => {
+  if (wireLog) logWire('in', line);
   if (!line.trim()) return;
   let msg;
   try {

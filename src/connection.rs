@@ -10,7 +10,7 @@ use napi_derive::napi;
 use crate::errors::{call_error, spawn_error};
 use crate::options::ConnectionOptions;
 use crate::runtime;
-use crate::sink::JsBatchSink;
+use crate::sink::{JsBatchSink, JsTextCallback};
 
 /// Low-level connection to one agent process. Use `AcpClient` from the
 /// package instead; this class is its engine and may change.
@@ -33,7 +33,7 @@ impl AgentConnection {
         options: ConnectionOptions,
         on_batch: Function<String, UnknownReturnValue>,
     ) -> Result<Self> {
-        let sink = Arc::new(JsBatchSink::new(on_batch)?);
+        let sink = Arc::new(JsBatchSink(JsTextCallback::new(on_batch)?));
         let config: ConnectionConfig = options.into();
         // Spawned here, on the JS thread, so PR_SET_PDEATHSIG ties the
         // agent to the host's main thread rather than a pool thread.
@@ -123,7 +123,7 @@ impl AgentConnection {
     /// Keep Node alive while `true` (pending calls), let it exit when `false`.
     #[napi]
     pub fn set_ref(&self, env: Env, keep_alive: bool) -> Result<()> {
-        self.sink.set_ref(&env, keep_alive)
+        self.sink.0.set_ref(&env, keep_alive)
     }
 
     #[napi(getter)]
@@ -158,6 +158,18 @@ impl AgentConnection {
     #[napi(getter)]
     pub fn open_terminals(&self) -> u32 {
         self.conn.open_terminals() as u32
+    }
+
+    /// Recent wire messages, oldest first: a JSON array of trace records.
+    #[napi]
+    pub fn history_json(&self) -> String {
+        self.conn.history_json()
+    }
+
+    /// Counters and pending requests by method, as JSON text.
+    #[napi]
+    pub fn status_json(&self) -> String {
+        self.conn.status_json()
     }
 
     #[napi(getter)]

@@ -5,6 +5,7 @@
 
 mod connection;
 mod errors;
+mod logging;
 mod options;
 mod runtime;
 mod sink;
@@ -12,6 +13,7 @@ mod sink;
 use napi_derive::napi;
 
 pub use connection::AgentConnection;
+pub use logging::set_log_sink;
 
 /// `clientCapabilities` for the given agent → client methods the host
 /// handles (JSON text).

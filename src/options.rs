@@ -2,6 +2,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use acp_core::builtin::{BuiltinConfig, FsConfig, TerminalConfig};
+use acp_core::connection::TraceConfig;
 use acp_core::{AgentCommand, ConnectionConfig};
 use napi_derive::napi;
 
@@ -25,6 +26,12 @@ pub struct ConnectionOptions {
     pub batch_max_messages: Option<u32>,
     pub batch_max_bytes: Option<u32>,
     pub in_flight_batches: Option<u32>,
+    /// Deliver a `[6, record]` trace item for every wire message.
+    pub trace: Option<bool>,
+    pub trace_max_payload_bytes: Option<u32>,
+    /// Recent messages kept for `history()`; 0 keeps none.
+    pub history_size: Option<u32>,
+    pub history_max_payload_bytes: Option<u32>,
     /// Built-in `fs/*` handlers; absent = off.
     pub fs: Option<FsOptions>,
     /// Built-in `terminal/*` handlers; absent = off.
@@ -98,6 +105,7 @@ fn ms(v: u32) -> Duration {
 impl From<ConnectionOptions> for ConnectionConfig {
     fn from(o: ConnectionOptions) -> Self {
         let d = ConnectionConfig::default();
+        let t = TraceConfig::default();
         let mut env: Vec<(String, String)> = o.env.unwrap_or_default().into_iter().collect();
         env.sort();
         ConnectionConfig {
@@ -132,6 +140,16 @@ impl From<ConnectionOptions> for ConnectionConfig {
                 fs: o.fs.map(Into::into),
                 terminals: o.terminals.map(Into::into),
                 host_methods: o.host_methods.unwrap_or_default(),
+            },
+            trace: TraceConfig {
+                live: o.trace.unwrap_or(t.live),
+                live_max_payload: o
+                    .trace_max_payload_bytes
+                    .map_or(t.live_max_payload, |v| v as usize),
+                history: o.history_size.map_or(t.history, |v| v as usize),
+                history_max_payload: o
+                    .history_max_payload_bytes
+                    .map_or(t.history_max_payload, |v| v as usize),
             },
         }
     }

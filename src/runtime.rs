@@ -9,7 +9,7 @@ pub fn handle() -> Handle {
     RUNTIME
         .get_or_init(|| {
             Builder::new_multi_thread()
-                .worker_threads(2)
+                .worker_threads(1)
                 .thread_name("acp-native")
                 .enable_all()
                 .build()

@@ -1,29 +1,64 @@
-//! The one place that knows about ThreadsafeFunction generics: batches of
-//! JSON text go to a JS callback `(batch: string) => void`.
+//! The one place that knows about ThreadsafeFunction generics: JSON text
+//! goes to a JS callback `(text: string) => void`, from any thread.
 
-use napi::bindgen_prelude::Function;
+use napi::bindgen_prelude::{Function, ToNapiValue};
 use napi::threadsafe_function::{
-    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
+    ThreadsafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
 };
-use napi::{Env, Result, Status};
+use napi::{sys, Env, Result, Status};
 
 use acp_core::DeliverySink;
 
-/// Weak: an idle connection does not keep Node alive; see [`JsBatchSink::set_ref`].
-type BatchFn = ThreadsafeFunction<String, UnknownReturnValue, String, Status, false, true>;
+/// Weak: it does not keep Node alive unless [`JsTextCallback::set_ref`] says so.
+type TextFn = ThreadsafeFunction<String, UnknownReturnValue, JsText, Status, false, true>;
 
-pub struct JsBatchSink {
-    tsfn: BatchFn,
+/// A string for JS. ASCII text (almost every batch: JSON escapes what is
+/// not) is handed over as Latin-1, a plain copy, skipping V8's UTF-8 decode.
+struct JsText(String);
+
+impl ToNapiValue for JsText {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        let text = val.0;
+        if !text.is_ascii() {
+            return String::to_napi_value(env, text);
+        }
+        let mut out = std::ptr::null_mut();
+        let status = sys::napi_create_string_latin1(
+            env,
+            text.as_ptr().cast(),
+            text.len() as isize,
+            &mut out,
+        );
+        if status != sys::Status::napi_ok {
+            return Err(napi::Error::new(
+                Status::from(status),
+                "cannot create a JS string",
+            ));
+        }
+        Ok(out)
+    }
 }
 
-impl JsBatchSink {
+/// A JS function that takes one string, callable from any thread.
+pub struct JsTextCallback {
+    tsfn: TextFn,
+}
+
+impl JsTextCallback {
     pub fn new(callback: Function<String, UnknownReturnValue>) -> Result<Self> {
         let tsfn = callback
             .build_threadsafe_function::<String>()
             .callee_handled::<false>()
             .weak::<true>()
-            .build()?;
+            .build_callback(|ctx: ThreadsafeCallContext<String>| Ok(JsText(ctx.value)))?;
         Ok(Self { tsfn })
+    }
+
+    /// Queue a call on the JS thread; false once JS is gone.
+    pub fn send(&self, text: String) -> bool {
+        self.tsfn
+            .call(text, ThreadsafeFunctionCallMode::NonBlocking)
+            == Status::Ok
     }
 
     /// Keep the Node event loop alive (`true`) while calls are pending, or
@@ -50,10 +85,11 @@ impl JsBatchSink {
     }
 }
 
+/// Batches of a connection go to its `onBatch` callback.
+pub struct JsBatchSink(pub JsTextCallback);
+
 impl DeliverySink for JsBatchSink {
     fn deliver(&self, batch: String) -> bool {
-        self.tsfn
-            .call(batch, ThreadsafeFunctionCallMode::NonBlocking)
-            == Status::Ok
+        self.0.send(batch)
     }
 }

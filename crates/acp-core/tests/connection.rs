@@ -24,13 +24,21 @@ struct Harness {
 
 impl Harness {
     fn spawn(program: &str, args: &[&str]) -> Result<Self, acp_core::transport::SpawnError> {
+        Self::spawn_with(program, args, |_| {})
+    }
+
+    fn spawn_with(
+        program: &str,
+        args: &[&str],
+        tune: impl FnOnce(&mut ConnectionConfig),
+    ) -> Result<Self, acp_core::transport::SpawnError> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .unwrap();
         let (tx, rx) = mpsc::channel();
-        let config = ConnectionConfig {
+        let mut config = ConnectionConfig {
             command: AgentCommand {
                 program: program.into(),
                 args: args.iter().map(|s| s.to_string()).collect(),
@@ -40,6 +48,7 @@ impl Harness {
             term_grace: Duration::from_millis(300),
             ..Default::default()
         };
+        tune(&mut config);
         let sink = Arc::new(ChannelSink(std::sync::Mutex::new(tx)));
         let conn = Connection::spawn(config, sink, rt.handle())?;
         Ok(Self {
@@ -68,8 +77,10 @@ impl Harness {
                 .recv_timeout(Duration::from_secs(10))
                 .expect("no delivery within 10 s");
             self.conn.ack();
-            let items: Vec<Value> = serde_json::from_str(&batch).expect("a batch is a JSON array");
-            self.backlog.extend(items);
+            let flat: Vec<Value> = serde_json::from_str(&batch).expect("a batch is a JSON array");
+            assert_eq!(flat.len() % 3, 0, "items are triples");
+            self.backlog
+                .extend(flat.chunks(3).map(|item| Value::Array(item.to_vec())));
         }
     }
 
@@ -115,7 +126,8 @@ fn a_turn_is_delivered_in_wire_order_with_its_response_last() {
     let updates: Vec<&Value> = before.iter().filter(|i| i[0] == 0).collect();
     assert_eq!(updates.len(), 3000);
     for (n, u) in updates.iter().enumerate() {
-        assert_eq!(u[1]["params"]["update"]["content"]["text"], format!("b{n}"));
+        assert_eq!(u[1], "session/update");
+        assert_eq!(u[2]["update"]["content"]["text"], format!("b{n}"));
     }
     assert_eq!(answer[2]["result"]["stopReason"], "end_turn");
     h.conn.close();
@@ -226,4 +238,50 @@ fn request_timeout_fails_only_that_request() {
             break;
         }
     }
+}
+
+#[test]
+fn lines_written_directly_and_queued_stay_whole_and_in_order() {
+    // `cat` echoes every line back: what we wrote arrives as notifications.
+    let mut h = Harness::spawn("cat", &[]).unwrap();
+    let sizes = [10usize, 200_000, 3, 70_000, 1, 500_000, 64];
+    let total = 600;
+    for n in 0..total {
+        let pad = "p".repeat(sizes[n % sizes.len()]);
+        let params = json!({"n": n, "pad": pad}).to_string();
+        h.conn.notify("echo", Some(&params)).unwrap();
+    }
+    for n in 0..total {
+        let item = h.next();
+        assert_eq!(item[0], 0, "{item}");
+        assert_eq!(item[2]["n"], n);
+        assert_eq!(
+            item[2]["pad"].as_str().unwrap().len(),
+            sizes[n % sizes.len()]
+        );
+    }
+}
+
+#[test]
+fn an_agent_that_stops_reading_makes_sends_fail_with_backpressure() {
+    let h = Harness::spawn_with("sh", &["-c", "sleep 30"], |c| {
+        c.max_write_queue_bytes = 1 << 20;
+    })
+    .unwrap();
+    let big = json!({"pad": "x".repeat(256 * 1024)}).to_string();
+    let mut sent = 0;
+    let err = loop {
+        match h.conn.notify("fill", Some(&big)) {
+            Ok(()) => sent += 1,
+            Err(e) => break e,
+        }
+        assert!(sent < 100, "never pushed back");
+    };
+    assert!(
+        matches!(err, acp_core::connection::CallError::Backpressure(_)),
+        "{err}"
+    );
+    // The pipe took some lines directly, the queue the rest up to its limit.
+    assert!(sent >= 4, "{sent}");
+    h.conn.kill();
 }

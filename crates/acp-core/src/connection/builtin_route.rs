@@ -40,8 +40,8 @@ pub(super) fn try_serve(
 }
 
 /// Taken already if the request was cancelled or the connection ended.
-fn answer(shared: &Shared, token: u64, reply: crate::acp::Reply) {
+fn answer(shared: &Arc<Shared>, token: u64, reply: crate::acp::Reply) {
     if let Some(req) = shared.incoming.take(token) {
-        shared.send_reply(&req.raw_id, reply);
+        shared.send_reply(&req, reply);
     }
 }

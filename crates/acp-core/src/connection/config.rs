@@ -1,5 +1,6 @@
 use std::time::Duration;
 
+use super::trace::TraceConfig;
 use crate::builtin::BuiltinConfig;
 use crate::transport::AgentCommand;
 
@@ -32,6 +33,8 @@ pub struct ConnectionConfig {
     pub in_flight_batches: usize,
     /// Built-in `fs/*` and `terminal/*` handlers (off by default).
     pub builtins: BuiltinConfig,
+    /// Message history and live tracing.
+    pub trace: TraceConfig,
 }
 
 impl Default for ConnectionConfig {
@@ -49,6 +52,7 @@ impl Default for ConnectionConfig {
             batch_max_bytes: 1024 * 1024,
             in_flight_batches: 2,
             builtins: BuiltinConfig::default(),
+            trace: TraceConfig::default(),
         }
     }
 }

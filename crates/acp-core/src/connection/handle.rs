@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, Notify, Semaphore};
@@ -16,6 +16,7 @@ use super::reader::run_reader;
 use super::shared::Shared;
 use super::stderr::run_stderr;
 use super::supervisor::{supervise, Supervised};
+use super::trace::{Direction, Kind, Tracer, WireMeta};
 use crate::acp::{self, methods};
 use crate::builtin::Builtins;
 use crate::rpc::{self, OutgoingRequest};
@@ -58,7 +59,8 @@ impl Connection {
             let _guard = rt.enter();
             spawn_agent(&config.command)?
         };
-        let (outbox, writer_queue) = Outbox::new(config.max_write_queue_bytes);
+        tracing::info!(pid = agent.pid, program = %config.command.program, "agent started");
+        let (outbox, writer_queue) = Outbox::new(agent.stdin, config.max_write_queue_bytes);
         let (events, events_rx) = mpsc::channel(EVENT_QUEUE);
         let slots = Arc::new(Semaphore::new(config.in_flight_batches.max(1)));
         let queue_budget = Arc::new(Semaphore::new(QUEUE_BUDGET_BYTES as usize));
@@ -81,6 +83,7 @@ impl Connection {
             stop_requested: Notify::new(),
             exit: OnceLock::new(),
             builtins: Builtins::new(config.builtins.clone()),
+            tracer: Tracer::new(config.trace.clone()),
         });
 
         rt.spawn(run_delivery(
@@ -94,7 +97,7 @@ impl Connection {
                 max_bytes: config.batch_max_bytes.max(1),
             },
         ));
-        rt.spawn(run_writer(agent.stdin, writer_queue));
+        rt.spawn(run_writer(writer_queue));
         let reader = rt.spawn(run_reader(
             agent.stdout,
             shared.clone(),
@@ -146,15 +149,26 @@ impl Connection {
         check_json_text(params)?;
         let shared = &self.shared;
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let at = Instant::now();
         shared.outgoing.insert(
             id,
             OutgoingRequest {
                 method: method.into(),
+                sent: at,
                 timer: None,
             },
         );
         shared.builtins.sessions().on_request(id, method, params);
-        if let Err(e) = shared.outbox.send(rpc::request(id, method, params)) {
+        let id_text = id.to_string();
+        let meta = WireMeta {
+            direction: Direction::Send,
+            kind: Kind::Request,
+            method: Some(method),
+            id: Some(&id_text),
+            at,
+            request_at: None,
+        };
+        if let Err(e) = shared.send_line(rpc::request(id, method, params), meta) {
             shared.outgoing.take(id);
             return Err(self.send_failed(e));
         }
@@ -169,12 +183,18 @@ impl Connection {
         self.check_open()?;
         check_json_text(params)?;
         self.shared
-            .outbox
-            .send(rpc::notification(method, params))
+            .send_line(rpc::notification(method, params), notification_meta(method))
             .map_err(|e| self.send_failed(e))
     }
 
     fn send_failed(&self, e: OutboxError) -> CallError {
+        if let OutboxError::Full { queued, .. } = e {
+            tracing::warn!(
+                pid = self.shared.pid,
+                queued,
+                "agent is not reading its stdin; call refused"
+            );
+        }
         match e {
             OutboxError::Closed => CallError::Closed(self.exit_info()),
             full => CallError::Backpressure(full),
@@ -187,10 +207,10 @@ impl Connection {
         let taken = self.shared.outgoing.take(id).is_some();
         if taken && notify_agent && !self.shared.closing.load(Ordering::SeqCst) {
             let params = format!(r#"{{"requestId":{id}}}"#);
-            let _ = self
-                .shared
-                .outbox
-                .send(rpc::notification(methods::CANCEL_REQUEST, Some(&params)));
+            let _ = self.shared.send_line(
+                rpc::notification(methods::CANCEL_REQUEST, Some(&params)),
+                notification_meta(methods::CANCEL_REQUEST),
+            );
         }
         taken
     }
@@ -203,7 +223,7 @@ impl Connection {
             return false;
         };
         self.shared
-            .send_reply(&req.raw_id, acp::sanitize_reply(&req.method, result))
+            .send_reply(&req, acp::sanitize_reply(&req.method, result))
     }
 
     /// Answer the agent's request `token` with an error. Permission and
@@ -213,10 +233,8 @@ impl Connection {
         let Some(req) = self.shared.incoming.take(token) else {
             return false;
         };
-        self.shared.send_reply(
-            &req.raw_id,
-            acp::error_reply(&req.method, code, message, data),
-        )
+        self.shared
+            .send_reply(&req, acp::error_reply(&req.method, code, message, data))
     }
 
     /// `session/cancel`, then answer every request of that session the agent
@@ -240,7 +258,7 @@ impl Connection {
         self.notify(methods::SESSION_CANCEL, Some(&params))?;
         for (_, req) in &taken {
             self.shared
-                .send_reply(&req.raw_id, acp::cancelled_reply(&req.method));
+                .send_reply(req, acp::cancelled_reply(&req.method));
         }
         Ok(taken.len())
     }
@@ -289,9 +307,51 @@ impl Connection {
         self.shared.outgoing.len()
     }
 
+    /// The recent-message history, oldest first, as a JSON array of trace
+    /// records (see the `trace` module).
+    pub fn history_json(&self) -> String {
+        self.shared.tracer.history_json()
+    }
+
+    /// Counters and pending requests as a JSON object, for status panels:
+    /// `{pid, messagesIn, messagesOut, bytesIn, bytesOut, noiseLines,
+    /// pendingRequests: {method: n}, pendingAgentRequests: {method: n}}`.
+    pub fn status_json(&self) -> String {
+        let c = &self.shared.tracer.counters;
+        let counts = |pairs: Vec<(String, usize)>| {
+            let body: Vec<String> = pairs
+                .iter()
+                .map(|(m, n)| format!("{}:{n}", json_str(m)))
+                .collect();
+            format!("{{{}}}", body.join(","))
+        };
+        format!(
+            r#"{{"pid":{},"messagesIn":{},"messagesOut":{},"bytesIn":{},"bytesOut":{},"noiseLines":{},"pendingRequests":{},"pendingAgentRequests":{}}}"#,
+            self.shared.pid,
+            c.messages_in.load(Ordering::Relaxed),
+            c.messages_out.load(Ordering::Relaxed),
+            c.bytes_in.load(Ordering::Relaxed),
+            c.bytes_out.load(Ordering::Relaxed),
+            self.noise_lines(),
+            counts(self.shared.outgoing.count_by(|r| &r.method)),
+            counts(self.shared.incoming.count_by(|r| &r.method)),
+        )
+    }
+
     /// Non-JSON lines seen on stdout so far.
     pub fn noise_lines(&self) -> u64 {
         self.shared.noise_lines.load(Ordering::Relaxed)
+    }
+}
+
+fn notification_meta(method: &str) -> WireMeta<'_> {
+    WireMeta {
+        direction: Direction::Send,
+        kind: Kind::Notification,
+        method: Some(method),
+        id: None,
+        at: Instant::now(),
+        request_at: None,
     }
 }
 

@@ -12,9 +12,11 @@ mod reader;
 mod shared;
 mod stderr;
 mod supervisor;
+mod trace;
 
 pub use config::ConnectionConfig;
 pub use delivery::DeliverySink;
 pub use event::Event;
 pub use exit::ExitInfo;
 pub use handle::{CallError, Connection, WeakConnection};
+pub use trace::TraceConfig;

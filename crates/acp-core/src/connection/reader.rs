@@ -5,14 +5,16 @@
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde::Deserialize;
 use tokio::io::AsyncReadExt;
 use tokio::process::ChildStdout;
 
 use super::builtin_route;
-use super::event::{json_str, Event};
+use super::event::{json_str, Event, NotificationParts};
 use super::shared::Shared;
+use super::trace::{Direction, Kind, WireMeta};
 use crate::acp::{self, methods};
 use crate::rpc::{self, Inbound, IncomingRequest, Invalid};
 use crate::transport::{Frame, LineFramer};
@@ -61,6 +63,7 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
         Frame::Line(line) => line,
         Frame::Oversized { bytes } => {
             out.push(protocol_error(
+                shared,
                 "oversized",
                 &format!("skipped a {bytes}-byte line over the max line size"),
                 b"",
@@ -68,10 +71,14 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             return;
         }
     };
+    let at = Instant::now();
     let text = match std::str::from_utf8(line) {
         Ok(text) => text,
         Err(e) => {
+            let lossy = String::from_utf8_lossy(line);
+            trace(shared, received(at, Kind::Invalid, None, None), &lossy, out);
             out.push(protocol_error(
+                shared,
                 "badJson",
                 &format!("invalid UTF-8: {e}"),
                 line,
@@ -81,11 +88,29 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
     };
     match rpc::classify(text.as_bytes()) {
         Inbound::Blank => {}
-        Inbound::Notification { method } if method == methods::CANCEL_REQUEST => {
-            cancel_incoming(shared, text, out);
+        Inbound::Notification { method, params } => {
+            trace(
+                shared,
+                received(at, Kind::Notification, Some(&method), None),
+                text,
+                out,
+            );
+            if method == methods::CANCEL_REQUEST {
+                cancel_incoming(shared, text, out);
+            } else {
+                out.push(Event::Notification {
+                    raw: text.to_owned(),
+                    parts: NotificationParts::locate(text, &method, params.map(|p| p.get())),
+                });
+            }
         }
-        Inbound::Notification { .. } => out.push(Event::Notification(text.to_owned())),
         Inbound::Request { id, method, params } => {
+            trace(
+                shared,
+                received(at, Kind::Request, Some(&method), Some(id.get())),
+                text,
+                out,
+            );
             let token = shared.next_token.fetch_add(1, Ordering::Relaxed);
             shared.incoming.insert(
                 token,
@@ -93,6 +118,7 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
                     raw_id: id.get().into(),
                     method: method.as_ref().into(),
                     session_id: params.and_then(|p| session_id_of(p.get())),
+                    received: at,
                     timer: None,
                 },
             );
@@ -105,14 +131,26 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
                 raw: text.to_owned(),
             });
         }
-        Inbound::Response { id, result, .. } => {
+        Inbound::Response { id, result, error } => {
             let pending = id
                 .get()
                 .parse::<u64>()
                 .ok()
                 .and_then(|n| shared.outgoing.take(n).map(|req| (n, req)));
+            let kind = if error.is_some() {
+                Kind::Error
+            } else {
+                Kind::Response
+            };
+            let mut meta = received(at, kind, None, Some(id.get()));
+            if let Some((_, req)) = &pending {
+                meta.method = Some(&req.method);
+                meta.request_at = Some(req.sent);
+            }
+            trace(shared, meta, text, out);
             let Some((id, req)) = pending else {
                 out.push(protocol_error(
+                    shared,
                     "unknownResponse",
                     &format!("response to unknown request id {}", id.get()),
                     line,
@@ -139,22 +177,31 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
                 raw: text.to_owned(),
             });
         }
-        Inbound::Invalid(Invalid::Noise) => {
+        Inbound::Invalid(invalid) => {
+            trace(shared, received(at, Kind::Invalid, None, None), text, out);
+            on_invalid(shared, invalid, line, out);
+        }
+    }
+}
+
+fn on_invalid(shared: &Shared, invalid: Invalid, line: &[u8], out: &mut Vec<Event>) {
+    match invalid {
+        Invalid::Noise => {
             let count = shared.noise_lines.fetch_add(1, Ordering::Relaxed) + 1;
+            tracing::debug!(pid = shared.pid, count, "non-JSON line on stdout ignored");
             out.push(Event::Host {
                 name: "protocolNoise",
                 payload: format!(r#"{{"line":{},"count":{count}}}"#, json_str(&quote(line))),
             });
         }
-        Inbound::Invalid(Invalid::BadJson(e)) => out.push(protocol_error("badJson", &e, line)),
-        Inbound::Invalid(Invalid::Batch) => out.push(protocol_error(
+        Invalid::BadJson(e) => out.push(protocol_error(shared, "badJson", &e, line)),
+        Invalid::Batch => out.push(protocol_error(
+            shared,
             "batch",
             "JSON-RPC batches are not part of ACP; ignored",
             line,
         )),
-        Inbound::Invalid(Invalid::NotJsonRpc(why)) => {
-            out.push(protocol_error("notJsonRpc", why, line))
-        }
+        Invalid::NotJsonRpc(why) => out.push(protocol_error(shared, "notJsonRpc", why, line)),
     }
 }
 
@@ -173,6 +220,7 @@ fn cancel_incoming(shared: &Arc<Shared>, text: &str, out: &mut Vec<Event>) {
     }
     let Ok(cancel) = serde_json::from_str::<Cancel<'_>>(text) else {
         out.push(protocol_error(
+            shared,
             "notJsonRpc",
             "$/cancel_request without params.requestId",
             text.as_bytes(),
@@ -184,7 +232,7 @@ fn cancel_incoming(shared: &Arc<Shared>, text: &str, out: &mut Vec<Event>) {
         .take_by_raw_id(cancel.params.request_id.get())
     {
         shared.send_reply(
-            &req.raw_id,
+            &req,
             acp::Reply::Error {
                 code: rpc::ErrorCode::REQUEST_CANCELLED,
                 message: "Request cancelled".into(),
@@ -194,6 +242,32 @@ fn cancel_incoming(shared: &Arc<Shared>, text: &str, out: &mut Vec<Event>) {
         out.push(Event::RequestSettled {
             token,
             reason: "cancelled",
+        });
+    }
+}
+
+fn received<'a>(
+    at: Instant,
+    kind: Kind,
+    method: Option<&'a str>,
+    id: Option<&'a str>,
+) -> WireMeta<'a> {
+    WireMeta {
+        direction: Direction::Receive,
+        kind,
+        method,
+        id,
+        at,
+        request_at: None,
+    }
+}
+
+/// The trace item goes just before the message's own item: wire order.
+fn trace(shared: &Shared, meta: WireMeta<'_>, text: &str, out: &mut Vec<Event>) {
+    if let Some(record) = shared.tracer.record(meta, text) {
+        out.push(Event::Trace {
+            record,
+            budgeted: true,
         });
     }
 }
@@ -215,7 +289,8 @@ fn quote(line: &[u8]) -> String {
     String::from_utf8_lossy(&line[..cut]).into_owned()
 }
 
-fn protocol_error(kind: &str, message: &str, line: &[u8]) -> Event {
+fn protocol_error(shared: &Shared, kind: &str, message: &str, line: &[u8]) -> Event {
+    tracing::warn!(pid = shared.pid, kind, "{message}");
     Event::Host {
         name: "protocolError",
         payload: format!(

@@ -9,10 +9,11 @@ use tokio::sync::{mpsc, Notify, Semaphore};
 
 use super::event::{json_str, Event};
 use super::exit::ExitInfo;
+use super::trace::{Direction, Kind, Tracer, WireMeta};
 use crate::acp::{self, Reply};
 use crate::builtin::Builtins;
-use crate::rpc::{self, IncomingTable, OutgoingTable};
-use crate::transport::{Outbox, StderrRing};
+use crate::rpc::{self, IncomingRequest, IncomingTable, OutgoingTable};
+use crate::transport::{Outbox, OutboxError, StderrRing};
 
 pub(super) struct Shared {
     pub rt: Handle,
@@ -38,6 +39,7 @@ pub(super) struct Shared {
     pub exit: OnceLock<ExitInfo>,
     /// The built-in fs/terminal handlers and the session cwds they use.
     pub builtins: Builtins,
+    pub tracer: Tracer,
 }
 
 impl Shared {
@@ -51,17 +53,47 @@ impl Shared {
         }
     }
 
+    /// Queue one line for the agent's stdin, traced first: a trace item
+    /// queued after the line could land behind the agent's quick answer.
+    /// (A line the outbox then refuses was still traced; the call fails.)
+    pub fn send_line(
+        self: &Arc<Self>,
+        line: Vec<u8>,
+        meta: WireMeta<'_>,
+    ) -> Result<(), OutboxError> {
+        // Our lines are built from `str`s; the newline is not part of the message.
+        let text = std::str::from_utf8(&line[..line.len().saturating_sub(1)]).unwrap_or_default();
+        if let Some(record) = self.tracer.record(meta, text) {
+            self.emit_soon(Event::Trace {
+                record,
+                budgeted: false,
+            });
+        }
+        self.outbox.send(line)
+    }
+
     /// Send a reply to an agent request; false if stdin is gone.
-    pub fn send_reply(&self, raw_id: &str, reply: Reply) -> bool {
-        let line = match reply {
-            Reply::Result(result) => rpc::response(raw_id, &result),
+    pub fn send_reply(self: &Arc<Self>, req: &IncomingRequest, reply: Reply) -> bool {
+        let (line, kind) = match reply {
+            Reply::Result(result) => (rpc::response(&req.raw_id, &result), Kind::Response),
             Reply::Error {
                 code,
                 message,
                 data,
-            } => rpc::error_response(raw_id, code, &message, data.as_deref()),
+            } => (
+                rpc::error_response(&req.raw_id, code, &message, data.as_deref()),
+                Kind::Error,
+            ),
         };
-        self.outbox.send(line).is_ok()
+        let meta = WireMeta {
+            direction: Direction::Send,
+            kind,
+            method: Some(&req.method),
+            id: Some(&req.raw_id),
+            at: std::time::Instant::now(),
+            request_at: Some(req.received),
+        };
+        self.send_line(line, meta).is_ok()
     }
 
     /// A timer that fails our request `id` if no answer came in time.
@@ -71,6 +103,7 @@ impl Shared {
         let timer = self.rt.spawn(async move {
             tokio::time::sleep(timeout).await;
             if shared.outgoing.take(id).is_some() {
+                tracing::warn!(pid = shared.pid, id, method = %method, timeout_ms = timeout.as_millis() as u64, "request timed out");
                 let error = format!(
                     r#"{{"code":"ERR_ACP_TIMEOUT","message":{},"method":{},"timeoutMs":{}}}"#,
                     json_str(&format!(
@@ -96,12 +129,13 @@ impl Shared {
         let timer = self.rt.spawn(async move {
             tokio::time::sleep(timeout).await;
             if let Some(req) = shared.incoming.take(token) {
+                tracing::warn!(pid = shared.pid, method = %req.method, "host handler timed out; answered for it");
                 let message = format!(
                     "handler for {} did not answer within {} ms",
                     req.method,
                     timeout.as_millis()
                 );
-                shared.send_reply(&req.raw_id, acp::failure_reply(&req.method, &message));
+                shared.send_reply(&req, acp::failure_reply(&req.method, &message));
                 let _ = shared
                     .events
                     .send(Event::RequestSettled {

@@ -80,6 +80,12 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
         .unwrap_or_else(|e| e.into_inner())
         .tail();
     let info = ExitInfo::from_status(status, reason, tail);
+    let pending = shared.outgoing.len();
+    if reason == "exited" {
+        tracing::warn!(pid = shared.pid, status = %info.describe(), pending, "agent exited unexpectedly");
+    } else {
+        tracing::info!(pid = shared.pid, status = %info.describe(), reason, "agent stopped");
+    }
     shared.closing.store(true, Ordering::SeqCst);
     shared.outbox.close();
     let _ = shared.exit.set(info.clone());
@@ -122,13 +128,26 @@ async fn stop(
     term_grace: Duration,
 ) -> Option<ExitStatus> {
     shared.outbox.close();
+    tracing::debug!(
+        pid = shared.pid,
+        "stdin closed; waiting for the agent to exit"
+    );
     if let Ok(status) = timeout(grace, child.wait()).await {
         return status.ok();
     }
+    tracing::warn!(
+        pid = shared.pid,
+        grace_ms = grace.as_millis() as u64,
+        "agent still running after stdin EOF; sending SIGTERM to its group"
+    );
     signal_group(shared.pid, GroupSignal::Terminate);
     if let Ok(status) = timeout(term_grace, child.wait()).await {
         return status.ok();
     }
+    tracing::warn!(
+        pid = shared.pid,
+        "agent survived SIGTERM; sending SIGKILL to its group"
+    );
     signal_group(shared.pid, GroupSignal::Kill);
     let _ = child.start_kill();
     child.wait().await.ok()

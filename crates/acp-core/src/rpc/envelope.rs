@@ -17,6 +17,7 @@ pub enum Inbound<'a> {
     },
     Notification {
         method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
     },
     /// An answer to one of our requests; `id` is the raw id text.
     Response {
@@ -87,7 +88,10 @@ pub fn classify(line: &[u8]) -> Inbound<'_> {
             method,
             params: env.params,
         },
-        (None, Some(method)) => Inbound::Notification { method },
+        (None, Some(method)) => Inbound::Notification {
+            method,
+            params: env.params,
+        },
         (Some(id), None) if result_present || env.error.is_some() => Inbound::Response {
             id,
             result: env.result.or_else(|| result_present.then(null_raw)),
@@ -126,7 +130,7 @@ mod tests {
         );
         assert!(matches!(
             classify(br#"{"jsonrpc":"2.0","method":"session/update","params":{"a":1}}"#),
-            Inbound::Notification { method } if method == "session/update"
+            Inbound::Notification { method, params: Some(p) } if method == "session/update" && p.get() == r#"{"a":1}"#
         ));
         assert!(matches!(classify(br#"{"id":7,"result":{"x":[1]}}"#),
             Inbound::Response { id, result: Some(r), .. } if id.get() == "7" && r.get() == r#"{"x":[1]}"#));
@@ -166,6 +170,6 @@ mod tests {
     #[test]
     fn escaped_method_names_are_decoded() {
         assert!(matches!(classify(br#"{"method":"a\/b"}"#),
-            Inbound::Notification { method } if method == "a/b"));
+            Inbound::Notification { method, .. } if method == "a/b"));
     }
 }

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
 
 use tokio::task::AbortHandle;
 
@@ -14,6 +15,7 @@ use tokio::task::AbortHandle;
 #[derive(Debug)]
 pub struct OutgoingRequest {
     pub method: Box<str>,
+    pub sent: Instant,
     /// Fires the timeout; aborted when the answer arrives first.
     pub timer: Option<AbortHandle>,
 }
@@ -25,6 +27,7 @@ pub struct IncomingRequest {
     pub raw_id: Box<str>,
     pub method: Box<str>,
     pub session_id: Option<Box<str>>,
+    pub received: Instant,
     pub timer: Option<AbortHandle>,
 }
 
@@ -108,6 +111,15 @@ impl<T: Timed> PendingTable<T> {
     /// Take everything, in key order.
     pub fn drain(&self) -> Vec<(u64, T)> {
         self.take_where(|_| true)
+    }
+
+    /// How many entries there are per `key` (e.g. per method), sorted.
+    pub fn count_by(&self, key: impl Fn(&T) -> &str) -> Vec<(String, usize)> {
+        let mut counts = std::collections::BTreeMap::<String, usize>::new();
+        for entry in self.lock().values() {
+            *counts.entry(key(entry).to_string()).or_default() += 1;
+        }
+        counts.into_iter().collect()
     }
 
     pub fn len(&self) -> usize {

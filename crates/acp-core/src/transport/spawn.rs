@@ -71,6 +71,8 @@ pub fn spawn_agent(spec: &AgentCommand) -> Result<SpawnedAgent, SpawnError> {
     else {
         return Err(fail(io::Error::other("stdio pipes were not created")));
     };
+    #[cfg(target_os = "linux")]
+    widen_pipe(&stdout);
     Ok(SpawnedAgent {
         child,
         pid,
@@ -78,6 +80,19 @@ pub fn spawn_agent(spec: &AgentCommand) -> Result<SpawnedAgent, SpawnError> {
         stdout,
         stderr,
     })
+}
+
+/// A 64 KiB pipe makes a flooding agent and the reader take turns 256
+/// small lines at a time; 1 MiB (the unprivileged maximum) lets each side
+/// run longer per wakeup. Best effort: the default still works.
+#[cfg(target_os = "linux")]
+fn widen_pipe(stdout: &ChildStdout) {
+    use std::os::fd::AsRawFd;
+    const PIPE_BYTES: libc::c_int = 1 << 20;
+    // SAFETY: fcntl on a pipe fd we own; failure is harmless.
+    unsafe {
+        libc::fcntl(stdout.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_BYTES);
+    }
 }
 
 /// Put a command we are about to spawn in its own process tree (a process

@@ -1,13 +1,20 @@
-//! The stdin side: one task owns the pipe and writes whole lines, so two
-//! messages can never interleave. Writes queued while the task is busy are
-//! coalesced into one buffered write.
+//! The stdin side. Lines never interleave: every write to the pipe happens
+//! under one lock. When nothing is queued, the caller's thread writes the
+//! line itself (non-blocking), which saves a thread hop on every request
+//! and reply; whatever the pipe does not take at once is queued for the
+//! writer task, which coalesces queued lines into large writes.
 
+use std::future::poll_fn;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::io::{AsyncWriteExt, BufWriter};
+use tokio::io::AsyncWrite;
 use tokio::process::ChildStdin;
 use tokio::sync::mpsc;
+
+/// Lines the writer task joins into one write, at most (bytes).
+const COALESCE_BYTES: usize = 256 * 1024;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum OutboxError {
@@ -17,47 +24,78 @@ pub enum OutboxError {
     Full { queued: usize, limit: usize },
 }
 
-/// Handle for queueing lines to the agent. Bounded by bytes, not messages:
+/// The pipe, shared by direct writes and the writer task. `None` once the
+/// writer has closed it: the fd is gone and must not be written.
+type Pipe = Arc<Mutex<Option<ChildStdin>>>;
+
+fn lock(pipe: &Pipe) -> MutexGuard<'_, Option<ChildStdin>> {
+    pipe.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Handle for sending lines to the agent. Bounded by bytes, not messages:
 /// an agent that stops reading cannot make the host buffer without limit.
 pub struct Outbox {
     tx: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
+    /// Bytes handed to the writer task and not yet written.
     queued: Arc<AtomicUsize>,
     limit: usize,
+    pipe: Pipe,
 }
 
 impl Outbox {
-    /// Returns the handle and the receiving end for [`run_writer`].
-    pub fn new(limit: usize) -> (Self, WriterQueue) {
+    /// Returns the handle and the writer task's end for [`run_writer`].
+    pub fn new(stdin: ChildStdin, limit: usize) -> (Self, WriterQueue) {
         let (tx, rx) = mpsc::unbounded_channel();
         let queued = Arc::new(AtomicUsize::new(0));
+        let pipe = Arc::new(Mutex::new(Some(stdin)));
         let outbox = Self {
             tx: Mutex::new(Some(tx)),
             queued: queued.clone(),
             limit,
+            pipe: pipe.clone(),
         };
-        (outbox, WriterQueue { rx, queued })
+        (outbox, WriterQueue { rx, queued, pipe })
     }
 
-    /// Queue one line; `line` must already end with `\n`.
+    /// Send one line; `line` must already end with `\n`.
     pub fn send(&self, line: Vec<u8>) -> Result<(), OutboxError> {
+        // Held for the whole send: senders are serialised, so the check
+        // that nothing is queued stays true while we write.
         let guard = self.tx.lock().unwrap_or_else(|e| e.into_inner());
         let tx = guard.as_ref().ok_or(OutboxError::Closed)?;
-        let queued = self.queued.load(Ordering::Relaxed);
+        let queued = self.queued.load(Ordering::Acquire);
         if queued > 0 && queued + line.len() > self.limit {
             return Err(OutboxError::Full {
                 queued,
                 limit: self.limit,
             });
         }
-        self.queued.fetch_add(line.len(), Ordering::Relaxed);
-        let len = line.len();
-        tx.send(line).map_err(|_| {
-            self.queued.fetch_sub(len, Ordering::Relaxed);
+        let mut pipe = lock(&self.pipe);
+        let written = if queued == 0 {
+            pipe.as_mut().map_or(0, |stdin| write_now(stdin, &line))
+        } else {
+            0
+        };
+        if written == line.len() {
+            return Ok(());
+        }
+        let rest = if written == 0 {
+            line
+        } else {
+            line[written..].to_vec()
+        };
+        // Counted before the pipe lock is released, so no direct write can
+        // slip in ahead of the rest of this line.
+        self.queued.fetch_add(rest.len(), Ordering::AcqRel);
+        drop(pipe);
+        let len = rest.len();
+        tx.send(rest).map_err(|_| {
+            self.queued.fetch_sub(len, Ordering::AcqRel);
             OutboxError::Closed
         })
     }
 
-    /// Stop accepting lines; the writer flushes what is queued and then
+    /// Stop accepting lines; the writer writes what is queued and then
     /// closes the agent's stdin (EOF).
     pub fn close(&self) {
         self.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
@@ -68,32 +106,63 @@ impl Outbox {
     }
 }
 
+/// One non-blocking write; returns how much the pipe took (0 on any error:
+/// the writer task retries and sees the error itself).
+#[cfg(unix)]
+fn write_now(stdin: &ChildStdin, buf: &[u8]) -> usize {
+    use std::os::fd::AsRawFd;
+    // SAFETY: the fd stays open while we hold the pipe lock (the writer
+    // closes it only under that lock); tokio set it non-blocking.
+    let n = unsafe { libc::write(stdin.as_raw_fd(), buf.as_ptr().cast(), buf.len()) };
+    usize::try_from(n).unwrap_or(0)
+}
+
+#[cfg(not(unix))]
+fn write_now(_stdin: &ChildStdin, _buf: &[u8]) -> usize {
+    0
+}
+
 pub struct WriterQueue {
     rx: mpsc::UnboundedReceiver<Vec<u8>>,
     queued: Arc<AtomicUsize>,
+    pipe: Pipe,
 }
 
-/// Write queued lines until the outbox is closed or the pipe breaks.
-pub async fn run_writer(stdin: ChildStdin, mut queue: WriterQueue) {
-    let mut out = BufWriter::with_capacity(64 * 1024, stdin);
+/// Write queued lines until the outbox is closed or the pipe breaks, then
+/// close the agent's stdin.
+pub async fn run_writer(mut queue: WriterQueue) {
+    let mut buf = Vec::with_capacity(64 * 1024);
     while let Some(first) = queue.rx.recv().await {
-        let mut written = first.len();
-        if out.write_all(&first).await.is_err() {
-            break;
-        }
-        // Coalesce whatever else is already queued into the same flush.
-        while let Ok(next) = queue.rx.try_recv() {
-            written += next.len();
-            if out.write_all(&next).await.is_err() {
-                queue.queued.fetch_sub(written, Ordering::Relaxed);
-                return;
+        buf.clear();
+        buf.extend_from_slice(&first);
+        // Coalesce whatever else is already queued into the same write.
+        while buf.len() < COALESCE_BYTES {
+            match queue.rx.try_recv() {
+                Ok(next) => buf.extend_from_slice(&next),
+                Err(_) => break,
             }
         }
-        let flushed = out.flush().await;
-        queue.queued.fetch_sub(written, Ordering::Relaxed);
-        if flushed.is_err() {
+        let ok = write_all(&queue.pipe, &buf).await;
+        queue.queued.fetch_sub(buf.len(), Ordering::AcqRel);
+        if !ok {
             break;
         }
     }
-    let _ = out.shutdown().await;
+    lock(&queue.pipe).take();
+}
+
+/// Write all of `buf`, taking the pipe lock only around each attempt.
+async fn write_all(pipe: &Pipe, mut buf: &[u8]) -> bool {
+    while !buf.is_empty() {
+        let n = poll_fn(|cx| match lock(pipe).as_mut() {
+            Some(stdin) => Pin::new(stdin).poll_write(cx, buf),
+            None => std::task::Poll::Ready(Ok(0)),
+        })
+        .await;
+        match n {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => buf = &buf[n..],
+        }
+    }
+    true
 }

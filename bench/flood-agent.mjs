@@ -1,0 +1,131 @@
+#!/usr/bin/env node
+// A minimal ACP agent built to be faster than any client reading it: every
+// update line is built once and written in large chunks. Prompt text picks
+// the load:
+//   small:N          N session/update lines with a 64-byte text chunk
+//   large:N:BYTES    N updates with a BYTES-long text chunk
+//   permission:N     N sequential session/request_permission round trips
+// `_bench/ping` is answered at once. With `--standalone SCRIPT` it writes
+// that flood to stdout without the protocol (for timing it into /dev/null).
+import { createInterface } from 'node:readline';
+
+const CHUNK_BYTES = 1 << 20;
+
+function updateLine(sessionId, textBytes, i) {
+  // Same length for every i: a zero-padded message id.
+  const text = 'x'.repeat(textBytes);
+  return (
+    JSON.stringify({
+      jsonrpc: '2.0',
+      method: 'session/update',
+      params: {
+        sessionId,
+        update: {
+          sessionUpdate: 'agent_message_chunk',
+          messageId: `msg_${String(i).padStart(8, '0')}`,
+          content: { type: 'text', text },
+        },
+      },
+    }) + '\n'
+  );
+}
+
+/** Buffers of whole lines, about CHUNK_BYTES each, for `count` updates. */
+function floodChunks(sessionId, count, textBytes) {
+  const line = Buffer.from(updateLine(sessionId, textBytes, 0));
+  const perChunk = Math.max(1, Math.floor(CHUNK_BYTES / line.length));
+  const full = Buffer.concat(Array.from({ length: perChunk }, () => line));
+  const chunks = [];
+  for (let left = count; left > 0; left -= perChunk) {
+    chunks.push(left >= perChunk ? full : full.subarray(0, left * line.length));
+  }
+  return { chunks, lineBytes: line.length };
+}
+
+function parseScript(text) {
+  const [kind, n, bytes] = text.trim().split(':');
+  return { kind, count: Number(n), bytes: Number(bytes ?? 64) };
+}
+
+async function write(out, buf) {
+  if (!out.write(buf)) await new Promise((r) => out.once('drain', r));
+}
+
+/** Write the updates; returns the bytes written. */
+async function flood(out, sessionId, count, textBytes) {
+  const { chunks, lineBytes } = floodChunks(sessionId, count, textBytes);
+  for (const chunk of chunks) await write(out, chunk);
+  return count * lineBytes;
+}
+
+if (process.argv[2] === '--standalone') {
+  const { count, bytes } = parseScript(process.argv[3]);
+  const started = process.hrtime.bigint();
+  await flood(process.stdout, 'sess_1', count, bytes);
+  await new Promise((r) => process.stdout.write('', r));
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  process.stderr.write(JSON.stringify({ count, ms, msgsPerSec: count / (ms / 1000) }) + '\n');
+} else {
+  serve();
+}
+
+function serve() {
+  const out = process.stdout;
+  const send = (msg) => out.write(JSON.stringify(msg) + '\n');
+  const waiting = new Map();
+  let nextId = 0;
+  const ask = (method, params) =>
+    new Promise((resolve) => {
+      const id = ++nextId;
+      waiting.set(id, resolve);
+      send({ jsonrpc: '2.0', id, method, params });
+    });
+
+  async function prompt(msg) {
+    const { sessionId } = msg.params;
+    const { kind, count, bytes } = parseScript(msg.params.prompt[0].text);
+    let floodBytes = 0;
+    if (kind === 'small' || kind === 'large') {
+      floodBytes = await flood(out, sessionId, count, kind === 'small' ? 64 : bytes);
+    } else if (kind === 'permission') {
+      const params = {
+        sessionId,
+        toolCall: { toolCallId: 'call_1', title: 'bench', kind: 'execute', status: 'pending' },
+        options: [
+          { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+          { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
+        ],
+      };
+      for (let i = 0; i < count; i++) await ask('session/request_permission', params);
+    }
+    send({ jsonrpc: '2.0', id: msg.id, result: { stopReason: 'end_turn', _meta: { floodBytes } } });
+  }
+
+  const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  rl.on('line', (line) => {
+    if (!line) return;
+    const msg = JSON.parse(line);
+    if (msg.method === undefined) {
+      waiting.get(msg.id)?.(msg);
+      waiting.delete(msg.id);
+      return;
+    }
+    switch (msg.method) {
+      case 'initialize':
+        return send({
+          jsonrpc: '2.0',
+          id: msg.id,
+          result: { protocolVersion: 1, agentCapabilities: {}, authMethods: [], agentInfo: { name: 'flood-agent', version: '1.0.0' } },
+        });
+      case 'session/new':
+        return send({ jsonrpc: '2.0', id: msg.id, result: { sessionId: 'sess_1' } });
+      case 'session/prompt':
+        return void prompt(msg);
+      case '_bench/ping':
+        return send({ jsonrpc: '2.0', id: msg.id, result: {} });
+      default:
+        if (msg.id !== undefined) send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } });
+    }
+  });
+  rl.on('close', () => process.exit(0));
+}

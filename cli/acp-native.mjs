@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// acp-native CLI: `chat`, `record` and `replay` (see `acp-native --help`).
+import { createRequire } from 'node:module';
+import { parseArgs, UsageError, USAGE } from './args.mjs';
+
+async function main(argv) {
+  let parsed;
+  try {
+    parsed = parseArgs(argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`acp-native: ${err.message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { command, options = {}, agent, file } = parsed;
+  switch (command) {
+    case 'help':
+      process.stdout.write(USAGE);
+      return 0;
+    case 'version':
+      process.stdout.write(`${createRequire(import.meta.url)('../package.json').version}\n`);
+      return 0;
+    case 'chat': {
+      const { runChat } = await import('./chat.mjs');
+      return runChat({ agent, cwd: options.cwd, showStderr: options.stderr === true });
+    }
+    case 'record': {
+      const { runRecord } = await import('./record.mjs');
+      return runRecord({ agent, cwd: options.cwd, showStderr: options.stderr === true, out: options.out });
+    }
+    case 'replay': {
+      const { runReplay } = await import('./replay.mjs');
+      return runReplay({ file, realtime: options.realtime === true });
+    }
+  }
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    // Exit once everything written has been flushed (stdout may be a pipe).
+    process.stdout.write('', () => process.exit(code));
+  },
+  (err) => {
+    process.stderr.write(`acp-native: ${err?.stack ?? err}\n`);
+    process.exit(1);
+  },
+);

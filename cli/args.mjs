@@ -1,0 +1,80 @@
+// Command-line parsing for `acp-native`. No dependencies: the grammar is
+// small (a subcommand, a few options, then `--` and the agent command).
+
+export const USAGE = `Usage:
+  acp-native chat [--cwd DIR] [--stderr] -- <agent command> [args...]
+  acp-native record --out FILE [--cwd DIR] [--stderr] -- <agent command> [args...]
+  acp-native replay [--realtime] FILE
+  acp-native --help | --version
+
+chat     talk to an ACP agent in this terminal (Ctrl-C cancels the turn,
+         a second Ctrl-C or Ctrl-D exits)
+record   the same, and write every wire message to FILE as NDJSON
+replay   act as an ACP agent over stdio that replays a recorded session
+
+Options:
+  --cwd DIR     working directory of the session (default: the current one)
+  --stderr      show what the agent writes to stderr
+  --out FILE    (record) where to write the recording
+  --realtime    (replay) keep the recorded pauses between messages
+`;
+
+/** A command-line mistake: printed with the usage, exit code 2. */
+export class UsageError extends Error {}
+
+const SPECS = {
+  chat: { values: ['--cwd'], flags: ['--stderr'], agent: true },
+  record: { values: ['--cwd', '--out'], flags: ['--stderr'], agent: true, required: ['--out'] },
+  replay: { values: [], flags: ['--realtime'], agent: false },
+};
+
+/**
+ * Parse `argv` (without node and the script). Returns
+ * `{ command: 'help' | 'version' }` or
+ * `{ command, options: { cwd, out, stderr, realtime }, agent: { command, args }, file }`.
+ */
+export function parseArgs(argv) {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') return { command: 'help' };
+  if (command === '--version' || command === '-v') return { command: 'version' };
+  const spec = SPECS[command];
+  if (!spec) throw new UsageError(`unknown command '${command}'`);
+
+  const options = {};
+  const positional = [];
+  let i = 0;
+  for (; i < rest.length; i++) {
+    const arg = rest[i];
+    if (arg === '--') {
+      i++;
+      break;
+    }
+    if (spec.values.includes(arg)) {
+      if (i + 1 >= rest.length) throw new UsageError(`${arg} needs a value`);
+      options[arg.slice(2)] = rest[++i];
+    } else if (spec.flags.includes(arg)) {
+      options[arg.slice(2)] = true;
+    } else if (arg.startsWith('--') && positional.length === 0) {
+      throw new UsageError(`unknown option '${arg}' for ${command}`);
+    } else {
+      positional.push(arg);
+      // Without `--`, the first positional starts the agent command.
+      if (spec.agent) {
+        i++;
+        break;
+      }
+    }
+  }
+  positional.push(...rest.slice(i));
+  for (const name of spec.required ?? []) {
+    if (options[name.slice(2)] === undefined) throw new UsageError(`${command} needs ${name} FILE`);
+  }
+
+  if (spec.agent) {
+    if (positional.length === 0) throw new UsageError(`${command} needs the agent command after --`);
+    const [agentCommand, ...agentArgs] = positional;
+    return { command, options, agent: { command: agentCommand, args: agentArgs } };
+  }
+  if (positional.length !== 1) throw new UsageError(`${command} needs exactly one recording FILE`);
+  return { command, options, file: positional[0] };
+}

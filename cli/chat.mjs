@@ -1,0 +1,127 @@
+// `acp-native chat`: an interactive terminal host for any ACP agent, built
+// on AcpClient. One session; each line the user enters is a prompt.
+import { resolve } from 'node:path';
+import { AcpClient } from '../index.mjs';
+import { Renderer } from './render.mjs';
+import { LineInput, choosePermission, askUser } from './prompts.mjs';
+
+const QUIT = Symbol('quit');
+
+/**
+ * Run a chat session until the user leaves or the agent exits. Resolves to
+ * the process exit code (0: the user left; 1: the agent failed).
+ * `clientOptions` are merged into the AcpClient options (`record` adds its
+ * trace hook there).
+ */
+export async function runChat({ agent, cwd: cwdOption, showStderr = false, clientOptions = {}, stdin = process.stdin, stdout = process.stdout }) {
+  const cwd = resolve(cwdOption ?? '.'); // ACP wants an absolute session cwd
+  let input;
+  const renderer = new Renderer(stdout, { beforeWrite: () => input?.breakLine() });
+  let sessionId = null;
+  let turn = null; // { cancelled } while a prompt is running
+  let exitCode = 0;
+  let quitting = false;
+  let resolveQuit;
+  const quit = new Promise((resolve) => (resolveQuit = resolve));
+  const requestQuit = (code = 0) => {
+    if (quitting) return;
+    quitting = true;
+    exitCode = code;
+    resolveQuit(QUIT);
+  };
+  const untilQuit = (promise) => Promise.race([promise, quit]);
+
+  let client;
+  const interrupt = () => {
+    if (turn && !turn.cancelled && !quitting) {
+      turn.cancelled = true;
+      input.breakLine(true);
+      renderer.note('^C cancelling the turn… (Ctrl-C again to exit)');
+      try {
+        client.cancel(sessionId);
+      } catch (err) {
+        renderer.error(`cancel failed: ${err.message}`);
+      }
+      return;
+    }
+    requestQuit(exitCode);
+  };
+
+  input = new LineInput({ input: stdin, output: stdout, onInterrupt: interrupt });
+  const onSignal = () => interrupt();
+  const onHangup = () => requestQuit(exitCode);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onHangup);
+  process.on('SIGHUP', onHangup);
+
+  try {
+    try {
+      client = new AcpClient({
+        command: agent.command,
+        args: agent.args,
+        cwd,
+        forwardStderr: showStderr,
+        onSessionUpdate: ({ update }) => renderer.update(update),
+        handlers: {
+          'session/request_permission': async (params, { signal }) => ({
+            outcome: await choosePermission(input, renderer, params, signal),
+          }),
+          '_agentao.cn/ask_user': (params, { signal }) => askUser(input, renderer, params, signal),
+        },
+        ...clientOptions,
+      });
+    } catch (err) {
+      renderer.error(`cannot start the agent: ${err.message}`);
+      return 1;
+    }
+    client.on('stderr', (text) => renderer.note(`agent stderr: ${text.replace(/\n$/, '')}`));
+    client.on('protocolNoise', ({ line }) => renderer.note(`agent stdout (not JSON): ${line.slice(0, 200)}`));
+    client.on('protocolError', ({ kind, message }) => renderer.note(`protocol error (${kind}): ${message}`));
+    client.on('handlerError', (err) => renderer.error(`handler error: ${err?.message ?? err}`));
+    client.on('exit', (info) => {
+      if (quitting) return;
+      renderer.error(`The agent exited (${info.signal ? `signal ${info.signal}` : `code ${info.exitCode}`}).`);
+      const tail = (info.stderrTail ?? '').trim().split('\n').slice(-10).join('\n');
+      if (tail) renderer.note(tail);
+      requestQuit(1);
+    });
+
+    const init = await untilQuit(client.initialize());
+    if (init === QUIT) return exitCode;
+    const name = init.agentInfo ? `${init.agentInfo.title ?? init.agentInfo.name} ${init.agentInfo.version ?? ''}`.trim() : 'the agent';
+    const session = await untilQuit(client.newSession({ cwd }));
+    if (session === QUIT) return exitCode;
+    sessionId = session.sessionId;
+    renderer.note(`Connected to ${name}, session ${sessionId}. Enter a prompt; Ctrl-C cancels a turn, Ctrl-C when idle or Ctrl-D exits.`);
+
+    for (;;) {
+      const text = await untilQuit(input.next('> '));
+      if (text === QUIT || text === null) break;
+      const prompt = text.trim();
+      if (prompt === '') continue;
+      if (prompt === '/exit' || prompt === '/quit') break;
+      turn = { cancelled: false };
+      try {
+        const result = await untilQuit(client.prompt({ sessionId, prompt: text }));
+        if (result === QUIT) break;
+        renderer.turnEnd(result?.stopReason ?? 'unknown');
+      } catch (err) {
+        if (err.code === 'ERR_ACP_CLOSED') break; // the exit listener reported it
+        renderer.error(`The prompt failed: ${err.message}`);
+      } finally {
+        turn = null;
+      }
+    }
+    return exitCode;
+  } catch (err) {
+    if (!quitting) renderer.error(`${err.message}${err.stderrTail ? `\n${err.stderrTail.trim()}` : ''}`);
+    return quitting ? exitCode : 1;
+  } finally {
+    quitting = true;
+    input.close();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onHangup);
+    process.off('SIGHUP', onHangup);
+    if (client) await client.close();
+  }
+}

@@ -1,0 +1,157 @@
+// Turns ACP session updates into readable terminal output. Agent text and
+// thoughts stream as they arrive; tool calls, plans and notes get a line of
+// their own. Colours only on a TTY without NO_COLOR.
+
+const STYLES = { dim: [2, 22], bold: [1, 22], italic: [3, 23], red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39] };
+
+const PLAN_MARK = { completed: '[x]', in_progress: '[>]', pending: '[ ]' };
+
+/** First line of `text`, at most `max` characters. */
+function summary(text, max = 160) {
+  const line = String(text).split('\n').find((l) => l.trim() !== '') ?? '';
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** The text of a ContentBlock or tool call content item, if it has any. */
+function contentText(item) {
+  if (!item || typeof item !== 'object') return '';
+  if (item.type === 'text') return item.text ?? '';
+  if (item.type === 'content') return contentText(item.content);
+  if (item.type === 'diff') return `diff ${item.path ?? ''}`;
+  if (item.type === 'terminal') return `terminal ${item.terminalId ?? ''}`;
+  if (item.type === 'resource_link') return item.uri ?? '';
+  if (item.type === 'resource') return item.resource?.uri ?? '';
+  return item.type ?? '';
+}
+
+export class Renderer {
+  #out;
+  #color;
+  #stream = null; // 'agent' | 'thought' | 'user' while a chunk run is open
+  #atLineStart = true;
+  #toolTitles = new Map(); // toolCallId → title, for updates that omit it
+  #beforeWrite;
+
+  /**
+   * `out` is a writable stream; `color` forces colours on or off;
+   * `beforeWrite` runs before each write (the chat moves off an open prompt).
+   */
+  constructor(out, { color = out.isTTY === true && !process.env.NO_COLOR, beforeWrite } = {}) {
+    this.#out = out;
+    this.#color = color;
+    this.#beforeWrite = beforeWrite;
+  }
+
+  #style(name, text) {
+    if (!this.#color) return text;
+    const [on, off] = STYLES[name];
+    return `\x1b[${on}m${text}\x1b[${off}m`;
+  }
+
+  #write(text) {
+    if (text === '') return;
+    this.#beforeWrite?.();
+    this.#out.write(text);
+    this.#atLineStart = text.endsWith('\n');
+  }
+
+  /** End a streaming run so the next output starts on a fresh line. */
+  #closeStream() {
+    this.#stream = null;
+    if (!this.#atLineStart) this.#write('\n');
+  }
+
+  /** A whole line of its own (closes any open stream first). */
+  line(text) {
+    this.#closeStream();
+    this.#write(`${text}\n`);
+  }
+
+  note(text) {
+    this.line(this.#style('dim', text));
+  }
+
+  error(text) {
+    this.line(this.#style('red', text));
+  }
+
+  #chunk(stream, text, label, style) {
+    if (this.#stream !== stream) {
+      this.#closeStream();
+      this.#stream = stream;
+      if (label) this.#write(this.#style('dim', label));
+    }
+    this.#write(style ? this.#style(style, text) : text);
+  }
+
+  /** One `session/update` (the `update` object). Unknown variants get a short note. */
+  update(update) {
+    switch (update?.sessionUpdate) {
+      case 'agent_message_chunk':
+        return this.#chunk('agent', contentText(update.content), '', null);
+      case 'agent_thought_chunk':
+        return this.#chunk('thought', contentText(update.content), 'thinking: ', 'dim');
+      case 'user_message_chunk':
+        return this.#chunk('user', contentText(update.content), 'you: ', 'cyan');
+      case 'tool_call':
+        return this.#toolCall(update);
+      case 'tool_call_update':
+        return this.#toolCallUpdate(update);
+      case 'plan':
+        return this.#plan(update.entries ?? []);
+      case 'current_mode_update':
+        return this.note(`(mode: ${update.currentModeId})`);
+      case 'available_commands_update':
+        return this.note(`(commands: ${(update.availableCommands ?? []).map((c) => `/${c.name}`).join(' ') || 'none'})`);
+      case 'session_info_update':
+        return update.title ? this.note(`(session: ${update.title})`) : undefined;
+      default:
+        return this.note(`(update: ${update?.sessionUpdate ?? 'unknown'})`);
+    }
+  }
+
+  #toolCall(call) {
+    const title = call.title ?? call.toolCallId;
+    this.#toolTitles.set(call.toolCallId, title);
+    const kind = call.kind ? ` [${call.kind}]` : '';
+    this.line(`${this.#style('yellow', '▸ tool')} ${this.#style('bold', title)}${kind} ${this.#style('dim', call.status ?? 'pending')}`);
+  }
+
+  #toolCallUpdate(update) {
+    if (update.title) this.#toolTitles.set(update.toolCallId, update.title);
+    const title = this.#toolTitles.get(update.toolCallId) ?? update.toolCallId;
+    const first = (update.content ?? []).map(contentText).find((t) => t !== '');
+    // An update with neither status nor content says nothing worth a line.
+    if (!update.status && first === undefined) return;
+    const status = update.status ?? 'updated';
+    const colour = status === 'completed' ? 'green' : status === 'failed' ? 'red' : 'dim';
+    const detail = first === undefined ? '' : ` ${this.#style('dim', summary(first))}`;
+    this.line(`  ↳ ${title}: ${this.#style(colour, status)}${detail}`);
+  }
+
+  #plan(entries) {
+    this.line(this.#style('bold', 'Plan:'));
+    for (const entry of entries) {
+      const mark = PLAN_MARK[entry.status] ?? '[?]';
+      const priority = entry.priority ? this.#style('dim', ` (${entry.priority})`) : '';
+      this.#write(`  ${mark} ${entry.content}${priority}\n`);
+    }
+  }
+
+  /** The permission question: the tool call and numbered options. */
+  permission({ toolCall = {}, options = [] }) {
+    const title = toolCall.title ?? this.#toolTitles.get(toolCall.toolCallId) ?? toolCall.toolCallId ?? 'a tool call';
+    this.line(`${this.#style('yellow', 'Permission requested:')} ${this.#style('bold', title)}${toolCall.kind ? ` [${toolCall.kind}]` : ''}`);
+    if (toolCall.rawInput !== undefined) this.#write(`  ${this.#style('dim', `input: ${summary(JSON.stringify(toolCall.rawInput), 200)}`)}\n`);
+    options.forEach((option, i) => this.#write(`  ${i + 1}) ${option.name ?? option.optionId}\n`));
+  }
+
+  /** A question from the agent (`_agentao.cn/ask_user`). */
+  question(text) {
+    this.line(`${this.#style('yellow', 'The agent asks:')} ${text}`);
+  }
+
+  turnEnd(stopReason) {
+    this.note(`[turn ended: ${stopReason}]`);
+  }
+}
