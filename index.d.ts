@@ -132,7 +132,7 @@ export type Handlers = Partial<ClientRequestHandlers> & { [method: string]: Requ
  * (`data.reason: 'outsideRoots'`). See the README's security model.
  */
 export interface FsOptions {
-  /** Directories the agent may read and write under. Default: the `cwd` of the session the request names (from `newSession`/`loadSession`). Relative entries are resolved against `process.cwd()`. */
+  /** Directories the agent may read and write under. Default: the `cwd` and `additionalDirectories` of the session the request names (from `newSession`/`loadSession`/`resumeSession`). Relative entries are resolved against `process.cwd()`. */
   roots?: string[];
   /** Largest content read (whole file, or the `line`/`limit` window) or written, in bytes. Default 10 MiB. */
   maxFileBytes?: number;
@@ -148,7 +148,7 @@ export interface FsOptions {
  * itself is any program the agent names, running as your user.
  */
 export interface TerminalOptions {
-  /** Directories a terminal's cwd must lie in. Default: the session's `cwd` (also the default cwd). */
+  /** Directories a terminal's cwd must lie in. Default: the session's `cwd` (also the default cwd) and `additionalDirectories`. */
   roots?: string[];
   /** Terminals created and not yet released, at most; more are refused (`data.reason: 'tooManyTerminals'`). Default 32. */
   maxTerminals?: number;

@@ -160,6 +160,26 @@ test('fs: by default each session is confined to its own cwd', GUARD, async () =
   }
 });
 
+test('fs: a session\'s additionalDirectories are roots too', GUARD, async () => {
+  const t = tempTree('additional');
+  const lib = tempTree('additional-lib');
+  writeFileSync(join(lib.root, 'shared.txt'), 'shared');
+  const updates = [];
+  const client = mockClient({ fs: true, onSessionUpdate: (p) => updates.push(p.update) });
+  try {
+    await client.initialize();
+    const { sessionId } = await client.newSession({ cwd: t.root, additionalDirectories: [lib.root] });
+    await client.prompt({ sessionId, prompt: `read:${enc(join(lib.root, 'shared.txt'))} read:${enc(join(lib.outside, 'x'))}` });
+    const reads = updates.map((u) => u.content?.text).filter((x) => x?.startsWith('read='));
+    assert.match(reads[0], /"content":"shared"/);
+    assert.match(reads[1], /"reason":"outsideRoots"/);
+  } finally {
+    await client.close();
+    t.cleanup();
+    lib.cleanup();
+  }
+});
+
 test('fs: explicit roots replace the session cwd', GUARD, async () => {
   const t = tempTree('roots');
   const extra = tempTree('roots-extra');

@@ -179,17 +179,18 @@ impl Builtins {
     }
 
     /// Where a session's requests may reach: the configured roots, or the
-    /// session's cwd. Relative paths are taken against the session's cwd.
+    /// session's cwd and `additionalDirectories`. Relative paths are taken
+    /// against the session's cwd.
     fn scope(&self, roots: &[PathBuf], session_id: &str) -> Result<Scope, BuiltinError> {
-        let cwd = self.sessions.cwd(session_id);
-        match (roots.first(), cwd) {
-            (Some(first), cwd) => Ok(Scope {
-                base: cwd.unwrap_or_else(|| first.clone()),
+        let workspace = self.sessions.workspace(session_id);
+        match (roots.first(), workspace) {
+            (Some(first), workspace) => Ok(Scope {
+                base: workspace.map_or_else(|| first.clone(), |w| w.cwd),
                 roots: roots.to_vec(),
             }),
-            (None, Some(cwd)) => Ok(Scope {
-                roots: vec![cwd.clone()],
-                base: cwd,
+            (None, Some(w)) => Ok(Scope {
+                roots: std::iter::once(w.cwd.clone()).chain(w.additional).collect(),
+                base: w.cwd,
             }),
             (None, None) => Err(BuiltinError::not_found(format!(
                 "unknown session {session_id}: no cwd known for it (sessions are learnt from \

@@ -1,6 +1,7 @@
-//! The cwd of each session, learnt from what the host sends: `session/load`
-//! and `session/resume` name the session and its cwd; `session/new` names
-//! the cwd and the agent's answer names the session.
+//! The workspace of each session, learnt from what the host sends:
+//! `session/load` and `session/resume` name the session and its cwd;
+//! `session/new` names the cwd and the agent's answer names the session.
+//! `additionalDirectories` (absolute paths) widen the workspace.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -14,10 +15,19 @@ use crate::acp::methods;
 /// never gets an answer must not grow this forever).
 const MAX_UNANSWERED: usize = 256;
 
+/// Where a session works.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    /// The base for relative paths, and a root.
+    pub cwd: PathBuf,
+    /// More roots (`additionalDirectories`).
+    pub additional: Vec<PathBuf>,
+}
+
 #[derive(Debug, Default)]
 pub struct Sessions {
-    cwd: Mutex<HashMap<Box<str>, PathBuf>>,
-    unanswered_new: Mutex<HashMap<u64, PathBuf>>,
+    known: Mutex<HashMap<Box<str>, Workspace>>,
+    unanswered_new: Mutex<HashMap<u64, Workspace>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -25,35 +35,45 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Sessions {
-    /// The host sent request `id`; remember the cwd of session requests.
+    /// The host sent request `id`; remember the workspace of session requests.
     pub fn on_request(&self, id: u64, method: &str, params: Option<&str>) {
         #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
         struct P {
             cwd: Option<PathBuf>,
-            #[serde(rename = "sessionId")]
             session_id: Option<String>,
+            additional_directories: Option<Vec<PathBuf>>,
         }
         let is_new = method == methods::SESSION_NEW;
         if !is_new && method != methods::SESSION_LOAD && method != methods::SESSION_RESUME {
             return;
         }
-        let Some(P {
-            cwd: Some(cwd),
-            session_id,
-        }) = params.and_then(|p| serde_json::from_str::<P>(p).ok())
-        else {
+        let Some(p) = params.and_then(|p| serde_json::from_str::<P>(p).ok()) else {
             return;
+        };
+        let Some(cwd) = p.cwd else {
+            return;
+        };
+        let workspace = Workspace {
+            cwd,
+            // Relative entries are invalid per the spec; they never widen.
+            additional: p
+                .additional_directories
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|d| d.is_absolute())
+                .collect(),
         };
         if is_new {
             let mut unanswered = lock(&self.unanswered_new);
             if unanswered.len() >= MAX_UNANSWERED {
                 unanswered.clear();
             }
-            unanswered.insert(id, cwd);
-        } else if let Some(session_id) = session_id {
+            unanswered.insert(id, workspace);
+        } else if let Some(session_id) = p.session_id {
             // Loading: the agent may already act in the session while it
             // replays history, before its answer.
-            lock(&self.cwd).insert(session_id.into(), cwd);
+            lock(&self.known).insert(session_id.into(), workspace);
         }
     }
 
@@ -64,16 +84,16 @@ impl Sessions {
             #[serde(rename = "sessionId")]
             session_id: String,
         }
-        let Some(cwd) = lock(&self.unanswered_new).remove(&id) else {
+        let Some(workspace) = lock(&self.unanswered_new).remove(&id) else {
             return;
         };
         if let Some(r) = result.and_then(|r| serde_json::from_str::<R>(r).ok()) {
-            lock(&self.cwd).insert(r.session_id.into(), cwd);
+            lock(&self.known).insert(r.session_id.into(), workspace);
         }
     }
 
-    pub fn cwd(&self, session_id: &str) -> Option<PathBuf> {
-        lock(&self.cwd).get(session_id).cloned()
+    pub fn workspace(&self, session_id: &str) -> Option<Workspace> {
+        lock(&self.known).get(session_id).cloned()
     }
 }
 
@@ -81,16 +101,20 @@ impl Sessions {
 mod tests {
     use super::*;
 
+    fn cwd(s: &Sessions, id: &str) -> Option<PathBuf> {
+        s.workspace(id).map(|w| w.cwd)
+    }
+
     #[test]
     fn new_is_known_once_answered_load_at_once() {
         let s = Sessions::default();
         s.on_request(1, "session/new", Some(r#"{"cwd":"/p","mcpServers":[]}"#));
-        assert_eq!(s.cwd("sess_1"), None);
+        assert_eq!(cwd(&s, "sess_1"), None);
         s.on_response(1, Some(r#"{"sessionId":"sess_1"}"#));
-        assert_eq!(s.cwd("sess_1"), Some(PathBuf::from("/p")));
+        assert_eq!(cwd(&s, "sess_1"), Some(PathBuf::from("/p")));
 
         s.on_request(2, "session/load", Some(r#"{"cwd":"/q","sessionId":"old"}"#));
-        assert_eq!(s.cwd("old"), Some(PathBuf::from("/q")));
+        assert_eq!(cwd(&s, "old"), Some(PathBuf::from("/q")));
 
         // A failed session/new teaches nothing; other methods are ignored.
         s.on_request(3, "session/new", Some(r#"{"cwd":"/r"}"#));
@@ -100,6 +124,34 @@ mod tests {
             "session/prompt",
             Some(r#"{"cwd":"/x","sessionId":"sess_1"}"#),
         );
-        assert_eq!(s.cwd("sess_1"), Some(PathBuf::from("/p")));
+        assert_eq!(cwd(&s, "sess_1"), Some(PathBuf::from("/p")));
+    }
+
+    #[test]
+    fn additional_directories_widen_the_workspace_when_absolute() {
+        let s = Sessions::default();
+        // Not a list of strings: nothing is learnt rather than half of it.
+        s.on_request(
+            1,
+            "session/resume",
+            Some(r#"{"cwd":"/p","sessionId":"s","additionalDirectories":["/lib",7]}"#),
+        );
+        assert_eq!(s.workspace("s"), None);
+        s.on_request(
+            2,
+            "session/resume",
+            Some(r#"{"cwd":"/p","sessionId":"s","additionalDirectories":["/lib","rel"]}"#),
+        );
+        assert_eq!(
+            s.workspace("s").unwrap().additional,
+            [PathBuf::from("/lib")]
+        );
+        s.on_request(
+            3,
+            "session/new",
+            Some(r#"{"cwd":"/n","additionalDirectories":null}"#),
+        );
+        s.on_response(3, Some(r#"{"sessionId":"n"}"#));
+        assert!(s.workspace("n").unwrap().additional.is_empty());
     }
 }
