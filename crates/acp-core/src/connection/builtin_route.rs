@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 
 use super::shared::Shared;
+use crate::acp::Reply;
 use crate::builtin::Started;
 
 /// Serve request `token` here if a built-in handles `method`; false leaves
@@ -40,8 +41,12 @@ pub(super) fn try_serve(
 }
 
 /// Taken already if the request was cancelled or the connection ended.
-fn answer(shared: &Arc<Shared>, token: u64, reply: crate::acp::Reply) {
+fn answer(shared: &Arc<Shared>, token: u64, reply: Reply) {
     if let Some(req) = shared.incoming.take(token) {
+        if let Reply::Error { code, message, .. } = &reply {
+            // Refusals (an escape attempt among them) belong in the logs.
+            tracing::warn!(pid = shared.pid, method = %req.method, code, "built-in refused: {message}");
+        }
         shared.send_reply(&req, reply);
     }
 }
