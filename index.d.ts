@@ -209,7 +209,7 @@ export interface AcpClientOptions {
   onRestart?: (client: AcpClient, info: { attempt: number; exit: ExitInfo }) => void | Promise<void>;
   /** Delivery tuning: messages per batch (default 1024). */
   batchMaxMessages?: number;
-  /** Delivery tuning: bytes per batch (default 1 MiB). */
+  /** Delivery tuning: bytes per batch (default 64 KiB; one larger message still goes alone). */
   batchMaxBytes?: number;
   /** Delivery tuning: batches in flight to JS (default 2). */
   inFlightBatches?: number;

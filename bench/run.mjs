@@ -1,7 +1,7 @@
 // `npm run bench`: every client × scenario in fresh processes, medians of
 // REPEAT runs, one table with ratios from this same run.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import { SCENARIOS } from './scenarios.mjs';
@@ -61,7 +61,9 @@ const lines = [];
 const p = (s = '') => lines.push(s);
 const small = agentAlone('small:200000');
 const large = agentAlone('large:20000:16384');
-p(`Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`);
+const sdkVersion = JSON.parse(readFileSync(here('../node_modules/@agentclientprotocol/sdk/package.json'), 'utf8')).version;
+p(`Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}, load average before the run ${os.loadavg()[0].toFixed(2)}.`);
+p(`Versions: Node ${process.version}, acp-native ${JSON.parse(readFileSync(here('../package.json'), 'utf8')).version} (release build), @agentclientprotocol/sdk ${sdkVersion}. Run on ${new Date().toISOString().slice(0, 10)}.`);
 p(`Medians of ${REPEAT} runs, each client in a fresh process. Flood agent alone into /dev/null: ` +
   `${fmt(small.msgsPerSec, 0)} small msg/s, ${fmt(large.msgsPerSec, 0)} 16 KB msg/s.`);
 p();
@@ -101,4 +103,13 @@ p(`Tracing cost (small flood, msg/s): history off ${fmt(trace(':no-history'), 0)
 
 const table = lines.join('\n');
 console.log(table);
-if (process.env.BENCH_OUT) writeFileSync(process.env.BENCH_OUT, table + '\n');
+// `npm run bench -- --save`: put this table into bench/RESULTS.md.
+if (process.argv.includes('--save')) {
+  const file = here('./RESULTS.md');
+  const doc = readFileSync(file, 'utf8');
+  const start = '<!-- results:start -->';
+  const end = '<!-- results:end -->';
+  const next = doc.slice(0, doc.indexOf(start) + start.length) + '\n' + table + '\n' + doc.slice(doc.indexOf(end));
+  writeFileSync(file, next);
+  console.log(`\nsaved to ${file}`);
+}
