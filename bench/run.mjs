@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import { SCENARIOS } from './scenarios.mjs';
 
-const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
+const REPEAT = Number(process.env.BENCH_REPEAT ?? 5);
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 
 // client, variant, scenarios it runs
@@ -43,14 +43,21 @@ function agentAlone(script) {
 
 const results = {};
 const METRICS = ['wallMs', 'msgsPerSec', 'mbPerSec', 'cpuUsPerMsg', 'peakRssMb', 'maxLoopDelayMs', 'p50Us', 'p99Us', 'usPerRoundTrip'];
-for (const [client, variant, scenarios] of RUNS) {
-  for (const scenario of scenarios) {
-    const runs = [];
-    for (let i = 0; i < REPEAT; i++) runs.push(runOne(client, variant, scenario));
-    const key = `${client}${variant === 'default' ? '' : `:${variant}`}/${scenario}`;
-    results[key] = Object.fromEntries(METRICS.map((m) => [m, median(runs.map((r) => r[m]))]));
-    process.stderr.write(`  ${key}: ${JSON.stringify(results[key])}\n`);
+const keyOf = (client, variant, scenario) => `${client}${variant === 'default' ? '' : `:${variant}`}/${scenario}`;
+const runs = {};
+// Repetitions outermost, so drift in machine load (a shared VM) is spread
+// over every client instead of landing on whichever ran last.
+for (let i = 0; i < REPEAT; i++) {
+  for (const [client, variant, scenarios] of RUNS) {
+    for (const scenario of scenarios) {
+      const key = keyOf(client, variant, scenario);
+      (runs[key] ??= []).push(runOne(client, variant, scenario));
+      process.stderr.write(`  run ${i + 1}/${REPEAT} ${key}\n`);
+    }
   }
+}
+for (const [key, rs] of Object.entries(runs)) {
+  results[key] = Object.fromEntries(METRICS.map((m) => [m, median(rs.map((r) => r[m]))]));
 }
 
 const fmt = (v, digits = 1) => (v === undefined ? '—' : v >= 100_000 ? `${(v / 1000).toFixed(0)} k` : v.toFixed(digits));
