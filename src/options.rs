@@ -62,12 +62,7 @@ impl From<FsOptions> for FsConfig {
     fn from(o: FsOptions) -> Self {
         let d = FsConfig::default();
         FsConfig {
-            roots: o
-                .roots
-                .unwrap_or_default()
-                .into_iter()
-                .map(Into::into)
-                .collect(),
+            roots: paths(o.roots),
             max_file_bytes: o.max_file_bytes.map_or(d.max_file_bytes, |v| v as usize),
             read_only: o.read_only.unwrap_or(d.read_only),
         }
@@ -77,15 +72,8 @@ impl From<FsOptions> for FsConfig {
 impl From<TerminalOptions> for TerminalConfig {
     fn from(o: TerminalOptions) -> Self {
         let d = TerminalConfig::default();
-        let mut env: Vec<(String, String)> = o.env.unwrap_or_default().into_iter().collect();
-        env.sort();
         TerminalConfig {
-            roots: o
-                .roots
-                .unwrap_or_default()
-                .into_iter()
-                .map(Into::into)
-                .collect(),
+            roots: paths(o.roots),
             max_terminals: o.max_terminals.map_or(d.max_terminals, |v| v as usize),
             default_output_byte_limit: o
                 .default_output_byte_limit
@@ -93,9 +81,24 @@ impl From<TerminalOptions> for TerminalConfig {
             max_output_byte_limit: o
                 .max_output_byte_limit
                 .map_or(d.max_output_byte_limit, |v| v as usize),
-            env,
+            env: sorted_env(o.env),
         }
     }
+}
+
+fn paths(roots: Option<Vec<String>>) -> Vec<std::path::PathBuf> {
+    roots
+        .unwrap_or_default()
+        .into_iter()
+        .map(Into::into)
+        .collect()
+}
+
+/// Variables in a stable order (the spawn result must not depend on hashing).
+fn sorted_env(env: Option<HashMap<String, String>>) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = env.unwrap_or_default().into_iter().collect();
+    env.sort();
+    env
 }
 
 fn ms(v: u32) -> Duration {
@@ -106,14 +109,12 @@ impl From<ConnectionOptions> for ConnectionConfig {
     fn from(o: ConnectionOptions) -> Self {
         let d = ConnectionConfig::default();
         let t = TraceConfig::default();
-        let mut env: Vec<(String, String)> = o.env.unwrap_or_default().into_iter().collect();
-        env.sort();
         ConnectionConfig {
             command: AgentCommand {
                 program: o.command,
                 args: o.args.unwrap_or_default(),
                 cwd: o.cwd.map(Into::into),
-                env,
+                env: sorted_env(o.env),
                 clear_env: o.clear_env.unwrap_or(false),
             },
             max_line_bytes: o.max_line_bytes.map_or(d.max_line_bytes, |v| v as usize),
