@@ -37,8 +37,18 @@ export function reported(updates, kind) {
 }
 
 /** Is this pid still a live (non-zombie) process? */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 export function alive(pid) {
+  // Without /proc (macOS, Windows) fall back to signal 0, which cannot
+  // tell a zombie from a live process.
+  if (!existsSync('/proc/self/stat')) {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (err) {
+      return err.code === 'EPERM';
+    }
+  }
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);

@@ -51,8 +51,10 @@ for (const [mode, how] of [
   });
 }
 
+const LINUX_ONLY = { skip: process.platform !== 'linux' && 'relies on PR_SET_PDEATHSIG and /proc (Linux)' };
+
 for (const signal of ['SIGTERM', 'SIGKILL']) {
-  test(`no agent is left after the host is killed with ${signal}`, async () => {
+  test(`no agent is left after the host is killed with ${signal}`, LINUX_ONLY, async () => {
     const { host, pids, exited } = startHost('wait');
     const { agent, wrapper, go } = await pids;
     go();
@@ -105,7 +107,7 @@ function childrenOf(pid) {
   return out;
 }
 
-test('200 spawn/initialize/close cycles leave no children, fds or memory behind', async () => {
+test('200 spawn/initialize/close cycles leave no children, fds or memory behind', LINUX_ONLY, async () => {
   const fds = () => readdirSync('/proc/self/fd').length;
   // Warm up (runtime threads, first-use allocations), then measure.
   for (let i = 0; i < 5; i++) {
