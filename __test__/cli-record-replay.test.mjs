@@ -269,3 +269,22 @@ test('parseArgs: the agent command starts after -- (or at the first positional) 
   assert.deepEqual(parseArgs(['replay', '--realtime', 'f.ndjson']), { command: 'replay', options: { realtime: true }, file: 'f.ndjson' });
   assert.throws(() => parseArgs(['record', '--out']), UsageError);
 });
+
+test('chat --fs lets the agent read files under the session cwd and nowhere else; without it, no fs at all', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'inside.txt'), 'inside text\n');
+  const outsideDir = tempDir(t);
+  writeFileSync(join(outsideDir, 'outside.txt'), 'secret\n');
+  const script = `read:${join(dir, 'inside.txt')} read:${join(outsideDir, 'outside.txt')}\n`;
+
+  const on = await runCli(['chat', '--fs', '--cwd', dir, '--', process.execPath, MOCK_AGENT], script);
+  assert.equal(on.code, 0, on.stderr);
+  assert.match(on.stdout, /"content":"inside text\\n"/);
+  assert.match(on.stdout, /"reason":"outsideRoots"/);
+  assert.doesNotMatch(on.stdout, /secret/);
+
+  const off = await runCli(['chat', '--cwd', dir, '--', process.execPath, MOCK_AGENT], script);
+  assert.equal(off.code, 0, off.stderr);
+  assert.match(off.stdout, /Method not found: fs\/read_text_file/);
+  assert.doesNotMatch(off.stdout, /inside text/);
+});

@@ -3,6 +3,11 @@
 import { createRequire } from 'node:module';
 import { parseArgs, UsageError, USAGE } from './args.mjs';
 
+/** `--fs` / `--terminals`: the built-in handlers, confined to the session cwd. */
+function builtins(options) {
+  return { ...(options.fs ? { fs: true } : {}), ...(options.terminals ? { terminals: true } : {}) };
+}
+
 async function main(argv) {
   let parsed;
   try {
@@ -22,11 +27,17 @@ async function main(argv) {
       return 0;
     case 'chat': {
       const { runChat } = await import('./chat.mjs');
-      return runChat({ agent, cwd: options.cwd, showStderr: options.stderr === true });
+      return runChat({ agent, cwd: options.cwd, showStderr: options.stderr === true, clientOptions: builtins(options) });
     }
     case 'record': {
       const { runRecord } = await import('./record.mjs');
-      return runRecord({ agent, cwd: options.cwd, showStderr: options.stderr === true, out: options.out });
+      return runRecord({
+        agent,
+        cwd: options.cwd,
+        showStderr: options.stderr === true,
+        out: options.out,
+        clientOptions: builtins(options),
+      });
     }
     case 'replay': {
       const { runReplay } = await import('./replay.mjs');

@@ -2,8 +2,8 @@
 // small (a subcommand, a few options, then `--` and the agent command).
 
 export const USAGE = `Usage:
-  acp-native chat [--cwd DIR] [--stderr] -- <agent command> [args...]
-  acp-native record --out FILE [--cwd DIR] [--stderr] -- <agent command> [args...]
+  acp-native chat [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
+  acp-native record --out FILE [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
   acp-native replay [--realtime] FILE
   acp-native --help | --version
 
@@ -15,6 +15,9 @@ replay   act as an ACP agent over stdio that replays a recorded session
 Options:
   --cwd DIR     working directory of the session (default: the current one)
   --stderr      show what the agent writes to stderr
+  --fs          let the agent read and write files under the session cwd
+                (the built-in fs/* handlers, confined to that directory)
+  --terminals   let the agent run commands in terminals under the session cwd
   --out FILE    (record) where to write the recording
   --realtime    (replay) keep the recorded pauses between messages
 `;
@@ -23,15 +26,15 @@ Options:
 export class UsageError extends Error {}
 
 const SPECS = {
-  chat: { values: ['--cwd'], flags: ['--stderr'], agent: true },
-  record: { values: ['--cwd', '--out'], flags: ['--stderr'], agent: true, required: ['--out'] },
+  chat: { values: ['--cwd'], flags: ['--stderr', '--fs', '--terminals'], agent: true },
+  record: { values: ['--cwd', '--out'], flags: ['--stderr', '--fs', '--terminals'], agent: true, required: ['--out'] },
   replay: { values: [], flags: ['--realtime'], agent: false },
 };
 
 /**
  * Parse `argv` (without node and the script). Returns
  * `{ command: 'help' | 'version' }` or
- * `{ command, options: { cwd, out, stderr, realtime }, agent: { command, args }, file }`.
+ * `{ command, options: { cwd, out, stderr, fs, terminals, realtime }, agent: { command, args }, file }`.
  */
 export function parseArgs(argv) {
   const [command, ...rest] = argv;

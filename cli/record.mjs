@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { runChat } from './chat.mjs';
 import { header } from './recording.mjs';
 
-export async function runRecord({ agent, cwd, showStderr, out }) {
+export async function runRecord({ agent, cwd, showStderr, out, clientOptions = {} }) {
   let fd;
   try {
     fd = openSync(out, 'w');
@@ -23,7 +23,7 @@ export async function runRecord({ agent, cwd, showStderr, out }) {
       write(record);
       count++;
     };
-    return await runChat({ agent, cwd, showStderr, clientOptions: { trace, traceMaxPayloadBytes: Infinity } });
+    return await runChat({ agent, cwd, showStderr, clientOptions: { ...clientOptions, trace, traceMaxPayloadBytes: Infinity } });
   } finally {
     closeSync(fd);
     process.stderr.write(`acp-native: recorded ${count} messages to ${out}\n`);
