@@ -1,4 +1,5 @@
-//! The core against real processes: the repo's mock agent (Node) and `sh`.
+//! The core against real processes: the repo's mock agent and small Node
+//! scripts (portable across the platforms CI tests).
 
 use std::path::PathBuf;
 use std::sync::{mpsc, Arc};
@@ -6,6 +7,9 @@ use std::time::Duration;
 
 use acp_core::{AgentCommand, Connection, ConnectionConfig, DeliverySink};
 use serde_json::{json, Value};
+
+/// An agent that stays up and never reads its stdin.
+const NEVER_READS: &str = "setTimeout(() => {}, 30000)";
 
 struct ChannelSink(std::sync::Mutex<mpsc::Sender<String>>);
 
@@ -57,6 +61,11 @@ impl Harness {
             rx,
             backlog: Default::default(),
         })
+    }
+
+    /// A one-off agent written as a Node script (portable, unlike `sh`).
+    fn node(script: &str) -> Self {
+        Self::spawn("node", &["-e", script]).expect("node must be installed")
     }
 
     fn mock(args: &[&str]) -> Self {
@@ -187,7 +196,9 @@ fn cancel_session_answers_the_open_permission_request() {
 
 #[test]
 fn a_crash_fails_pending_requests_with_exit_code_and_stderr() {
-    let mut h = Harness::spawn("sh", &["-c", "read line; echo 'dying now' >&2; exit 7"]).unwrap();
+    let mut h = Harness::node(
+        "process.stdin.once('data', () => { process.stderr.write('dying now\\n'); process.exit(7); })",
+    );
     let id = h.conn.request("initialize", Some("{}"), None).unwrap();
     let items = h.until_answer(id);
     let failed = items.last().unwrap();
@@ -219,7 +230,7 @@ fn spawn_failure_names_the_program_and_errno() {
 
 #[test]
 fn request_timeout_fails_only_that_request() {
-    let mut h = Harness::spawn("sh", &["-c", "sleep 30"]).unwrap();
+    let mut h = Harness::node(NEVER_READS);
     let id = h
         .conn
         .request("slow", None, Some(Duration::from_millis(100)))
@@ -233,6 +244,7 @@ fn request_timeout_fails_only_that_request() {
     loop {
         let item = h.next();
         if item[0] == 5 && item[1] == "exit" {
+            #[cfg(unix)]
             assert_eq!(item[2]["signal"], "SIGKILL");
             assert_eq!(item[2]["reason"], "killed");
             break;
@@ -242,8 +254,8 @@ fn request_timeout_fails_only_that_request() {
 
 #[test]
 fn lines_written_directly_and_queued_stay_whole_and_in_order() {
-    // `cat` echoes every line back: what we wrote arrives as notifications.
-    let mut h = Harness::spawn("cat", &[]).unwrap();
+    // The agent echoes every line back: what we wrote arrives as notifications.
+    let mut h = Harness::node("process.stdin.pipe(process.stdout)");
     let sizes = [10usize, 200_000, 3, 70_000, 1, 500_000, 64];
     let total = 600;
     for n in 0..total {
@@ -264,7 +276,7 @@ fn lines_written_directly_and_queued_stay_whole_and_in_order() {
 
 #[test]
 fn an_agent_that_stops_reading_makes_sends_fail_with_backpressure() {
-    let h = Harness::spawn_with("sh", &["-c", "sleep 30"], |c| {
+    let h = Harness::spawn_with("node", &["-e", NEVER_READS], |c| {
         c.max_write_queue_bytes = 1 << 20;
     })
     .unwrap();
