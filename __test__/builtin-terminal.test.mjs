@@ -6,8 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { builtinSession, enc, eventually, groupMembers, pidsWithArg, tempTree, termArg } from './builtin-helpers.mjs';
 
 // Only against a hang: a broken teardown must fail the run, not stall it.
-const GUARD = { timeout: 60_000 };
-const linuxOnly = { skip: process.platform !== 'linux' && 'scans /proc' };
+// The commands run here are POSIX `sh` scripts.
+const GUARD = { timeout: 60_000, skip: process.platform === 'win32' && 'runs sh scripts' };
+const linuxOnly = { skip: process.platform !== 'linux' && 'scans /proc (Linux)' };
 
 /** The texts of every `kind=` report, parsed, in order. */
 function allReported(updates, kind) {

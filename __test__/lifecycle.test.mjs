@@ -7,6 +7,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { mockClient, mockSession, alive, reported, MOCK_AGENT } from './helpers.mjs';
 import { AcpClient } from '../index.mjs';
 
+// Process groups and PDEATHSIG are POSIX/Linux; the wrapper is an `sh` script.
+const UNIX_ONLY = { skip: process.platform === 'win32' && 'sh wrapper and POSIX process groups' };
+const LINUX_ONLY = { skip: process.platform !== 'linux' && 'relies on PR_SET_PDEATHSIG and /proc (Linux)' };
+
 const HOST = fileURLToPath(new URL('./fixtures/host.mjs', import.meta.url));
 
 async function goneWithin(pid, ms) {
@@ -39,7 +43,7 @@ for (const [mode, how] of [
   ['throw', 'an uncaught exception'],
   ['idle', 'a natural exit with an idle (unref) client'],
 ]) {
-  test(`no agent is left after the host ends by ${how}`, async () => {
+  test(`no agent is left after the host ends by ${how}`, UNIX_ONLY, async () => {
     // The grandchild ignores stdin EOF: only a kill of the group stops it.
     const { pids, exited } = startHost(mode, ['--ignore-eof']);
     const { agent, wrapper, go } = await pids;
@@ -51,7 +55,6 @@ for (const [mode, how] of [
   });
 }
 
-const LINUX_ONLY = { skip: process.platform !== 'linux' && 'relies on PR_SET_PDEATHSIG and /proc (Linux)' };
 
 for (const signal of ['SIGTERM', 'SIGKILL']) {
   test(`no agent is left after the host is killed with ${signal}`, LINUX_ONLY, async () => {
@@ -67,7 +70,7 @@ for (const signal of ['SIGTERM', 'SIGKILL']) {
   });
 }
 
-test('a ref()ed client keeps the host alive; close() after that ends it', async () => {
+test('a ref()ed client keeps the host alive; close() after that ends it', UNIX_ONLY, async () => {
   const { host, pids, exited } = startHost('ref');
   const { agent, go } = await pids;
   go();
@@ -78,7 +81,7 @@ test('a ref()ed client keeps the host alive; close() after that ends it', async 
   assert.equal(await goneWithin(agent, 3000), true);
 });
 
-test('close() stops a wrapper whose grandchild ignores EOF and SIGTERM', async () => {
+test('close() stops a wrapper whose grandchild ignores EOF and SIGTERM', UNIX_ONLY, async () => {
   const client = new AcpClient({
     command: 'sh',
     args: ['-c', `"${process.execPath}" "${MOCK_AGENT}" --ignore-eof --ignore-sigterm; true`],
