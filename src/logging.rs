@@ -17,7 +17,7 @@ use tracing::subscriber::Interest;
 use tracing::{Event, Level, Metadata, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 
-use crate::sink::JsTextCallback;
+use crate::sink::{JsText, JsTextCallback};
 
 const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
 
@@ -94,7 +94,7 @@ impl<S: Subscriber> Layer<S> for JsLogLayer {
             "time": time,
         });
         if let Some(sink) = SINK.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-            sink.send(record.to_string());
+            sink.send(JsText::new(record.to_string()));
         }
     }
 }

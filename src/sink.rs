@@ -7,19 +7,40 @@ use napi::threadsafe_function::{
 };
 use napi::{sys, Env, Result, Status};
 
+use acp_core::connection::Batch;
 use acp_core::DeliverySink;
 
 /// Weak: it does not keep Node alive unless [`JsTextCallback::set_ref`] says so.
-type TextFn = ThreadsafeFunction<String, UnknownReturnValue, JsText, Status, false, true>;
+type TextFn = ThreadsafeFunction<JsText, UnknownReturnValue, JsText, Status, false, true>;
 
 /// A string for JS. ASCII text (almost every batch: JSON escapes what is
 /// not) is handed over as Latin-1, a plain copy, skipping V8's UTF-8 decode.
-struct JsText(String);
+pub struct JsText {
+    text: String,
+    ascii: bool,
+}
+
+impl JsText {
+    pub fn new(text: String) -> Self {
+        let ascii = text.is_ascii();
+        Self { text, ascii }
+    }
+}
+
+impl From<Batch> for JsText {
+    /// The core already knows whether the batch is ASCII.
+    fn from(batch: Batch) -> Self {
+        Self {
+            text: batch.text,
+            ascii: batch.ascii,
+        }
+    }
+}
 
 impl ToNapiValue for JsText {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
-        let text = val.0;
-        if !text.is_ascii() {
+        let text = val.text;
+        if !val.ascii {
             return String::to_napi_value(env, text);
         }
         let mut out = std::ptr::null_mut();
@@ -47,15 +68,15 @@ pub struct JsTextCallback {
 impl JsTextCallback {
     pub fn new(callback: Function<String, UnknownReturnValue>) -> Result<Self> {
         let tsfn = callback
-            .build_threadsafe_function::<String>()
+            .build_threadsafe_function::<JsText>()
             .callee_handled::<false>()
             .weak::<true>()
-            .build_callback(|ctx: ThreadsafeCallContext<String>| Ok(JsText(ctx.value)))?;
+            .build_callback(|ctx: ThreadsafeCallContext<JsText>| Ok(ctx.value))?;
         Ok(Self { tsfn })
     }
 
     /// Queue a call on the JS thread; false once JS is gone.
-    pub fn send(&self, text: String) -> bool {
+    pub fn send(&self, text: JsText) -> bool {
         self.tsfn
             .call(text, ThreadsafeFunctionCallMode::NonBlocking)
             == Status::Ok
@@ -89,7 +110,7 @@ impl JsTextCallback {
 pub struct JsBatchSink(pub JsTextCallback);
 
 impl DeliverySink for JsBatchSink {
-    fn deliver(&self, batch: String) -> bool {
-        self.0.send(batch)
+    fn deliver(&self, batch: Batch) -> bool {
+        self.0.send(batch.into())
     }
 }

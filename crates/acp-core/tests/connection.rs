@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
+use acp_core::connection::Batch;
 use acp_core::{AgentCommand, Connection, ConnectionConfig, DeliverySink};
 use serde_json::{json, Value};
 
@@ -14,8 +15,13 @@ const NEVER_READS: &str = "setTimeout(() => {}, 30000)";
 struct ChannelSink(std::sync::Mutex<mpsc::Sender<String>>);
 
 impl DeliverySink for ChannelSink {
-    fn deliver(&self, batch: String) -> bool {
-        self.0.lock().unwrap().send(batch).is_ok()
+    fn deliver(&self, batch: Batch) -> bool {
+        assert_eq!(
+            batch.ascii,
+            batch.text.is_ascii(),
+            "the ascii flag is exact"
+        );
+        self.0.lock().unwrap().send(batch.text).is_ok()
     }
 }
 
@@ -260,7 +266,9 @@ fn lines_written_directly_and_queued_stay_whole_and_in_order() {
     let total = 600;
     for n in 0..total {
         let pad = "p".repeat(sizes[n % sizes.len()]);
-        let params = json!({"n": n, "pad": pad}).to_string();
+        // Every third line is not ASCII: batches must say which they are.
+        let word = if n % 3 == 0 { "é中😀" } else { "plain" };
+        let params = json!({"n": n, "pad": pad, "word": word}).to_string();
         h.conn.notify("echo", Some(&params)).unwrap();
     }
     for n in 0..total {
@@ -271,6 +279,7 @@ fn lines_written_directly_and_queued_stay_whole_and_in_order() {
             item[2]["pad"].as_str().unwrap().len(),
             sizes[n % sizes.len()]
         );
+        assert_eq!(item[2]["word"], if n % 3 == 0 { "é中😀" } else { "plain" });
     }
 }
 

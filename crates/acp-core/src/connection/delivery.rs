@@ -9,13 +9,20 @@ use tokio::sync::{mpsc, Semaphore};
 
 use super::event::Event;
 
+/// One batch: a JSON array of items (see [`Event`]).
+pub struct Batch {
+    pub text: String,
+    /// Pure ASCII: a JS string can be made from it by plain copy.
+    pub ascii: bool,
+}
+
 /// Where batches go (the napi binding implements this with a
 /// ThreadsafeFunction; tests implement it with a channel).
 pub trait DeliverySink: Send + Sync + 'static {
-    /// Hand one batch (a JSON array, see [`Event`]) to the host. The host
-    /// must call [`super::Connection::ack`] once it has processed it.
-    /// Returns false when the host is gone; nothing is delivered after that.
-    fn deliver(&self, batch: String) -> bool;
+    /// Hand one batch to the host. The host must call
+    /// [`super::Connection::ack`] once it has processed it. Returns false
+    /// when the host is gone; nothing is delivered after that.
+    fn deliver(&self, batch: Batch) -> bool;
 }
 
 pub(super) struct BatchLimits {
@@ -52,6 +59,7 @@ pub(super) async fn run_delivery(
             Err(_) => return,
         }
         let mut batch = String::with_capacity(first.queued_bytes() as usize + 64);
+        let mut ascii = first.is_ascii();
         batch.push('[');
         first.encode_into(&mut batch);
         release(&first);
@@ -59,6 +67,7 @@ pub(super) async fn run_delivery(
         while count < limits.max_messages && batch.len() < limits.max_bytes {
             match rx.try_recv() {
                 Ok(ev) => {
+                    ascii &= ev.is_ascii();
                     batch.push(',');
                     ev.encode_into(&mut batch);
                     release(&ev);
@@ -68,7 +77,7 @@ pub(super) async fn run_delivery(
             }
         }
         batch.push(']');
-        if !sink.deliver(batch) {
+        if !sink.deliver(Batch { text: batch, ascii }) {
             host_gone.store(true, Ordering::Relaxed);
             slots.add_permits(1);
         }

@@ -30,19 +30,43 @@ pub struct NotificationParts {
     pub params: Option<Range<usize>>,
 }
 
+/// One line from the agent, and whether it is pure ASCII (known from the
+/// reader's validation pass, so the batch need not be scanned again).
+#[derive(Debug)]
+pub struct Line {
+    pub text: String,
+    pub ascii: bool,
+}
+
+impl From<&str> for Line {
+    fn from(text: &str) -> Self {
+        Self {
+            text: text.to_owned(),
+            ascii: text.is_ascii(),
+        }
+    }
+}
+
+impl std::ops::Deref for Line {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.text
+    }
+}
+
 #[derive(Debug)]
 pub enum Event {
     Notification {
-        raw: String,
+        raw: Line,
         parts: NotificationParts,
     },
     Request {
         token: u64,
-        raw: String,
+        raw: Line,
     },
     Response {
         id: u64,
-        raw: String,
+        raw: Line,
     },
     Failed {
         id: u64,
@@ -87,6 +111,19 @@ impl NotificationParts {
 }
 
 impl Event {
+    /// Is this item's text pure ASCII?
+    pub fn is_ascii(&self) -> bool {
+        match self {
+            Event::Notification { raw, .. }
+            | Event::Request { raw, .. }
+            | Event::Response { raw, .. } => raw.ascii,
+            Event::Failed { error, .. } => error.is_ascii(),
+            Event::RequestSettled { .. } => true,
+            Event::Host { payload, .. } => payload.is_ascii(),
+            Event::Trace { record, .. } => record.is_ascii(),
+        }
+    }
+
     /// Append this item's JSON to a batch.
     pub fn encode_into(&self, out: &mut String) {
         match self {
@@ -102,7 +139,7 @@ impl Event {
             }
             Event::Request { token, raw } => {
                 let _ = write!(out, "1,{token},");
-                out.push_str(raw);
+                out.push_str(&raw.text);
             }
             Event::Response { id, raw } => {
                 let _ = write!(out, "2,{id},");

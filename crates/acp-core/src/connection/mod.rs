@@ -15,7 +15,7 @@ mod supervisor;
 mod trace;
 
 pub use config::ConnectionConfig;
-pub use delivery::DeliverySink;
+pub use delivery::{Batch, DeliverySink};
 pub use event::Event;
 pub use exit::ExitInfo;
 pub use handle::{CallError, Connection, WeakConnection};

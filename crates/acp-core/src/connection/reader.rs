@@ -12,7 +12,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::ChildStdout;
 
 use super::builtin_route;
-use super::event::{json_str, Event, NotificationParts};
+use super::event::{json_str, Event, Line, NotificationParts};
 use super::shared::Shared;
 use super::trace::{Direction, Kind, WireMeta};
 use crate::acp::{self, methods};
@@ -72,7 +72,20 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
         }
     };
     let at = Instant::now();
-    let text = match std::str::from_utf8(line) {
+    // One pass: ASCII (nearly every line: JSON escapes the rest) is valid
+    // UTF-8, and the batch it lands in need not be scanned again.
+    let ascii = line.is_ascii();
+    let checked = if ascii {
+        // SAFETY: ASCII bytes are valid UTF-8.
+        Ok(unsafe { std::str::from_utf8_unchecked(line) })
+    } else {
+        std::str::from_utf8(line)
+    };
+    let line_of = |text: &str| Line {
+        text: text.to_owned(),
+        ascii,
+    };
+    let text = match checked {
         Ok(text) => text,
         Err(e) => {
             let lossy = String::from_utf8_lossy(line);
@@ -99,7 +112,7 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
                 cancel_incoming(shared, text, out);
             } else {
                 out.push(Event::Notification {
-                    raw: text.to_owned(),
+                    raw: line_of(text),
                     parts: NotificationParts::locate(text, &method, params.map(|p| p.get())),
                 });
             }
@@ -128,7 +141,7 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             shared.arm_handler_timeout(token);
             out.push(Event::Request {
                 token,
-                raw: text.to_owned(),
+                raw: line_of(text),
             });
         }
         Inbound::Response { id, result, error } => {
@@ -174,7 +187,7 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             }
             out.push(Event::Response {
                 id,
-                raw: text.to_owned(),
+                raw: line_of(text),
             });
         }
         Inbound::Invalid(invalid) => {
