@@ -86,7 +86,6 @@ class AcpClient extends EventEmitter {
   #stderrTail = '';
   #builtins; // normalised `fs` / `terminals` options
   #status = new StatusTracker((change) => this.emit('state', change));
-  #spawnedOnce = false;
 
   constructor(options) {
     super();
@@ -104,8 +103,8 @@ class AcpClient extends EventEmitter {
     this.#spawn();
   }
 
-  /** Start (or restart) the agent process behind this client. */
-  #spawn() {
+  /** Start (or, from the restart policy, restart) the agent process behind this client. */
+  #spawn(isRestart = false) {
     const options = this.#options;
     const env = options.env
       ? Object.fromEntries(Object.entries(options.env).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]))
@@ -152,8 +151,7 @@ class AcpClient extends EventEmitter {
     this.#updateRef();
     live.add(this);
     installExitHook();
-    this.#status.spawned(this.#spawnedOnce);
-    this.#spawnedOnce = true;
+    this.#status.spawned(isRestart);
     logging.attach(this, conn.pid);
   }
 
@@ -328,18 +326,18 @@ class AcpClient extends EventEmitter {
   }
 
   loadSession(params, options) {
-    return this.#opening(params, this.request('session/load', { cwd: process.cwd(), mcpServers: [], ...params }, options));
+    return this.#sessionOpened(params, this.request('session/load', { cwd: process.cwd(), mcpServers: [], ...params }, options));
   }
 
   /** Count a loaded/resumed session as open once the agent accepts it. */
-  #opening(params, call) {
+  #sessionOpened(params, call) {
     return call.then((result) => {
       if (typeof params?.sessionId === 'string') this.#status.sessions.add(params.sessionId);
       return result;
     });
   }
 
-  #forgetting(params, call) {
+  #sessionEnded(params, call) {
     return call.then((result) => {
       this.#status.sessions.delete(params?.sessionId);
       return result;
@@ -351,15 +349,15 @@ class AcpClient extends EventEmitter {
   }
 
   resumeSession(params, options) {
-    return this.#opening(params, this.request('session/resume', { cwd: process.cwd(), mcpServers: [], ...params }, options));
+    return this.#sessionOpened(params, this.request('session/resume', { cwd: process.cwd(), mcpServers: [], ...params }, options));
   }
 
   closeSession(params, options) {
-    return this.#forgetting(params, this.request('session/close', params, options));
+    return this.#sessionEnded(params, this.request('session/close', params, options));
   }
 
   deleteSession(params, options) {
-    return this.#forgetting(params, this.request('session/delete', params, options));
+    return this.#sessionEnded(params, this.request('session/delete', params, options));
   }
 
   setSessionMode(params, options) {
@@ -711,7 +709,7 @@ class AcpClient extends EventEmitter {
     setTimeout(() => {
       if (this.#stopped) return;
       try {
-        this.#spawn();
+        this.#spawn(true);
       } catch (err) {
         this.emit('restartFailed', { reason: err.message, error: err, exit: info });
         return;

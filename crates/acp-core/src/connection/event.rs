@@ -14,21 +14,12 @@
 //! - `6, record, 0`: a live trace record of one wire message (see `trace`).
 
 use std::fmt::Write;
-use std::ops::Range;
+
+use crate::rpc::push_json_str;
 
 /// Agent output waiting between the reader and the host, at most. With the
 /// in-flight batches this bounds host memory whatever the agent sends.
 pub const QUEUE_BUDGET_BYTES: u32 = 8 * 1024 * 1024;
-
-/// Where a notification's method and params are in its line.
-#[derive(Debug, Clone)]
-pub struct NotificationParts {
-    /// The method's JSON string token, quotes included; `None` when it had
-    /// escapes (then `method_json` holds it re-encoded).
-    pub method: Option<Range<usize>>,
-    pub method_json: Option<String>,
-    pub params: Option<Range<usize>>,
-}
 
 /// One line from the agent, and whether it is pure ASCII (known from the
 /// reader's validation pass, so the batch need not be scanned again).
@@ -56,9 +47,10 @@ impl std::ops::Deref for Line {
 
 #[derive(Debug)]
 pub enum Event {
+    /// Already encoded as its item, `0,method,params`: the envelope
+    /// around them is not kept.
     Notification {
-        raw: Line,
-        parts: NotificationParts,
+        item: Line,
     },
     Request {
         token: u64,
@@ -87,34 +79,35 @@ pub enum Event {
     },
 }
 
-impl NotificationParts {
-    /// Locate `method` and `params` in `text`. `params` must be a slice of
-    /// `text`; `method` is one when it had no escapes (serde borrows it).
-    pub fn locate(text: &str, method: &str, params: Option<&str>) -> Self {
+impl Event {
+    /// The item for a notification in `text` (`ascii`: `text` is). `method`
+    /// is a slice of `text` when it had no escapes (serde borrows it), and
+    /// `params` always is.
+    pub fn notification(text: &str, ascii: bool, method: &str, params: Option<&str>) -> Self {
         let base = text.as_ptr() as usize;
-        let offset = |s: &str| s.as_ptr() as usize - base;
         let borrowed = (base..base + text.len()).contains(&(method.as_ptr() as usize));
-        let (method, method_json) = if borrowed {
-            // No escapes: the token is the slice plus its quotes.
-            let start = offset(method) - 1;
-            (Some(start..start + method.len() + 2), None)
+        let params = params.unwrap_or("null");
+        let mut item = String::with_capacity(params.len() + method.len() + 8);
+        item.push_str("0,");
+        if borrowed {
+            // No escapes: the token on the wire is the slice plus its quotes.
+            let start = method.as_ptr() as usize - base - 1;
+            item.push_str(&text[start..start + method.len() + 2]);
         } else {
-            (None, Some(json_str(method)))
-        };
-        let params = params.map(|p| offset(p)..offset(p) + p.len());
-        Self {
-            method,
-            method_json,
-            params,
+            push_json_str(&mut item, method);
+        }
+        item.push(',');
+        item.push_str(params);
+        let ascii = ascii && item.is_ascii();
+        Event::Notification {
+            item: Line { text: item, ascii },
         }
     }
-}
 
-impl Event {
     /// Is this item's text pure ASCII?
     pub fn is_ascii(&self) -> bool {
         match self {
-            Event::Notification { raw, .. }
+            Event::Notification { item: raw }
             | Event::Request { raw, .. }
             | Event::Response { raw, .. } => raw.ascii,
             Event::Failed { error, .. } => error.is_ascii(),
@@ -127,19 +120,10 @@ impl Event {
     /// Append this item's JSON to a batch.
     pub fn encode_into(&self, out: &mut String) {
         match self {
-            Event::Notification { raw, parts } => {
-                out.push_str("0,");
-                match (&parts.method, &parts.method_json) {
-                    (Some(r), _) => out.push_str(&raw[r.clone()]),
-                    (None, Some(json)) => out.push_str(json),
-                    (None, None) => out.push_str("null"),
-                }
-                out.push(',');
-                out.push_str(parts.params.clone().map_or("null", |r| &raw[r]));
-            }
+            Event::Notification { item } => out.push_str(item),
             Event::Request { token, raw } => {
                 let _ = write!(out, "1,{token},");
-                out.push_str(&raw.text);
+                out.push_str(raw);
             }
             Event::Response { id, raw } => {
                 let _ = write!(out, "2,{id},");
@@ -168,7 +152,7 @@ impl Event {
     /// what the reader reserves from the queue budget and delivery returns.
     pub fn queued_bytes(&self) -> u32 {
         match self {
-            Event::Notification { raw, .. }
+            Event::Notification { item: raw }
             | Event::Request { raw, .. }
             | Event::Response { raw, .. } => raw.len().min(QUEUE_BUDGET_BYTES as usize) as u32,
             Event::Trace {
@@ -180,41 +164,6 @@ impl Event {
     }
 }
 
-/// A JSON string literal.
-pub fn json_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    push_json_str(&mut out, s);
-    out
-}
-
-/// Append `s` as a JSON string literal, copying runs that need no escape.
-pub fn push_json_str(out: &mut String, s: &str) {
-    out.push('"');
-    let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escaped = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0..=0x1f => "",
-            _ => continue,
-        };
-        // Every byte matched above is ASCII, so these are char boundaries.
-        out.push_str(&s[start..i]);
-        if escaped.is_empty() {
-            let _ = write!(out, "\\u{b:04x}");
-        } else {
-            out.push_str(escaped);
-        }
-        start = i + 1;
-    }
-    out.push_str(&s[start..]);
-    out.push('"');
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,15 +173,9 @@ mod tests {
         let note = r#"{"method":"a\u0062","params":{"p":[1]}}"#;
         let plain = r#"{"method":"x"}"#;
         let items = [
-            Event::Notification {
-                raw: note.into(),
-                // The method had an escape, so serde decoded it into a new string.
-                parts: NotificationParts::locate(note, "ab", Some(&note[29..38])),
-            },
-            Event::Notification {
-                raw: plain.into(),
-                parts: NotificationParts::locate(plain, &plain[11..12], None),
-            },
+            // The method had an escape, so serde decoded it into a new string.
+            Event::notification(note, true, "ab", Some(&note[29..38])),
+            Event::notification(plain, true, &plain[11..12], None),
             Event::Request {
                 token: 9,
                 raw: r#"{"id":"a","method":"m"}"#.into(),
@@ -251,7 +194,7 @@ mod tests {
             },
             Event::Host {
                 name: "stderr",
-                payload: json_str("a\"b\n"),
+                payload: crate::rpc::json_str("a\"b\n"),
             },
         ];
         let mut out = String::from("[");
@@ -273,17 +216,13 @@ mod tests {
     }
 
     #[test]
-    fn json_str_escapes_like_serde() {
-        for s in [
-            "",
-            "plain",
-            "q\"b\\s",
-            "nl\n cr\r tab\t",
-            "\u{1}\u{1f}x",
-            "é中😀",
-            "\u{7f}",
-        ] {
-            assert_eq!(json_str(s), serde_json::to_string(s).unwrap(), "{s:?}");
-        }
+    fn a_notification_item_is_ascii_only_if_its_decoded_method_is() {
+        // An ASCII line whose method escape decodes to "é".
+        let line = r#"{"method":"\u00e9","params":{}}"#;
+        let item = Event::notification(line, true, "é", Some(&line[28..30]));
+        assert!(!item.is_ascii());
+        let mut out = String::new();
+        item.encode_into(&mut out);
+        assert_eq!(out, "0,\"é\",{}");
     }
 }

@@ -1,6 +1,6 @@
 use std::process::ExitStatus;
 
-use super::event::json_str;
+use crate::rpc::json_str;
 use crate::transport::signal_name;
 
 /// How the agent ended.

@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, Notify, Semaphore};
 
 use super::config::ConnectionConfig;
 use super::delivery::{run_delivery, BatchLimits, DeliverySink};
-use super::event::{json_str, Event, QUEUE_BUDGET_BYTES};
+use super::event::{Event, QUEUE_BUDGET_BYTES};
 use super::exit::ExitInfo;
 use super::reader::run_reader;
 use super::shared::Shared;
@@ -19,6 +19,7 @@ use super::supervisor::{supervise, Supervised};
 use super::trace::{Direction, Kind, Tracer, WireMeta};
 use crate::acp::{self, methods};
 use crate::builtin::Builtins;
+use crate::rpc::json_str;
 use crate::rpc::{self, OutgoingRequest};
 use crate::transport::{
     kill_group_now, run_writer, spawn_agent, Outbox, OutboxError, SpawnError, StderrRing,

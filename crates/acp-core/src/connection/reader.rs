@@ -12,10 +12,11 @@ use tokio::io::AsyncReadExt;
 use tokio::process::ChildStdout;
 
 use super::builtin_route;
-use super::event::{json_str, Event, Line, NotificationParts};
+use super::event::{Event, Line};
 use super::shared::Shared;
 use super::trace::{Direction, Kind, WireMeta};
 use crate::acp::{self, methods};
+use crate::rpc::json_str;
 use crate::rpc::{self, Inbound, IncomingRequest, Invalid};
 use crate::transport::{Frame, LineFramer};
 
@@ -111,10 +112,12 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             if method == methods::CANCEL_REQUEST {
                 cancel_incoming(shared, text, out);
             } else {
-                out.push(Event::Notification {
-                    raw: line_of(text),
-                    parts: NotificationParts::locate(text, &method, params.map(|p| p.get())),
-                });
+                out.push(Event::notification(
+                    text,
+                    ascii,
+                    &method,
+                    params.map(|p| p.get()),
+                ));
             }
         }
         Inbound::Request { id, method, params } => {

@@ -7,11 +7,12 @@ use std::time::Duration;
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, Notify, Semaphore};
 
-use super::event::{json_str, Event};
+use super::event::Event;
 use super::exit::ExitInfo;
 use super::trace::{Direction, Kind, Tracer, WireMeta};
 use crate::acp::{self, Reply};
 use crate::builtin::Builtins;
+use crate::rpc::json_str;
 use crate::rpc::{self, IncomingRequest, IncomingTable, OutgoingTable};
 use crate::transport::{Outbox, OutboxError, StderrRing};
 
@@ -58,18 +59,17 @@ impl Shared {
     /// (A line the outbox then refuses was still traced; the call fails.)
     pub fn send_line(
         self: &Arc<Self>,
-        line: Vec<u8>,
+        line: String,
         meta: WireMeta<'_>,
     ) -> Result<(), OutboxError> {
-        // Our lines are built from `str`s; the newline is not part of the message.
-        let text = std::str::from_utf8(&line[..line.len().saturating_sub(1)]).unwrap_or_default();
-        if let Some(record) = self.tracer.record(meta, text) {
+        // The newline is not part of the message.
+        if let Some(record) = self.tracer.record(meta, line.trim_end_matches('\n')) {
             self.emit_soon(Event::Trace {
                 record,
                 budgeted: false,
             });
         }
-        self.outbox.send(line)
+        self.outbox.send(line.into_bytes())
     }
 
     /// Send a reply to an agent request; false if stdin is gone.

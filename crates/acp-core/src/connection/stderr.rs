@@ -7,8 +7,9 @@ use std::sync::Arc;
 use tokio::io::AsyncReadExt;
 use tokio::process::ChildStderr;
 
-use super::event::{json_str, Event};
+use super::event::Event;
 use super::shared::Shared;
+use crate::rpc::json_str;
 
 const MAX_PARTIAL: usize = 64 * 1024;
 

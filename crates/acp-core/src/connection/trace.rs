@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use super::event::push_json_str;
+use crate::rpc::push_json_str;
 
 /// How the host wants messages traced.
 #[derive(Debug, Clone)]

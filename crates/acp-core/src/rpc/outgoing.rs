@@ -1,23 +1,21 @@
 //! Building the lines we send. Params and results arrive as JSON text
 //! (already serialised by the caller) and are spliced in unchanged.
 
-fn quoted(s: &str) -> String {
-    serde_json::to_string(s).expect("a str always serialises")
-}
+use super::json_str as quoted;
 
-fn finish(mut line: String) -> Vec<u8> {
+fn finish(mut line: String) -> String {
     line.push('\n');
-    line.into_bytes()
+    line
 }
 
-pub fn request(id: u64, method: &str, params: Option<&str>) -> Vec<u8> {
+pub fn request(id: u64, method: &str, params: Option<&str>) -> String {
     with_params(
         format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{}"#, quoted(method)),
         params,
     )
 }
 
-pub fn notification(method: &str, params: Option<&str>) -> Vec<u8> {
+pub fn notification(method: &str, params: Option<&str>) -> String {
     with_params(
         format!(r#"{{"jsonrpc":"2.0","method":{}"#, quoted(method)),
         params,
@@ -25,7 +23,7 @@ pub fn notification(method: &str, params: Option<&str>) -> Vec<u8> {
 }
 
 /// Close an envelope opened by `head`, adding `params` if any.
-fn with_params(mut line: String, params: Option<&str>) -> Vec<u8> {
+fn with_params(mut line: String, params: Option<&str>) -> String {
     if let Some(p) = params {
         line.reserve(p.len() + 12);
         line.push_str(r#","params":"#);
@@ -36,13 +34,13 @@ fn with_params(mut line: String, params: Option<&str>) -> Vec<u8> {
 }
 
 /// `raw_id` is the agent's id exactly as it appeared on the wire.
-pub fn response(raw_id: &str, result: &str) -> Vec<u8> {
+pub fn response(raw_id: &str, result: &str) -> String {
     finish(format!(
         r#"{{"jsonrpc":"2.0","id":{raw_id},"result":{result}}}"#
     ))
 }
 
-pub fn error_response(raw_id: &str, code: i64, message: &str, data: Option<&str>) -> Vec<u8> {
+pub fn error_response(raw_id: &str, code: i64, message: &str, data: Option<&str>) -> String {
     let mut line = format!(
         r#"{{"jsonrpc":"2.0","id":{raw_id},"error":{{"code":{code},"message":{}"#,
         quoted(message)
@@ -63,15 +61,15 @@ mod tests {
     fn lines_are_compact_json_with_one_newline() {
         let r = request(3, "session/new", Some(r#"{"cwd":"/x"}"#));
         assert_eq!(
-            r,
+            r.as_bytes(),
             b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/new\",\"params\":{\"cwd\":\"/x\"}}\n"
         );
         let e = error_response("\"srv_ab\"", -32601, "no \"such\" method", None);
-        let v: serde_json::Value = serde_json::from_slice(&e).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&e).unwrap();
         assert_eq!(v["id"], "srv_ab");
         assert_eq!(v["error"]["message"], "no \"such\" method");
         assert_eq!(
-            notification("x", None),
+            notification("x", None).as_bytes(),
             b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n"
         );
     }

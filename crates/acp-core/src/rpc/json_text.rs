@@ -1,0 +1,59 @@
+//! JSON string literals, the one escaper every layer uses to put text
+//! into the JSON it builds (lines we send, batches, trace records).
+
+use std::fmt::Write;
+
+/// A JSON string literal.
+pub fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    push_json_str(&mut out, s);
+    out
+}
+
+/// Append `s` as a JSON string literal, copying runs that need no escape.
+pub fn push_json_str(out: &mut String, s: &str) {
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escaped = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        // Every byte matched above is ASCII, so these are char boundaries.
+        out.push_str(&s[start..i]);
+        if escaped.is_empty() {
+            let _ = write!(out, "\\u{b:04x}");
+        } else {
+            out.push_str(escaped);
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_str_escapes_like_serde() {
+        for s in [
+            "",
+            "plain",
+            "q\"b\\s",
+            "nl\n cr\r tab\t",
+            "\u{1}\u{1f}x",
+            "é中😀",
+            "\u{7f}",
+        ] {
+            assert_eq!(json_str(s), serde_json::to_string(s).unwrap(), "{s:?}");
+        }
+    }
+}
