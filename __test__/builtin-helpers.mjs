@@ -1,10 +1,10 @@
 // Helpers for the built-in fs/terminal tests: temporary trees, scripts for
 // the mock agent's fs/terminal commands, and /proc process-group scans.
-import { mkdtempSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { mockClient, reported } from './helpers.mjs';
+import { mockClient, processes, reported } from './helpers.mjs';
 
 export const enc = encodeURIComponent;
 
@@ -33,22 +33,6 @@ export async function builtinSession(options, cwd) {
     return kind === undefined ? undefined : reported(updates, kind);
   };
   return { client, sessionId, updates, init, run };
-}
-
-/** pid, process group and state of every process, from /proc. */
-function processes() {
-  const out = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.push({ pid: Number(name), state: fields[0], pgrp: Number(fields[2]) });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
 }
 
 /** Live (non-zombie) processes in process group `pgid`. */

@@ -1,3 +1,4 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { AcpClient } from '../index.mjs';
 
@@ -37,7 +38,6 @@ export function reported(updates, kind) {
 }
 
 /** Is this pid still a live (non-zombie) process? */
-import { existsSync, readFileSync } from 'node:fs';
 export function alive(pid) {
   // Without /proc (macOS, Windows) fall back to signal 0, which cannot
   // tell a zombie from a live process.
@@ -56,4 +56,20 @@ export function alive(pid) {
   } catch {
     return false;
   }
+}
+
+/** pid, parent, process group and state of every process, from /proc (Linux). */
+export function processes() {
+  const out = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.push({ pid: Number(name), state: fields[0], ppid: Number(fields[1]), pgrp: Number(fields[2]) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
 }

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { mockClient, mockSession, alive, reported, MOCK_AGENT } from './helpers.mjs';
+import { mockClient, mockSession, alive, reported, processes, MOCK_AGENT } from './helpers.mjs';
 import { AcpClient } from '../index.mjs';
 
 // Process groups and PDEATHSIG are POSIX/Linux; the wrapper is an `sh` script.
@@ -96,18 +96,9 @@ test('close() stops a wrapper whose grandchild ignores EOF and SIGTERM', UNIX_ON
 });
 
 function childrenOf(pid) {
-  const out = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) === pid && fields[0] !== 'Z') out.push(Number(entry));
-    } catch {
-      // raced with an exit
-    }
-  }
-  return out;
+  return processes()
+    .filter((p) => p.ppid === pid && p.state !== 'Z')
+    .map((p) => p.pid);
 }
 
 test('200 spawn/initialize/close cycles leave no children, fds or memory behind', LINUX_ONLY, async () => {
