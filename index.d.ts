@@ -138,6 +138,8 @@ export interface FsOptions {
   maxFileBytes?: number;
   /** Serve reads only: `fs/write_text_file` is left to your handler (or answered -32601) and not advertised. */
   readOnly?: boolean;
+  /** Bytes a read may scan to reach its `line` (skipped lines included); beyond, it is refused (`data.reason: 'scanLimit'`). Default 256 MiB. */
+  maxScanBytes?: number;
 }
 
 /**
@@ -156,6 +158,8 @@ export interface TerminalOptions {
   defaultOutputByteLimit?: number;
   /** Cap on the `outputByteLimit` an agent may ask for. Default 16 MiB. */
   maxOutputByteLimit?: number;
+  /** Output all open terminals keep together: a new terminal's limit is cut to what is left, and refused (`data.reason: 'outputBudget'`) when nothing is. Default 64 MiB. */
+  maxTotalOutputBytes?: number;
   /** Variables set for every command, over `process.env`; the request's `env` goes on top. */
   env?: Record<string, string | undefined>;
 }
@@ -185,6 +189,17 @@ export interface AcpClientOptions {
   promptTimeoutMs?: number;
   /** How long a handler may take before the agent is answered for it. Default 300000; 0 = none. */
   handlerTimeoutMs?: number;
+  /**
+   * Agent requests waiting for an answer at once (your handlers and the
+   * built-ins together), at most. More are answered at once with JSON-RPC
+   * -32603 `data.reason: 'tooManyPendingRequests'`, and a `requestRefused`
+   * event is emitted (once per episode). Default 1024.
+   */
+  maxPendingAgentRequests?: number;
+  /** Bytes of agent requests waiting for an answer, at most (one request of any size is always taken). Default 32 MiB. */
+  maxPendingAgentRequestBytes?: number;
+  /** Built-in file reads/writes and `terminal/output` replies worked on at once for this agent (off the shared thread); more wait their turn. Default 2. */
+  builtinJobs?: number;
   /** `close()`: wait after stdin EOF before SIGTERM. Default 2000. */
   closeGraceMs?: number;
   /** `close()`: wait after SIGTERM before SIGKILL. Default 1000. */

@@ -20,6 +20,15 @@ function size(name, value) {
   return value;
 }
 
+/** Bytes a read may scan; may exceed 4 GiB (a safe integer). */
+function scanBytes(value) {
+  if (value === undefined) return undefined;
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw invalid('fs.maxScanBytes must be a non-negative safe integer');
+  }
+  return value;
+}
+
 function roots(name, value) {
   if (value === undefined) return undefined;
   if (!Array.isArray(value) || value.some((r) => typeof r !== 'string' || r === '')) {
@@ -44,6 +53,7 @@ function fsOptions(value) {
     roots: roots('fs.roots', o.roots),
     maxFileBytes: size('fs.maxFileBytes', o.maxFileBytes),
     readOnly: o.readOnly === undefined ? undefined : Boolean(o.readOnly),
+    maxScanBytes: scanBytes(o.maxScanBytes),
   };
 }
 
@@ -65,6 +75,7 @@ function terminalOptions(value) {
     maxTerminals: size('terminals.maxTerminals', o.maxTerminals),
     defaultOutputByteLimit: size('terminals.defaultOutputByteLimit', o.defaultOutputByteLimit),
     maxOutputByteLimit: size('terminals.maxOutputByteLimit', o.maxOutputByteLimit),
+    maxTotalOutputBytes: size('terminals.maxTotalOutputBytes', o.maxTotalOutputBytes),
     env,
   };
 }

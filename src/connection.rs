@@ -1,5 +1,4 @@
 use std::sync::Arc;
-use std::time::Duration;
 
 use acp_core::{Connection, ConnectionConfig};
 use napi::bindgen_prelude::Function;
@@ -52,9 +51,9 @@ impl AgentConnection {
         &self,
         method: String,
         params: Option<String>,
-        timeout_ms: Option<u32>,
+        timeout_ms: Option<f64>,
     ) -> Result<i64> {
-        let timeout = timeout_ms.map(|v| Duration::from_millis(u64::from(v)));
+        let timeout = timeout_ms.and_then(crate::options::millis);
         self.conn
             .request(&method, params.as_deref(), timeout)
             .map(|id| id as i64)

@@ -20,7 +20,13 @@ pub struct ConnectionOptions {
     pub forward_stderr: Option<bool>,
     pub max_write_queue_bytes: Option<u32>,
     /// 0 disables the handler timeout.
-    pub handler_timeout_ms: Option<u32>,
+    pub handler_timeout_ms: Option<f64>,
+    /// Agent requests waiting for an answer at once, at most.
+    pub max_pending_agent_requests: Option<u32>,
+    /// Bytes of agent requests waiting for an answer, at most.
+    pub max_pending_agent_request_bytes: Option<u32>,
+    /// Blocking built-in jobs (file I/O, output replies) at once, at most.
+    pub builtin_jobs: Option<u32>,
     pub close_grace_ms: Option<u32>,
     pub term_grace_ms: Option<u32>,
     pub batch_max_messages: Option<u32>,
@@ -46,6 +52,7 @@ pub struct FsOptions {
     pub roots: Option<Vec<String>>,
     pub max_file_bytes: Option<u32>,
     pub read_only: Option<bool>,
+    pub max_scan_bytes: Option<f64>,
 }
 
 /// Built-in terminals (absolute `roots`; none = the session cwd).
@@ -55,6 +62,7 @@ pub struct TerminalOptions {
     pub max_terminals: Option<u32>,
     pub default_output_byte_limit: Option<u32>,
     pub max_output_byte_limit: Option<u32>,
+    pub max_total_output_bytes: Option<u32>,
     pub env: Option<HashMap<String, String>>,
 }
 
@@ -65,6 +73,10 @@ impl From<FsOptions> for FsConfig {
             roots: paths(o.roots),
             max_file_bytes: o.max_file_bytes.map_or(d.max_file_bytes, |v| v as usize),
             read_only: o.read_only.unwrap_or(d.read_only),
+            max_scan_bytes: o
+                .max_scan_bytes
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .map_or(d.max_scan_bytes, |v| v as u64),
         }
     }
 }
@@ -81,6 +93,9 @@ impl From<TerminalOptions> for TerminalConfig {
             max_output_byte_limit: o
                 .max_output_byte_limit
                 .map_or(d.max_output_byte_limit, |v| v as usize),
+            max_total_output_bytes: o
+                .max_total_output_bytes
+                .map_or(d.max_total_output_bytes, |v| v as usize),
             env: sorted_env(o.env),
         }
     }
@@ -105,6 +120,13 @@ fn ms(v: u32) -> Duration {
     Duration::from_millis(u64::from(v))
 }
 
+/// A timeout given as a JS number: taken as a double (a `u32` would wrap
+/// 2^32 + 1 to 1 ms); 0, negative, NaN or Infinity mean none, and huge
+/// values saturate.
+pub fn millis(v: f64) -> Option<Duration> {
+    (v.is_finite() && v >= 1.0).then(|| Duration::from_millis(v as u64))
+}
+
 impl From<ConnectionOptions> for ConnectionConfig {
     fn from(o: ConnectionOptions) -> Self {
         let d = ConnectionConfig::default();
@@ -125,9 +147,13 @@ impl From<ConnectionOptions> for ConnectionConfig {
             max_write_queue_bytes: o
                 .max_write_queue_bytes
                 .map_or(d.max_write_queue_bytes, |v| v as usize),
-            handler_timeout: o
-                .handler_timeout_ms
-                .map_or(d.handler_timeout, |v| Some(ms(v))),
+            handler_timeout: o.handler_timeout_ms.map_or(d.handler_timeout, millis),
+            max_pending_agent_requests: o
+                .max_pending_agent_requests
+                .map_or(d.max_pending_agent_requests, |v| v as usize),
+            max_pending_agent_request_bytes: o
+                .max_pending_agent_request_bytes
+                .map_or(d.max_pending_agent_request_bytes, |v| v as usize),
             close_grace: o.close_grace_ms.map_or(d.close_grace, ms),
             term_grace: o.term_grace_ms.map_or(d.term_grace, ms),
             batch_max_messages: o
@@ -141,6 +167,9 @@ impl From<ConnectionOptions> for ConnectionConfig {
                 fs: o.fs.map(Into::into),
                 terminals: o.terminals.map(Into::into),
                 host_methods: o.host_methods.unwrap_or_default(),
+                max_jobs: o
+                    .builtin_jobs
+                    .map_or(acp_core::builtin::DEFAULT_MAX_JOBS, |v| v as usize),
             },
             trace: TraceConfig {
                 live: o.trace.unwrap_or(t.live),

@@ -86,12 +86,15 @@ fn valid_permission(result: &str) -> bool {
     }
     #[derive(Deserialize)]
     struct Outcome<'a> {
-        outcome: &'a str,
-        #[serde(rename = "optionId", default)]
-        option_id: Option<&'a str>,
+        #[serde(borrow)]
+        outcome: std::borrow::Cow<'a, str>,
+        // Cow: an id with an escape (`"`, `\`, a control character) cannot
+        // be borrowed from the text.
+        #[serde(rename = "optionId", default, borrow)]
+        option_id: Option<std::borrow::Cow<'a, str>>,
     }
     match serde_json::from_str::<Resp<'_>>(result) {
-        Ok(r) => match r.outcome.outcome {
+        Ok(r) => match &*r.outcome.outcome {
             "cancelled" => true,
             "selected" => r.outcome.option_id.is_some_and(|id| !id.is_empty()),
             _ => false,
@@ -103,7 +106,8 @@ fn valid_permission(result: &str) -> bool {
 fn valid_elicitation(result: &str) -> bool {
     #[derive(Deserialize)]
     struct Resp<'a> {
-        action: &'a str,
+        #[serde(borrow)]
+        action: std::borrow::Cow<'a, str>,
     }
     serde_json::from_str::<Resp<'_>>(result).is_ok_and(|r| !r.action.is_empty())
 }
@@ -121,6 +125,18 @@ mod tests {
             sanitize_reply(SESSION_REQUEST_PERMISSION, ok),
             Reply::Result(ok.into())
         );
+        for escaped in [
+            r#"{"outcome":{"outcome":"selected","optionId":"a\"b"}}"#,
+            r#"{"outcome":{"outcome":"selected","optionId":"a\\b"}}"#,
+            r#"{"outcome":{"outcome":"selected","optionId":"a\u0001b"}}"#,
+            r#"{"outcome":{"outcome":"sel\u0065cted","optionId":"x"}}"#,
+        ] {
+            assert_eq!(
+                sanitize_reply(SESSION_REQUEST_PERMISSION, escaped),
+                Reply::Result(escaped.into()),
+                "{escaped}"
+            );
+        }
         for bad in [
             "null",
             "42",

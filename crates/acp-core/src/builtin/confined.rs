@@ -23,20 +23,32 @@ pub fn open_for_read(target: &Target, label: &str) -> Result<File, BuiltinError>
 
 /// Replace (or create) the target with `content`, atomically: readers see
 /// the old file or the new one, never a half-written one. Missing parent
-/// directories are created.
-pub fn write_atomically(target: &Target, content: &[u8], label: &str) -> Result<(), BuiltinError> {
-    imp::write_atomically(target, content, label)
+/// directories are created. `stop()` is asked last thing before the
+/// rename: a write whose request was cancelled changes nothing.
+/// A replaced file keeps its permission bits, minus setuid/setgid (the
+/// content is the agent's now), and its owner where the OS lets us.
+pub fn write_atomically(
+    target: &Target,
+    content: &[u8],
+    label: &str,
+    stop: &dyn Fn() -> bool,
+) -> Result<(), BuiltinError> {
+    imp::write_atomically(target, content, label, stop)
 }
 
-/// A name for the temporary file next to `name`.
-fn temp_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
+/// A name for the temporary file in the target's directory. Short and not
+/// derived from the target's name, so a name at the file system's length
+/// limit can still be written.
+fn temp_name() -> std::ffi::OsString {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let mut tmp = std::ffi::OsString::from(".");
-    tmp.push(name);
-    tmp.push(format!(".acp-{}-{n}.tmp", std::process::id()));
-    tmp
+    format!(".acp-{}-{n}.tmp", std::process::id()).into()
+}
+
+/// What stops a write before its rename.
+fn stopped() -> io::Error {
+    io::Error::new(io::ErrorKind::Interrupted, "cancelled")
 }
 
 fn write_all_synced(mut file: File, content: &[u8]) -> io::Result<()> {
@@ -138,6 +150,26 @@ mod imp {
         Ok(dir)
     }
 
+    /// Give the new file the old one's owner and group. Allowed for root
+    /// (any owner) and for a group we are in; otherwise the file becomes
+    /// ours, as any editor's save-by-rename would make it.
+    fn keep_owner(file: &File, old: &libc::stat) -> io::Result<()> {
+        // SAFETY: plain libc calls on a descriptor we own.
+        unsafe {
+            if libc::fchown(file.as_raw_fd(), old.st_uid, old.st_gid) == 0 {
+                return Ok(());
+            }
+            if libc::geteuid() == 0 {
+                // Root failing to keep the owner: refuse rather than leave
+                // a root-owned file with the agent's content.
+                return Err(io::Error::last_os_error());
+            }
+            // The group alone, then: EPERM (not our group) is fine.
+            libc::fchown(file.as_raw_fd(), u32::MAX as libc::uid_t, old.st_gid);
+        }
+        Ok(())
+    }
+
     pub fn open_for_read(target: &Target, label: &str) -> Result<File, BuiltinError> {
         let Some((name, dirs)) = target.existing.split_last() else {
             return Err(BuiltinError::not_a_file(label)); // the root itself
@@ -182,8 +214,15 @@ mod imp {
         target: &Target,
         content: &[u8],
         label: &str,
+        stop: &dyn Fn() -> bool,
     ) -> Result<(), BuiltinError> {
-        let io_err = |e: io::Error| BuiltinError::io(label, &e);
+        let io_err = |e: io::Error| {
+            if e.kind() == io::ErrorKind::Interrupted && stop() {
+                BuiltinError::cancelled()
+            } else {
+                BuiltinError::io(label, &e)
+            }
+        };
         let (name, existing_dirs, new_dirs) = if target.exists() {
             let Some((name, dirs)) = target.existing.split_last() else {
                 return Err(BuiltinError::not_a_file(label));
@@ -206,9 +245,10 @@ mod imp {
             dir = open_dir_at(&dir, new).map_err(|e| walk_error(&dir, new, e, label))?;
         }
 
-        // Keep the permission bits of a file being replaced.
-        let mode = match stat_at(&dir, name) {
-            Ok(st) if is_kind(&st, libc::S_IFREG) => Some(st.st_mode & 0o7777),
+        // Keep the permission bits (but setuid/setgid) and the owner of a
+        // file being replaced.
+        let old = match stat_at(&dir, name) {
+            Ok(st) if is_kind(&st, libc::S_IFREG) => Some(st),
             Ok(st) if is_kind(&st, libc::S_IFLNK) => {
                 return Err(BuiltinError::outside_roots(label))
             }
@@ -217,7 +257,7 @@ mod imp {
             Err(e) => return Err(io_err(e)),
         };
 
-        let tmp = c(&temp_name(name)).map_err(io_err)?;
+        let tmp = c(&temp_name()).map_err(io_err)?;
         // SAFETY: a valid descriptor and C string; the result is checked.
         let fd = fd_or_err(unsafe {
             libc::openat(
@@ -230,12 +270,17 @@ mod imp {
         .map_err(io_err)?;
         let file = File::from(fd);
         let written = (|| {
-            if let Some(mode) = mode {
+            if let Some(old) = &old {
+                keep_owner(&file, old)?;
                 use std::os::unix::fs::PermissionsExt;
+                let mode = old.st_mode & 0o7777 & !(libc::S_ISUID | libc::S_ISGID);
                 #[allow(clippy::unnecessary_cast)] // mode_t is u16 on macOS
                 file.set_permissions(std::fs::Permissions::from_mode(mode as u32))?;
             }
             write_all_synced(file, content)?;
+            if stop() {
+                return Err(super::stopped());
+            }
             let cname = c(name)?;
             // SAFETY: valid descriptors and C strings; the result is checked.
             // rename replaces the directory entry: a symlink or hard link
@@ -283,6 +328,7 @@ mod imp {
         target: &Target,
         content: &[u8],
         label: &str,
+        stop: &dyn Fn() -> bool,
     ) -> Result<(), BuiltinError> {
         let io_err = |e: std::io::Error| BuiltinError::io(label, &e);
         let path = target.path();
@@ -298,12 +344,17 @@ mod imp {
         let name = path
             .file_name()
             .ok_or_else(|| BuiltinError::not_a_file(label))?;
-        let tmp = parent.join(temp_name(name));
+        let tmp = parent.join(temp_name());
+        let _ = name;
         let result = File::create_new(&tmp)
             .and_then(|f| write_all_synced(f, content))
+            .and_then(|()| if stop() { Err(super::stopped()) } else { Ok(()) })
             .and_then(|()| fs::rename(&tmp, &path));
         if let Err(e) = result {
             let _ = fs::remove_file(&tmp);
+            if stop() {
+                return Err(BuiltinError::cancelled());
+            }
             return Err(io_err(e));
         }
         Ok(())
@@ -336,7 +387,7 @@ mod tests {
 
         let err = open_for_read(&read_target, "sub/f.txt").unwrap_err();
         assert_eq!(err.reason, "outsideRoots");
-        let err = write_atomically(&write_target, b"x", "sub/new.txt").unwrap_err();
+        let err = write_atomically(&write_target, b"x", "sub/new.txt", &|| false).unwrap_err();
         assert_eq!(err.reason, "outsideRoots");
         assert!(!dir.join("outside/new.txt").exists());
         // The file itself swapped for a symlink: refused as well.

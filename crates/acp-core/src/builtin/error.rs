@@ -16,8 +16,8 @@ pub const RESOURCE_NOT_FOUND: i64 = -32002;
 pub struct BuiltinError {
     pub code: i64,
     /// `invalidParams`, `outsideRoots`, `notAFile`, `tooLarge`, `notUtf8`,
-    /// `notFound`, `tooManyTerminals`, `spawnFailed`, `io`, `internal` or
-    /// `methodNotFound`.
+    /// `scanLimit`, `notFound`, `tooManyTerminals`, `outputBudget`,
+    /// `spawnFailed`, `io`, `internal`, `cancelled` or `methodNotFound`.
     pub reason: &'static str,
     pub message: String,
     /// `ENOENT`, `EACCES`, … for `io` and `spawnFailed`.
@@ -72,6 +72,30 @@ impl BuiltinError {
 
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::new(RESOURCE_NOT_FOUND, "notFound", message)
+    }
+
+    /// The request was settled (cancelled, connection closed) while the
+    /// work ran; this answer is never sent.
+    pub fn cancelled() -> Self {
+        Self::new(ErrorCode::REQUEST_CANCELLED, "cancelled", "Request cancelled")
+    }
+
+    /// Skipping to `line` would read more than the scan budget.
+    pub fn scan_limit(path: &str, max: u64) -> Self {
+        Self::new(
+            ErrorCode::INVALID_PARAMS,
+            "scanLimit",
+            format!("reaching the requested line of {path} would scan over {max} bytes"),
+        )
+    }
+
+    /// The built-in terminals' output budget is taken by open terminals.
+    pub fn output_budget(max: usize) -> Self {
+        Self::new(
+            ErrorCode::INTERNAL_ERROR,
+            "outputBudget",
+            format!("open terminals already keep {max} bytes of output; release one first"),
+        )
     }
 
     pub fn internal(message: impl Into<String>) -> Self {
@@ -146,6 +170,7 @@ pub fn errno_name(err: &io::Error) -> &'static str {
         Some(libc::EEXIST) => return "EEXIST",
         Some(libc::ENOEXEC) => return "ENOEXEC",
         Some(libc::EMFILE) => return "EMFILE",
+        Some(libc::ENAMETOOLONG) => return "ENAMETOOLONG",
         _ => {}
     }
     "EIO"

@@ -3,12 +3,14 @@
 use std::io::BufReader;
 
 use serde::Deserialize;
-use serde_json::json;
 
 use super::confined;
+use super::config::FsConfig;
 use super::error::BuiltinError;
-use super::lines::{read_window, WindowError};
+use super::jobs::Cancel;
+use super::lines::{read_window, Bounds, WindowError};
 use super::roots::Scope;
+use crate::rpc::push_json_str;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -27,8 +29,26 @@ pub struct WriteParams {
     pub content: String,
 }
 
+/// A path written with a trailing separator names a directory: never a
+/// file (`plain.txt/` must not read `plain.txt`, `newdir/` must not create
+/// a file).
+fn names_a_directory(path: &str) -> bool {
+    let separators: &[char] = if cfg!(windows) { &['/', '\\'] } else { &['/'] };
+    let dot_trimmed = path.strip_suffix('.').unwrap_or(path);
+    path.ends_with(separators) || dot_trimmed.ends_with(separators)
+}
+
 /// The `ReadTextFileResponse` as JSON text.
-pub fn read(scope: &Scope, max_bytes: usize, p: &ReadParams) -> Result<String, BuiltinError> {
+pub fn read(
+    scope: &Scope,
+    cfg: &FsConfig,
+    p: &ReadParams,
+    cancel: &Cancel,
+) -> Result<String, BuiltinError> {
+    let max_bytes = cfg.max_file_bytes;
+    if names_a_directory(&p.path) {
+        return Err(BuiltinError::not_a_file(&p.path));
+    }
     let target = scope.resolve(&p.path)?;
     let file = confined::open_for_read(&target, &p.path)?;
     if p.line.is_none() && p.limit.is_none() {
@@ -41,25 +61,50 @@ pub fn read(scope: &Scope, max_bytes: usize, p: &ReadParams) -> Result<String, B
             return Err(BuiltinError::too_large(&p.path, max_bytes));
         }
     }
-    let bytes =
-        read_window(BufReader::new(file), p.line, p.limit, max_bytes).map_err(|e| match e {
+    let bounds = Bounds {
+        cap: max_bytes,
+        max_scan: cfg.max_scan_bytes,
+        stop: &|| cancel.requested(),
+    };
+    let bytes = read_window(BufReader::with_capacity(256 * 1024, file), p.line, p.limit, &bounds)
+        .map_err(|e| match e {
             WindowError::TooLarge => {
                 BuiltinError::too_large(&format!("the text read from {}", p.path), max_bytes)
             }
+            WindowError::ScanLimit => BuiltinError::scan_limit(&p.path, cfg.max_scan_bytes),
+            WindowError::Stopped => BuiltinError::cancelled(),
             WindowError::Io(e) => BuiltinError::io(&p.path, &e),
         })?;
     let content = String::from_utf8(bytes).map_err(|_| BuiltinError::not_utf8(&p.path))?;
-    Ok(json!({ "content": content }).to_string())
+    cancel.check()?;
+    // Escaped straight into the reply: no intermediate JSON value.
+    let mut out = String::with_capacity(content.len() + content.len() / 8 + 16);
+    out.push_str(r#"{"content":"#);
+    push_json_str(&mut out, &content);
+    out.push('}');
+    Ok(out)
 }
 
 /// The (empty) `WriteTextFileResponse` as JSON text: `{}`, an object as
 /// the schema says (strict agents reject `null` there).
-pub fn write(scope: &Scope, max_bytes: usize, p: &WriteParams) -> Result<String, BuiltinError> {
+pub fn write(
+    scope: &Scope,
+    max_bytes: usize,
+    p: &WriteParams,
+    cancel: &Cancel,
+) -> Result<String, BuiltinError> {
     if p.content.len() > max_bytes {
         return Err(BuiltinError::too_large("the content", max_bytes));
     }
+    if names_a_directory(&p.path) {
+        return Err(BuiltinError::not_a_file(&p.path));
+    }
     let target = scope.resolve(&p.path)?;
-    confined::write_atomically(&target, p.content.as_bytes(), &p.path)?;
+    // The last check is right before the rename: a cancelled write leaves
+    // the old file in place.
+    confined::write_atomically(&target, p.content.as_bytes(), &p.path, &|| {
+        cancel.requested()
+    })?;
     Ok("{}".into())
 }
 
@@ -100,7 +145,11 @@ mod tests {
             line: None,
             limit: None,
         };
-        read(scope, 1024, &p)
+        let cfg = FsConfig {
+            max_file_bytes: 1024,
+            ..FsConfig::default()
+        };
+        read(scope, &cfg, &p, &Cancel::default())
     }
 
     fn wr(scope: &Scope, path: &str, content: &str) -> Result<String, BuiltinError> {
@@ -109,7 +158,81 @@ mod tests {
             path: path.into(),
             content: content.into(),
         };
-        write(scope, 1024, &p)
+        write(scope, 1024, &p, &Cancel::default())
+    }
+
+    #[test]
+    fn a_trailing_slash_names_a_directory() {
+        let d = Dir::new("slash");
+        let s = d.scope();
+        wr(&s, "plain.txt", "x").unwrap();
+        for path in ["plain.txt/", "plain.txt/."] {
+            assert_eq!(rd(&s, path).unwrap_err().reason, "notAFile", "{path}");
+        }
+        assert_eq!(wr(&s, "newdir/", "x").unwrap_err().reason, "notAFile");
+        assert_eq!(wr(&s, "plain.txt/", "y").unwrap_err().reason, "notAFile");
+        assert!(!d.0.join("root/newdir").exists());
+        assert_eq!(rd(&s, "plain.txt").unwrap(), r#"{"content":"x"}"#);
+        // Names that merely end in dots are files.
+        wr(&s, "dots..", "z").unwrap();
+        assert_eq!(rd(&s, "dots..").unwrap(), r#"{"content":"z"}"#);
+    }
+
+    #[test]
+    fn long_names_are_written_and_too_long_ones_say_so() {
+        let d = Dir::new("names");
+        let s = d.scope();
+        let name = "n".repeat(244);
+        wr(&s, &name, "fits").unwrap();
+        assert_eq!(rd(&s, &name).unwrap(), r#"{"content":"fits"}"#);
+        let name = "n".repeat(255);
+        wr(&s, &name, "fits").unwrap();
+        let err = wr(&s, &"n".repeat(300), "x").unwrap_err();
+        assert_eq!(err.errno, Some("ENAMETOOLONG"), "{err:?}");
+    }
+
+    #[test]
+    fn a_cancelled_write_leaves_the_old_file() {
+        let d = Dir::new("cancel");
+        let s = d.scope();
+        wr(&s, "f.txt", "old").unwrap();
+        let cancel = Cancel::default();
+        drop(cancel.raise_on_drop());
+        let p = WriteParams {
+            session_id: "s".into(),
+            path: "f.txt".into(),
+            content: "new".into(),
+        };
+        assert_eq!(write(&s, 1024, &p, &cancel).unwrap_err().reason, "cancelled");
+        assert_eq!(rd(&s, "f.txt").unwrap(), r#"{"content":"old"}"#);
+        let names: Vec<_> = std::fs::read_dir(d.0.join("root"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["f.txt"]);
+    }
+
+    #[test]
+    fn replacing_a_setuid_file_strips_the_bits_and_keeps_the_owner() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let d = Dir::new("setuid");
+        let s = d.scope();
+        let f = d.0.join("root/tool");
+        std::fs::write(&f, "old").unwrap();
+        // SAFETY: plain libc call.
+        let root = unsafe { libc::geteuid() } == 0;
+        if root {
+            std::os::unix::fs::chown(&f, Some(4321), Some(4321)).unwrap();
+        }
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o6755)).unwrap();
+        wr(&s, "tool", "agent").unwrap();
+        let meta = std::fs::metadata(&f).unwrap();
+        assert_eq!(meta.mode() & 0o7777, 0o755);
+        if root {
+            assert_eq!((meta.uid(), meta.gid()), (4321, 4321));
+        } else {
+            eprintln!("not root: the owner part of this test is skipped");
+        }
     }
 
     #[test]

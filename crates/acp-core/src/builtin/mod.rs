@@ -14,6 +14,7 @@ mod config;
 mod confined;
 mod error;
 mod fs;
+mod jobs;
 mod lines;
 mod output;
 mod roots;
@@ -29,7 +30,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde::de::DeserializeOwned;
 
-pub use config::{BuiltinConfig, FsConfig, TerminalConfig};
+pub use config::{BuiltinConfig, FsConfig, TerminalConfig, DEFAULT_MAX_JOBS};
+pub use jobs::{BlockingWork, Cancel, Jobs};
 pub use error::{BuiltinError, RESOURCE_NOT_FOUND};
 pub use sessions::Sessions;
 
@@ -38,17 +40,20 @@ use crate::acp::Reply;
 use roots::Scope;
 use terminals::Terminals;
 
-/// A request the built-ins took on: answered already, or once the future
-/// resolves.
+/// A request the built-ins took on: answered already, once the future
+/// resolves, or by blocking work the caller runs in one of [`Jobs`]' slots
+/// on the blocking pool.
 pub enum Started {
     Done(Reply),
     Later(Pin<Box<dyn Future<Output = Reply> + Send + 'static>>),
+    Blocking(BlockingWork),
 }
 
 pub struct Builtins {
     fs: Option<FsConfig>,
     terminals: Option<Terminals>,
     sessions: Sessions,
+    jobs: Jobs,
     /// Methods the host answers itself: those are never served here.
     host_methods: Mutex<HashSet<String>>,
 }
@@ -59,6 +64,7 @@ impl Builtins {
             fs: config.fs,
             terminals: config.terminals.map(Terminals::new),
             sessions: Sessions::default(),
+            jobs: Jobs::new(config.max_jobs),
             host_methods: Mutex::new(config.host_methods.into_iter().collect()),
         }
     }
@@ -115,6 +121,11 @@ impl Builtins {
         &self.sessions
     }
 
+    /// The slots blocking work runs in.
+    pub fn jobs(&self) -> &Jobs {
+        &self.jobs
+    }
+
     /// Start answering one request (`params` is its JSON text). What can
     /// be done at once is (terminal calls, so they take effect in the
     /// order the agent sent them); file I/O and waiting for an exit come
@@ -133,25 +144,18 @@ impl Builtins {
         match method {
             FS_READ_TEXT_FILE | FS_WRITE_TEXT_FILE => {
                 let cfg = self.fs.as_ref().ok_or_else(|| not_served(method))?;
-                let max = cfg.max_file_bytes;
-                let work: Box<dyn FnOnce() -> Result<String, BuiltinError> + Send> =
-                    if method == FS_READ_TEXT_FILE {
-                        let p: fs::ReadParams = parse(params)?;
-                        let scope = self.scope(&cfg.roots, &p.session_id)?;
-                        Box::new(move || fs::read(&scope, max, &p))
-                    } else {
-                        let p: fs::WriteParams = parse(params)?;
-                        let scope = self.scope(&cfg.roots, &p.session_id)?;
-                        Box::new(move || fs::write(&scope, max, &p))
-                    };
-                let method = method.to_string();
-                let io = tokio::task::spawn_blocking(work);
-                Ok(Started::Later(Box::pin(async move {
-                    let result = io.await.unwrap_or_else(|e| {
-                        Err(BuiltinError::internal(format!("{method} failed: {e}")))
-                    });
-                    result.map_or_else(BuiltinError::into_reply, Reply::Result)
-                })))
+                let work: BlockingWork = if method == FS_READ_TEXT_FILE {
+                    let p: fs::ReadParams = parse(params)?;
+                    let scope = self.scope(&cfg.roots, &p.session_id)?;
+                    let cfg = cfg.clone();
+                    Box::new(move |cancel| fs::read(&scope, &cfg, &p, cancel))
+                } else {
+                    let p: fs::WriteParams = parse(params)?;
+                    let scope = self.scope(&cfg.roots, &p.session_id)?;
+                    let max = cfg.max_file_bytes;
+                    Box::new(move |cancel| fs::write(&scope, max, &p, cancel))
+                };
+                Ok(Started::Blocking(work))
             }
             TERMINAL_CREATE => {
                 let terminals = self.terminals.as_ref().ok_or_else(|| not_served(method))?;
@@ -163,7 +167,10 @@ impl Builtins {
                 let terminals = self.terminals.as_ref().ok_or_else(|| not_served(method))?;
                 let r: terminals::TerminalRef = parse(params)?;
                 match method {
-                    TERMINAL_OUTPUT => done(terminals.output(&r)),
+                    // The terminal is looked up now (in wire order); its
+                    // reply, up to megabytes of escaped text, is built off
+                    // the shared worker.
+                    TERMINAL_OUTPUT => Ok(Started::Blocking(terminals.output(&r)?)),
                     TERMINAL_KILL => done(terminals.kill(&r)),
                     TERMINAL_RELEASE => done(terminals.release(&r)),
                     _ => {

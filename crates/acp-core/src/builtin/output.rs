@@ -61,16 +61,27 @@ impl OutputBuffer {
         self.truncated
     }
 
-    /// The text so far. While the command runs, a character whose bytes
-    /// have not all arrived is held back; other invalid bytes become U+FFFD.
-    pub fn text(&self, finished: bool) -> String {
+    /// The text so far, and whether it had to be cut further to fit the
+    /// limit. While the command runs, a character whose bytes have not all
+    /// arrived is held back; other invalid bytes become U+FFFD, which takes
+    /// three bytes for one: the limit holds on the text returned, so the
+    /// front is cut again (on a character boundary) when it would not.
+    pub fn text(&self, finished: bool) -> (String, bool) {
         let bytes = &self.data[self.start..];
         let end = if finished {
             bytes.len()
         } else {
             bytes.len() - incomplete_tail(bytes)
         };
-        String::from_utf8_lossy(&bytes[..end]).into_owned()
+        let text = String::from_utf8_lossy(&bytes[..end]);
+        if text.len() <= self.limit {
+            return (text.into_owned(), false);
+        }
+        let mut cut = text.len() - self.limit;
+        while !text.is_char_boundary(cut) {
+            cut += 1;
+        }
+        (text[cut..].to_owned(), true)
     }
 }
 
@@ -111,10 +122,10 @@ mod tests {
     #[test]
     fn under_the_limit_nothing_is_dropped() {
         let o = feed(10, &[b"ab", b"cd"]);
-        assert_eq!(o.text(true), "abcd");
+        assert_eq!(o.text(true).0, "abcd");
         assert!(!o.truncated());
         let o = feed(4, &[b"ab", b"cd"]);
-        assert_eq!(o.text(true), "abcd");
+        assert_eq!(o.text(true).0, "abcd");
         assert!(!o.truncated());
     }
 
@@ -123,22 +134,22 @@ mod tests {
         // "é" is 2 bytes, "日" 3, "😀" 4.
         let o = feed(5, &["abc".as_bytes(), "é日".as_bytes()]);
         // 8 bytes, keep 5: the cut lands right before "é".
-        assert_eq!(o.text(true), "é日");
+        assert_eq!(o.text(true).0, "é日");
         let o = feed(4, &["abc".as_bytes(), "é日".as_bytes()]);
         // Keep 4: the cut would land inside "é"; it moves forward.
-        assert_eq!(o.text(true), "日");
+        assert_eq!(o.text(true).0, "日");
         assert!(o.truncated());
         let o = feed(6, &["x😀y😀".as_bytes()]);
         // The cut lands in the first emoji's tail: skipped, 5 bytes kept.
-        assert_eq!(o.text(true), "y😀");
+        assert_eq!(o.text(true).0, "y😀");
         for limit in 0..12 {
             let s = "aé日😀bé";
             let mut o = OutputBuffer::new(limit);
             for b in s.as_bytes() {
                 o.push(&[*b]);
-                assert!(!o.text(false).contains('\u{FFFD}'), "limit {limit}");
+                assert!(!o.text(false).0.contains('\u{FFFD}'), "limit {limit}");
             }
-            let text = o.text(true);
+            let text = o.text(true).0;
             assert!(s.ends_with(&text), "limit {limit}: {text}");
             assert!(
                 text.len() <= limit && text.len() + 3 >= limit.min(s.len()),
@@ -153,12 +164,25 @@ mod tests {
         let mut o = OutputBuffer::new(100);
         o.push(b"hi ");
         o.push(&smile[..2]);
-        assert_eq!(o.text(false), "hi ");
+        assert_eq!(o.text(false).0, "hi ");
         o.push(&smile[2..]);
-        assert_eq!(o.text(false), "hi 😀");
+        assert_eq!(o.text(false).0, "hi 😀");
         // Binary garbage does not stall the output.
         o.push(&[0xff, b'z']);
-        assert_eq!(o.text(false), "hi 😀\u{FFFD}z");
+        assert_eq!(o.text(false).0, "hi 😀\u{FFFD}z");
+    }
+
+    #[test]
+    fn the_limit_holds_on_the_text_returned() {
+        // 0xFF is not UTF-8: each byte becomes a 3-byte U+FFFD.
+        let o = feed(1024, &[&[0xff; 2048]]);
+        let (text, cut) = o.text(true);
+        assert!(text.len() <= 1024, "{}", text.len());
+        assert!(cut);
+        assert!(text.len() > 1020);
+        assert!(text.chars().all(|c| c == '\u{FFFD}'));
+        let o = feed(10, &[b"abc"]);
+        assert_eq!(o.text(true), ("abc".to_string(), false));
     }
 
     #[test]
@@ -168,10 +192,10 @@ mod tests {
             o.push(&[b'x'; 77]);
             assert!(o.data.len() <= 2 * 1000 + 77);
         }
-        assert_eq!(o.text(true).len(), 1000);
+        assert_eq!(o.text(true).0.len(), 1000);
         let mut z = OutputBuffer::new(0);
         z.push(b"abc");
-        assert_eq!(z.text(true), "");
+        assert_eq!(z.text(true).0, "");
         assert!(z.truncated());
     }
 }

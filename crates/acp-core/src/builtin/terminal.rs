@@ -68,8 +68,13 @@ impl TerminalExit {
 
 pub struct Terminal {
     pub session_id: Box<str>,
+    /// Output bytes this terminal may keep (counted against the budget).
+    pub output_limit: usize,
     pid: u32,
     output: Arc<Mutex<OutputBuffer>>,
+    /// Stopped on release: a process that left the group (`setsid`) may
+    /// hold the pipe open, and nobody would read what it is kept for.
+    pumps: Vec<tokio::task::AbortHandle>,
     exit: watch::Receiver<Option<TerminalExit>>,
 }
 
@@ -101,11 +106,14 @@ impl Terminal {
         if let Some(stderr) = child.stderr.take() {
             pumps.push(tokio::spawn(pump(stderr, output.clone())));
         }
+        let pump_handles = pumps.iter().map(|p| p.abort_handle()).collect();
         tokio::spawn(watch_exit(child, pumps, exit_tx));
         Ok(Self {
             session_id: session_id.into(),
+            output_limit: spec.output_limit,
             pid,
             output,
+            pumps: pump_handles,
             exit,
         })
     }
@@ -119,7 +127,10 @@ impl Terminal {
         // Exit first: output read after it is complete.
         let exit = self.exit_status();
         let out = lock(&self.output);
-        let mut v = json!({ "output": out.text(exit.is_some()), "truncated": out.truncated() });
+        let (text, cut) = out.text(exit.is_some());
+        let truncated = out.truncated() || cut;
+        drop(out);
+        let mut v = json!({ "output": text, "truncated": truncated });
         if let Some(exit) = exit {
             v["exitStatus"] = exit.to_json();
         }
@@ -142,6 +153,15 @@ impl Terminal {
     /// hooks. Whatever it started in the background goes too.
     pub fn kill(&self) {
         signal_group(self.pid, GroupSignal::Kill);
+    }
+
+    /// Stop reading the output and free it (release, connection end).
+    pub fn stop_pumps(&self) {
+        for p in &self.pumps {
+            p.abort();
+        }
+        let mut out = lock(&self.output);
+        *out = OutputBuffer::new(0);
     }
 }
 

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use super::config::TerminalConfig;
 use super::error::BuiltinError;
+use super::jobs::BlockingWork;
 use super::roots::Scope;
 use super::terminal::{Terminal, TerminalExit, TerminalSpec};
 
@@ -110,25 +111,32 @@ impl Terminals {
                 "cwd {cwd_asked} is not a directory"
             )));
         }
-        let output_limit = p
+        let asked = p
             .output_byte_limit
             .map_or(self.config.default_output_byte_limit, |l| {
                 l.min(self.config.max_output_byte_limit as u64) as usize
             });
+
+        // The count and the output budget are checked and the terminal
+        // added under one lock, so concurrent creates cannot overshoot.
+        let mut open = self.lock();
+        if open.len() >= self.config.max_terminals {
+            return Err(BuiltinError::too_many_terminals(self.config.max_terminals));
+        }
+        let kept: usize = open.values().map(|t| t.output_limit).sum();
+        let left = self.config.max_total_output_bytes.saturating_sub(kept);
+        if left == 0 && asked > 0 {
+            return Err(BuiltinError::output_budget(
+                self.config.max_total_output_bytes,
+            ));
+        }
         let spec = TerminalSpec {
             command: p.command.clone(),
             args: p.args.clone(),
             env,
             cwd,
-            output_limit,
+            output_limit: asked.min(left),
         };
-
-        // The count is checked and the terminal added under one lock, so
-        // concurrent creates cannot overshoot the cap.
-        let mut open = self.lock();
-        if open.len() >= self.config.max_terminals {
-            return Err(BuiltinError::too_many_terminals(self.config.max_terminals));
-        }
         let terminal = Terminal::spawn(&p.session_id, &spec)
             .map_err(|e| BuiltinError::spawn_failed(&p.command, &e))?;
         let id = format!("term_{}", self.next_id.fetch_add(1, Ordering::Relaxed));
@@ -145,8 +153,11 @@ impl Terminals {
             .ok_or_else(|| unknown(r))
     }
 
-    pub fn output(&self, r: &TerminalRef) -> Result<String, BuiltinError> {
-        Ok(self.get(r)?.output_json().to_string())
+    /// The `TerminalOutputResponse`, built by the returned work (off the
+    /// shared worker: it may be megabytes of escaped text).
+    pub fn output(&self, r: &TerminalRef) -> Result<BlockingWork, BuiltinError> {
+        let terminal = self.get(r)?;
+        Ok(Box::new(move |_| Ok(terminal.output_json().to_string())))
     }
 
     /// Resolves with the `{exitCode, signal}` once the command exits (the
@@ -174,6 +185,7 @@ impl Terminals {
                 let t = open.remove(&r.terminal_id).expect("just seen");
                 drop(open);
                 t.kill();
+                t.stop_pumps();
                 Ok("{}".into())
             }
             _ => Err(unknown(r)),
@@ -185,6 +197,7 @@ impl Terminals {
         let all: Vec<_> = self.lock().drain().map(|(_, t)| t).collect();
         for t in all {
             t.kill();
+            t.stop_pumps();
         }
     }
 

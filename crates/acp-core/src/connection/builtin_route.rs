@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 
 use super::shared::Shared;
 use crate::acp::Reply;
-use crate::builtin::Started;
+use crate::builtin::{BuiltinError, Cancel, Started};
 
 /// Serve request `token` here if a built-in handles `method`; false leaves
 /// it to the host. Called by the reader, in wire order.
@@ -34,6 +34,36 @@ pub(super) fn try_serve(
             });
             // Whoever settles the request first stops the work (the task
             // taking its own entry is its last step: that abort is a no-op).
+            shared.incoming.set_timer(token, task.abort_handle());
+        }
+        Started::Blocking(work) => {
+            let task_shared = Arc::clone(shared);
+            let task = shared.rt.spawn(async move {
+                let cancel = Cancel::default();
+                // Aborted (cancelled, closed): the work sees the flag.
+                let _raise = cancel.raise_on_drop();
+                let Some(slot) = task_shared.builtins.jobs().slot().await else {
+                    return;
+                };
+                let job_shared = Arc::clone(&task_shared);
+                let job_cancel = cancel.clone();
+                // The reply is built and written from the blocking thread
+                // too: tens of megabytes of JSON never touch the worker
+                // every connection shares.
+                let job = tokio::task::spawn_blocking(move || {
+                    let _slot = slot;
+                    if job_cancel.requested() {
+                        return;
+                    }
+                    let reply = work(&job_cancel)
+                        .map_or_else(BuiltinError::into_reply, Reply::Result);
+                    answer(&job_shared, token, reply);
+                });
+                if let Err(e) = job.await {
+                    let reply = BuiltinError::internal(format!("the built-in failed: {e}"));
+                    answer(&task_shared, token, reply.into_reply());
+                }
+            });
             shared.incoming.set_timer(token, task.abort_handle());
         }
     }

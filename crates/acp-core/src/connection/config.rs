@@ -18,6 +18,13 @@ pub struct ConnectionConfig {
     pub forward_stderr: bool,
     /// Bytes that may wait for the agent to read its stdin before calls fail.
     pub max_write_queue_bytes: usize,
+    /// Agent requests waiting for an answer (host handlers and built-ins
+    /// together), at most; more are refused with `data.reason`
+    /// `tooManyPendingRequests`.
+    pub max_pending_agent_requests: usize,
+    /// Bytes of agent requests waiting for an answer, at most (one request
+    /// of any size is always taken when none is waiting).
+    pub max_pending_agent_request_bytes: usize,
     /// How long a host handler may take to answer an agent request.
     pub handler_timeout: Option<Duration>,
     /// `close()`: how long to wait after stdin EOF before SIGTERM.
@@ -45,6 +52,8 @@ impl Default for ConnectionConfig {
             stderr_tail_bytes: 64 * 1024,
             forward_stderr: true,
             max_write_queue_bytes: 64 * 1024 * 1024,
+            max_pending_agent_requests: 1024,
+            max_pending_agent_request_bytes: 32 * 1024 * 1024,
             handler_timeout: Some(Duration::from_secs(300)),
             close_grace: Duration::from_secs(2),
             term_grace: Duration::from_secs(1),

@@ -36,7 +36,7 @@ pub(super) struct BatchLimits {
 /// which fills the channel, which stops the reader, which leaves the agent
 /// blocked on its stdout pipe: memory stays flat.
 pub(super) async fn run_delivery(
-    mut rx: mpsc::Receiver<Event>,
+    mut rx: mpsc::UnboundedReceiver<Event>,
     sink: Arc<dyn DeliverySink>,
     slots: Arc<Semaphore>,
     queue_budget: Arc<Semaphore>,

@@ -68,9 +68,12 @@ pub enum Event {
         token: u64,
         reason: &'static str,
     },
+    /// `budgeted`: the payload was counted against the queue budget (what
+    /// the agent can cause in any number: protocol errors, stderr).
     Host {
         name: &'static str,
         payload: String,
+        budgeted: bool,
     },
     /// `budgeted`: the reader reserved queue budget for it.
     Trace {
@@ -136,7 +139,7 @@ impl Event {
             Event::RequestSettled { token, reason } => {
                 let _ = write!(out, "4,{token},\"{reason}\"");
             }
-            Event::Host { name, payload } => {
+            Event::Host { name, payload, .. } => {
                 let _ = write!(out, "5,\"{name}\",");
                 out.push_str(payload);
             }
@@ -156,9 +159,14 @@ impl Event {
             | Event::Request { raw, .. }
             | Event::Response { raw, .. } => raw.len().min(QUEUE_BUDGET_BYTES as usize) as u32,
             Event::Trace {
-                record,
+                record: text,
                 budgeted: true,
-            } => record.len().min(QUEUE_BUDGET_BYTES as usize) as u32,
+            }
+            | Event::Host {
+                payload: text,
+                budgeted: true,
+                ..
+            } => text.len().min(QUEUE_BUDGET_BYTES as usize) as u32,
             _ => 0,
         }
     }
@@ -195,6 +203,7 @@ mod tests {
             Event::Host {
                 name: "stderr",
                 payload: crate::rpc::json_str("a\"b\n"),
+                budgeted: true,
             },
         ];
         let mut out = String::from("[");

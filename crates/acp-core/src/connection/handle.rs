@@ -13,7 +13,7 @@ use super::delivery::{run_delivery, BatchLimits, DeliverySink};
 use super::event::{Event, QUEUE_BUDGET_BYTES};
 use super::exit::ExitInfo;
 use super::reader::run_reader;
-use super::shared::Shared;
+use super::shared::{PendingCaps, Shared};
 use super::stderr::run_stderr;
 use super::supervisor::{supervise, Supervised};
 use super::trace::{Direction, Kind, Tracer, WireMeta};
@@ -24,9 +24,6 @@ use crate::rpc::{self, OutgoingRequest};
 use crate::transport::{
     kill_group_now, run_writer, spawn_agent, Outbox, OutboxError, SpawnError, StderrRing,
 };
-
-/// Events waiting for the delivery task, at most.
-const EVENT_QUEUE: usize = 4096;
 
 /// Why a call could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -62,7 +59,7 @@ impl Connection {
         };
         tracing::info!(pid = agent.pid, program = %config.command.program, "agent started");
         let (outbox, writer_queue) = Outbox::new(agent.stdin, config.max_write_queue_bytes);
-        let (events, events_rx) = mpsc::channel(EVENT_QUEUE);
+        let (events, events_rx) = mpsc::unbounded_channel();
         let slots = Arc::new(Semaphore::new(config.in_flight_batches.max(1)));
         let queue_budget = Arc::new(Semaphore::new(QUEUE_BUDGET_BYTES as usize));
         let shared = Arc::new(Shared {
@@ -77,8 +74,15 @@ impl Connection {
             next_id: AtomicU64::new(1),
             next_token: AtomicU64::new(1),
             handler_timeout: config.handler_timeout.filter(|d| !d.is_zero()),
+            pending_caps: PendingCaps {
+                count: config.max_pending_agent_requests.max(1),
+                bytes: config.max_pending_agent_request_bytes,
+            },
+            refusing: AtomicBool::new(false),
+            refused: AtomicU64::new(0),
             stderr: Mutex::new(StderrRing::new(config.stderr_tail_bytes)),
             noise_lines: AtomicU64::new(0),
+            stderr_dropped: AtomicU64::new(0),
             closing: AtomicBool::new(false),
             stop_reason: Mutex::new(None),
             stop_requested: Notify::new(),
@@ -250,7 +254,7 @@ impl Connection {
         // Settle events are queued before anything reaches the agent, so
         // the host sees them before the turn's `cancelled` answer.
         for (token, _) in &taken {
-            self.shared.emit_soon(Event::RequestSettled {
+            self.shared.emit(Event::RequestSettled {
                 token: *token,
                 reason: "cancelled",
             });
@@ -273,8 +277,10 @@ impl Connection {
     /// and SIGKILL to the process group after the configured graces. The
     /// `exit` event reports the end.
     pub fn close(&self) {
-        self.shared.outbox.close();
+        // Why first: an agent that exits the moment it sees EOF must be
+        // reported "closed", not "exited".
         self.shared.request_stop("closed");
+        self.shared.outbox.close();
     }
 
     /// Immediate SIGKILL of the agent's process group, synchronously: for
@@ -327,13 +333,15 @@ impl Connection {
             format!("{{{}}}", body.join(","))
         };
         format!(
-            r#"{{"pid":{},"messagesIn":{},"messagesOut":{},"bytesIn":{},"bytesOut":{},"noiseLines":{},"pendingRequests":{},"pendingAgentRequests":{}}}"#,
+            r#"{{"pid":{},"messagesIn":{},"messagesOut":{},"bytesIn":{},"bytesOut":{},"noiseLines":{},"stderrDropped":{},"refusedAgentRequests":{},"pendingRequests":{},"pendingAgentRequests":{}}}"#,
             self.shared.pid,
             c.messages_in.load(Ordering::Relaxed),
             c.messages_out.load(Ordering::Relaxed),
             c.bytes_in.load(Ordering::Relaxed),
             c.bytes_out.load(Ordering::Relaxed),
             self.noise_lines(),
+            self.shared.stderr_dropped.load(Ordering::Relaxed),
+            self.shared.refused.load(Ordering::Relaxed),
             counts(self.shared.outgoing.count_by(|r| &r.method)),
             counts(self.shared.incoming.count_by(|r| &r.method)),
         )

@@ -17,7 +17,7 @@ use super::shared::Shared;
 use super::trace::{Direction, Kind, WireMeta};
 use crate::acp::{self, methods};
 use crate::rpc::json_str;
-use crate::rpc::{self, Inbound, IncomingRequest, Invalid};
+use crate::rpc::{self, Full, Inbound, IncomingRequest, Invalid};
 use crate::transport::{Frame, LineFramer};
 
 const READ_CHUNK: usize = 256 * 1024;
@@ -28,10 +28,15 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
     let mut framer = LineFramer::new(max_line);
     let mut buf = vec![0u8; READ_CHUNK];
     let mut ready: Vec<Event> = Vec::with_capacity(256);
+    let mut failed = None;
     loop {
         let n = match stdout.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
+            Ok(0) => break,
             Ok(n) => n,
+            Err(e) => {
+                failed = Some(read_error(&shared, "stdout", &e));
+                break;
+            }
         };
         framer.push(&buf[..n], |frame| on_frame(&shared, frame, &mut ready));
         for event in ready.drain(..) {
@@ -41,6 +46,7 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
         }
     }
     framer.finish(|frame| on_frame(&shared, frame, &mut ready));
+    ready.extend(failed);
     for event in ready.drain(..) {
         queue(&shared, event).await;
     }
@@ -56,7 +62,21 @@ async fn queue(shared: &Shared, event: Event) -> bool {
             Err(_) => return false,
         }
     }
-    shared.events.send(event).await.is_ok()
+    shared.events.send(event).is_ok()
+}
+
+/// A failed read of one of the agent's pipes: said, not taken for EOF.
+pub(super) fn read_error(shared: &Shared, stream: &str, e: &std::io::Error) -> Event {
+    tracing::warn!(pid = shared.pid, stream, "reading the agent's {stream} failed: {e}");
+    Event::Host {
+        name: "readError",
+        payload: format!(
+            r#"{{"stream":{},"message":{}}}"#,
+            json_str(stream),
+            json_str(&e.to_string())
+        ),
+        budgeted: false,
+    }
 }
 
 fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
@@ -128,16 +148,24 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
                 out,
             );
             let token = shared.next_token.fetch_add(1, Ordering::Relaxed);
-            shared.incoming.insert(
-                token,
-                IncomingRequest {
-                    raw_id: id.get().into(),
-                    method: method.as_ref().into(),
-                    session_id: params.and_then(|p| session_id_of(p.get())),
-                    received: at,
-                    timer: None,
-                },
-            );
+            let req = IncomingRequest {
+                raw_id: id.get().into(),
+                method: method.as_ref().into(),
+                session_id: params.and_then(|p| session_id_of(p.get())),
+                received: at,
+                bytes: line.len(),
+                timer: None,
+            };
+            let caps = shared.pending_caps;
+            if let Err((full, req)) =
+                shared
+                    .incoming
+                    .insert_within(token, req, caps.count, caps.bytes)
+            {
+                refuse(shared, &req, full, out);
+                return;
+            }
+            shared.refusing.store(false, Ordering::Relaxed);
             if builtin_route::try_serve(shared, token, method.as_ref(), params) {
                 return;
             }
@@ -200,6 +228,42 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
     }
 }
 
+/// Too many agent requests wait already: answer this one with a typed
+/// error at once, and tell the host (once per episode).
+fn refuse(shared: &Arc<Shared>, req: &IncomingRequest, full: Full, out: &mut Vec<Event>) {
+    let caps = shared.pending_caps;
+    let (what, pending) = match full {
+        Full::Count(n) => (format!("{n} requests"), format!(r#""pendingRequests":{n}"#)),
+        Full::Bytes(b) => (format!("{b} bytes of requests"), format!(r#""pendingBytes":{b}"#)),
+    };
+    let data = format!(
+        r#"{{"reason":"tooManyPendingRequests",{pending},"maxPendingRequests":{},"maxPendingBytes":{}}}"#,
+        caps.count, caps.bytes
+    );
+    shared.send_reply(
+        req,
+        acp::Reply::Error {
+            code: rpc::ErrorCode::INTERNAL_ERROR,
+            message: format!(
+                "refused: {what} from this agent already wait for an answer; answer or cancel some first"
+            ),
+            data: Some(data.clone()),
+        },
+    );
+    let total = shared.refused.fetch_add(1, Ordering::Relaxed) + 1;
+    if !shared.refusing.swap(true, Ordering::Relaxed) {
+        tracing::warn!(pid = shared.pid, method = %req.method, "agent requests refused: too many wait for an answer");
+        out.push(Event::Host {
+            name: "requestRefused",
+            payload: format!(
+                r#"{{"method":{},"refusedTotal":{total},"data":{data}}}"#,
+                json_str(&req.method)
+            ),
+            budgeted: true,
+        });
+    }
+}
+
 fn on_invalid(shared: &Shared, invalid: Invalid, line: &[u8], out: &mut Vec<Event>) {
     match invalid {
         Invalid::Noise => {
@@ -208,6 +272,7 @@ fn on_invalid(shared: &Shared, invalid: Invalid, line: &[u8], out: &mut Vec<Even
             out.push(Event::Host {
                 name: "protocolNoise",
                 payload: format!(r#"{{"line":{},"count":{count}}}"#, json_str(&quote(line))),
+                budgeted: true,
             });
         }
         Invalid::BadJson(e) => out.push(protocol_error(shared, "badJson", &e, line)),
@@ -315,5 +380,6 @@ fn protocol_error(shared: &Shared, kind: &str, message: &str, line: &[u8]) -> Ev
             json_str(message),
             json_str(&quote(line))
         ),
+        budgeted: true,
     }
 }

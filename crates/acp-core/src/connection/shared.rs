@@ -22,15 +22,29 @@ pub(super) struct Shared {
     pub outbox: Outbox,
     pub outgoing: OutgoingTable,
     pub incoming: IncomingTable,
-    pub events: mpsc::Sender<Event>,
+    /// The ordered stream to the host. Unbounded in slots so that every
+    /// producer queues in the order things happened (a bounded channel made
+    /// a full-queue sender retry later, behind newer items); its memory is
+    /// bounded by the queue budget, which everything the agent can cause
+    /// in any number is counted against (see `Event::queued_bytes`).
+    pub events: mpsc::UnboundedSender<Event>,
     pub slots: Arc<Semaphore>,
     /// Bytes of agent output allowed to wait for delivery.
     pub queue_budget: Arc<Semaphore>,
     pub next_id: AtomicU64,
     pub next_token: AtomicU64,
     pub handler_timeout: Option<Duration>,
+    /// Agent requests that may wait for an answer at once.
+    pub pending_caps: PendingCaps,
+    /// Refusing agent requests since the last one was taken in (the host
+    /// hears once per episode, not once per refused request).
+    pub refusing: AtomicBool,
+    /// Agent requests refused so far.
+    pub refused: AtomicU64,
     pub stderr: Mutex<StderrRing>,
     pub noise_lines: AtomicU64,
+    /// stderr chunks not forwarded for want of queue budget.
+    pub stderr_dropped: AtomicU64,
     /// Set by `close()`/`kill()`: no new calls.
     pub closing: AtomicBool,
     /// Why the stop was requested, for the exit report.
@@ -43,15 +57,17 @@ pub(super) struct Shared {
     pub tracer: Tracer,
 }
 
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PendingCaps {
+    pub count: usize,
+    pub bytes: usize,
+}
+
 impl Shared {
-    /// Queue an event from synchronous code without blocking the caller.
-    pub fn emit_soon(self: &Arc<Self>, event: Event) {
-        if let Err(mpsc::error::TrySendError::Full(event)) = self.events.try_send(event) {
-            let events = self.events.clone();
-            self.rt.spawn(async move {
-                let _ = events.send(event).await;
-            });
-        }
+    /// Queue an event, in order, without waiting (gone only once delivery
+    /// has stopped, when nobody is listening any more).
+    pub fn emit(&self, event: Event) {
+        let _ = self.events.send(event);
     }
 
     /// Queue one line for the agent's stdin, traced first: a trace item
@@ -64,7 +80,7 @@ impl Shared {
     ) -> Result<(), OutboxError> {
         // The newline is not part of the message.
         if let Some(record) = self.tracer.record(meta, line.trim_end_matches('\n')) {
-            self.emit_soon(Event::Trace {
+            self.emit(Event::Trace {
                 record,
                 budgeted: false,
             });
@@ -113,7 +129,7 @@ impl Shared {
                     json_str(&method),
                     timeout.as_millis()
                 );
-                let _ = shared.events.send(Event::Failed { id, error }).await;
+                shared.emit(Event::Failed { id, error });
             }
         });
         self.outgoing.set_timer(id, timer.abort_handle());
@@ -136,13 +152,10 @@ impl Shared {
                     timeout.as_millis()
                 );
                 shared.send_reply(&req, acp::failure_reply(&req.method, &message));
-                let _ = shared
-                    .events
-                    .send(Event::RequestSettled {
-                        token,
-                        reason: "timeout",
-                    })
-                    .await;
+                shared.emit(Event::RequestSettled {
+                    token,
+                    reason: "timeout",
+                });
             }
         });
         self.incoming.set_timer(token, timer.abort_handle());

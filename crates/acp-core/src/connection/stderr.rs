@@ -2,12 +2,14 @@
 //! is the classic ACP hang), kept in a ring for crash reports, and
 //! forwarded as whole lines when the host has room for them.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use tokio::io::AsyncReadExt;
 use tokio::process::ChildStderr;
 
 use super::event::Event;
+use super::reader::read_error;
 use super::shared::Shared;
 use crate::rpc::json_str;
 
@@ -18,8 +20,12 @@ pub(super) async fn run_stderr(mut stderr: ChildStderr, shared: Arc<Shared>, for
     let mut partial: Vec<u8> = Vec::new();
     loop {
         let n = match stderr.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
+            Ok(0) => break,
             Ok(n) => n,
+            Err(e) => {
+                shared.emit(read_error(&shared, "stderr", &e));
+                break;
+            }
         };
         let chunk = &buf[..n];
         shared
@@ -36,20 +42,30 @@ pub(super) async fn run_stderr(mut stderr: ChildStderr, shared: Arc<Shared>, for
             None if partial.len() >= MAX_PARTIAL => partial.len(),
             None => continue,
         };
-        let lines: Vec<u8> = partial.drain(..cut).collect();
-        forward_text(&shared, &lines);
+        forward_text(&shared, &partial[..cut]);
+        partial.drain(..cut);
     }
     if forward && !partial.is_empty() {
         forward_text(&shared, &partial);
     }
 }
 
-/// Never wait here: if the host is behind, the event is dropped (the ring
-/// still has the bytes) rather than stalling the agent.
+/// Never wait here: the event takes its size from the queue budget it
+/// shares with stdout, or is dropped if there is no room (the ring still
+/// has the bytes; the drop is counted) rather than stalling the agent.
 fn forward_text(shared: &Shared, bytes: &[u8]) {
-    let text = String::from_utf8_lossy(bytes);
-    let _ = shared.events.try_send(Event::Host {
+    let payload = json_str(&String::from_utf8_lossy(bytes));
+    let size = payload.len().min(super::event::QUEUE_BUDGET_BYTES as usize);
+    match shared.queue_budget.try_acquire_many(size as u32) {
+        Ok(permit) => permit.forget(),
+        Err(_) => {
+            shared.stderr_dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+    }
+    shared.emit(Event::Host {
         name: "stderr",
-        payload: json_str(&text),
+        payload,
+        budgeted: true,
     });
 }

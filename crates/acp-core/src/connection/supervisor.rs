@@ -92,24 +92,19 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
 
     for (id, req) in shared.outgoing.drain() {
         let error = info.closed_error(&req.method);
-        let _ = shared.events.send(Event::Failed { id, error }).await;
+        shared.emit(Event::Failed { id, error });
     }
     for (token, _) in shared.incoming.drain() {
-        let _ = shared
-            .events
-            .send(Event::RequestSettled {
-                token,
-                reason: "closed",
-            })
-            .await;
+        shared.emit(Event::RequestSettled {
+            token,
+            reason: "closed",
+        });
     }
-    let _ = shared
-        .events
-        .send(Event::Host {
-            name: "exit",
-            payload: info.to_json(),
-        })
-        .await;
+    shared.emit(Event::Host {
+        name: "exit",
+        payload: info.to_json(),
+        budgeted: false,
+    });
 }
 
 fn stop_reason(shared: &Shared) -> &'static str {

@@ -45,13 +45,15 @@ pub enum Invalid {
 
 #[derive(Deserialize)]
 struct Envelope<'a> {
-    #[serde(borrow, default)]
+    // `present`: a member given as `null` is still there (`"id": null` is
+    // a request to answer; `"result": null` a valid answer).
+    #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
     #[serde(borrow, default)]
     method: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     params: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "present")]
     result: Option<&'a RawValue>,
     #[serde(borrow, default)]
     error: Option<&'a RawValue>,
@@ -80,8 +82,6 @@ pub fn classify(line: &[u8]) -> Inbound<'_> {
         Ok(env) => env,
         Err(e) => return Inbound::Invalid(Invalid::BadJson(e.to_string())),
     };
-    // `"result": null` is a valid (null) result, but deserialises to None.
-    let result_present = env.result.is_some() || has_null_result(line, &env);
     match (env.id, env.method) {
         (Some(id), Some(method)) => Inbound::Request {
             id,
@@ -92,9 +92,9 @@ pub fn classify(line: &[u8]) -> Inbound<'_> {
             method,
             params: env.params,
         },
-        (Some(id), None) if result_present || env.error.is_some() => Inbound::Response {
+        (Some(id), None) if env.result.is_some() || env.error.is_some() => Inbound::Response {
             id,
-            result: env.result.or_else(|| result_present.then(null_raw)),
+            result: env.result,
             error: env.error,
         },
         (None, None) if env.error.is_some() => {
@@ -106,16 +106,13 @@ pub fn classify(line: &[u8]) -> Inbound<'_> {
     }
 }
 
-fn has_null_result(line: &[u8], env: &Envelope<'_>) -> bool {
-    env.method.is_none()
-        && env.error.is_none()
-        && memchr::memmem::find(line, b"\"result\"").is_some()
-}
-
-fn null_raw() -> &'static RawValue {
-    // A static "null" raw value.
-    static NULL: std::sync::OnceLock<Box<RawValue>> = std::sync::OnceLock::new();
-    NULL.get_or_init(|| RawValue::from_string("null".into()).expect("null is valid JSON"))
+/// A member that is there, whatever its value (`null` included): only an
+/// absent member is `None` (through `default`).
+fn present<'de, D>(d: D) -> Result<Option<&'de RawValue>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    <&RawValue>::deserialize(d).map(Some)
 }
 
 #[cfg(test)]
@@ -163,6 +160,22 @@ mod tests {
         ));
         assert!(matches!(
             classify(br#"{"id":1}"#),
+            Inbound::Invalid(Invalid::NotJsonRpc(_))
+        ));
+    }
+
+    #[test]
+    fn null_ids_and_nested_results_are_read_for_what_they_are() {
+        // `"id": null` with a method is a request (it must be answered).
+        assert!(matches!(classify(br#"{"id":null,"method":"m"}"#),
+            Inbound::Request { id, .. } if id.get() == "null"));
+        // "result" only inside params: not a response.
+        assert!(matches!(
+            classify(br#"{"id":1,"params":{"result":1}}"#),
+            Inbound::Invalid(Invalid::NotJsonRpc(_))
+        ));
+        assert!(matches!(
+            classify(br#"{"id":1,"x":"\"result\""}"#),
             Inbound::Invalid(Invalid::NotJsonRpc(_))
         ));
     }

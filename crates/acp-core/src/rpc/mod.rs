@@ -11,4 +11,4 @@ pub use codes::ErrorCode;
 pub use envelope::{classify, Inbound, Invalid};
 pub use json_text::{json_str, push_json_str};
 pub use outgoing::{error_response, notification, request, response};
-pub use pending::{IncomingRequest, IncomingTable, OutgoingRequest, OutgoingTable};
+pub use pending::{Full, IncomingRequest, IncomingTable, OutgoingRequest, OutgoingTable};

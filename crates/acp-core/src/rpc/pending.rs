@@ -28,11 +28,21 @@ pub struct IncomingRequest {
     pub method: Box<str>,
     pub session_id: Option<Box<str>>,
     pub received: Instant,
+    /// Size of the request line: what it holds while it waits.
+    pub bytes: usize,
     pub timer: Option<AbortHandle>,
 }
 
 pub trait Timed {
     fn timer(&mut self) -> &mut Option<AbortHandle>;
+    /// A second key the entry can be found by in O(1) (the agent's wire id).
+    fn alias(&self) -> Option<&str> {
+        None
+    }
+    /// What the entry counts against the table's byte total.
+    fn weight(&self) -> usize {
+        0
+    }
 }
 
 impl Timed for OutgoingRequest {
@@ -45,12 +55,32 @@ impl Timed for IncomingRequest {
     fn timer(&mut self) -> &mut Option<AbortHandle> {
         &mut self.timer
     }
+    fn alias(&self) -> Option<&str> {
+        Some(&self.raw_id)
+    }
+    fn weight(&self) -> usize {
+        self.bytes
+    }
+}
+
+struct Inner<T> {
+    map: HashMap<u64, T>,
+    /// alias → key, for entries that have one: a lookup by wire id must
+    /// not scan the table (an agent can send thousands of cancels).
+    aliases: HashMap<Box<str>, u64>,
+    /// Sum of the entries' weights.
+    weight: usize,
 }
 
 /// Unanswered requests keyed by a number, each with an optional timer.
-#[derive(Debug)]
 pub struct PendingTable<T> {
-    map: Mutex<HashMap<u64, T>>,
+    inner: Mutex<Inner<T>>,
+}
+
+impl<T> std::fmt::Debug for PendingTable<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PendingTable")
+    }
 }
 
 pub type OutgoingTable = PendingTable<OutgoingRequest>;
@@ -59,7 +89,11 @@ pub type IncomingTable = PendingTable<IncomingRequest>;
 impl<T> Default for PendingTable<T> {
     fn default() -> Self {
         Self {
-            map: Mutex::new(HashMap::new()),
+            inner: Mutex::new(Inner {
+                map: HashMap::new(),
+                aliases: HashMap::new(),
+                weight: 0,
+            }),
         }
     }
 }
@@ -71,40 +105,91 @@ fn stopped<T: Timed>(mut entry: T) -> T {
     entry
 }
 
+impl<T: Timed> Inner<T> {
+    fn remove(&mut self, key: u64) -> Option<T> {
+        let entry = self.map.remove(&key)?;
+        if let Some(alias) = entry.alias() {
+            if self.aliases.get(alias) == Some(&key) {
+                self.aliases.remove(alias);
+            }
+        }
+        self.weight -= entry.weight();
+        Some(stopped(entry))
+    }
+}
+
+/// Why [`PendingTable::insert_within`] refused an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Full {
+    /// `count` entries are waiting already.
+    Count(usize),
+    /// `bytes` are waiting already.
+    Bytes(usize),
+}
+
 impl<T: Timed> PendingTable<T> {
-    fn lock(&self) -> MutexGuard<'_, HashMap<u64, T>> {
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> MutexGuard<'_, Inner<T>> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn insert(&self, key: u64, entry: T) {
-        self.lock().insert(key, entry);
+        let mut inner = self.lock();
+        if let Some(alias) = entry.alias() {
+            inner.aliases.insert(alias.into(), key);
+        }
+        inner.weight += entry.weight();
+        if let Some(old) = inner.map.insert(key, entry) {
+            inner.weight -= old.weight();
+        }
+    }
+
+    /// Insert unless the table holds `max_count` entries, or the entry
+    /// would take it over `max_bytes` (an empty table takes any one entry,
+    /// so a single big request is never refused).
+    pub fn insert_within(
+        &self,
+        key: u64,
+        entry: T,
+        max_count: usize,
+        max_bytes: usize,
+    ) -> Result<(), (Full, T)> {
+        let inner = self.lock();
+        if inner.map.len() >= max_count {
+            return Err((Full::Count(inner.map.len()), entry));
+        }
+        if inner.weight > 0 && inner.weight + entry.weight() > max_bytes {
+            return Err((Full::Bytes(inner.weight), entry));
+        }
+        drop(inner);
+        self.insert(key, entry);
+        Ok(())
     }
 
     /// Attach the timer after the entry was registered (it may already be
     /// gone: then the timer is stopped at once).
     pub fn set_timer(&self, key: u64, timer: AbortHandle) {
-        match self.lock().get_mut(&key) {
+        match self.lock().map.get_mut(&key) {
             Some(entry) => *entry.timer() = Some(timer),
             None => timer.abort(),
         }
     }
 
     pub fn take(&self, key: u64) -> Option<T> {
-        let entry = self.lock().remove(&key)?;
-        Some(stopped(entry))
+        self.lock().remove(key)
     }
 
     /// Take every entry `pick` selects, in key order.
     pub fn take_where(&self, pick: impl Fn(&T) -> bool) -> Vec<(u64, T)> {
-        let mut map = self.lock();
-        let mut keys: Vec<u64> = map
+        let mut inner = self.lock();
+        let mut keys: Vec<u64> = inner
+            .map
             .iter()
             .filter(|(_, e)| pick(e))
             .map(|(k, _)| *k)
             .collect();
         keys.sort_unstable();
         keys.into_iter()
-            .filter_map(|k| map.remove(&k).map(|e| (k, stopped(e))))
+            .filter_map(|k| inner.remove(k).map(|e| (k, e)))
             .collect()
     }
 
@@ -116,18 +201,26 @@ impl<T: Timed> PendingTable<T> {
     /// How many entries there are per `key` (e.g. per method), sorted.
     pub fn count_by(&self, key: impl Fn(&T) -> &str) -> Vec<(String, usize)> {
         let mut counts = std::collections::BTreeMap::<String, usize>::new();
-        for entry in self.lock().values() {
+        for entry in self.lock().map.values() {
             *counts.entry(key(entry).to_string()).or_default() += 1;
         }
         counts.into_iter().collect()
     }
 
     pub fn len(&self) -> usize {
-        self.lock().len()
+        self.lock().map.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Take the entry whose alias is exactly `alias` (the newest, should
+    /// an agent reuse a wire id while the first is still pending).
+    pub fn take_by_alias(&self, alias: &str) -> Option<(u64, T)> {
+        let mut inner = self.lock();
+        let key = *inner.aliases.get(alias)?;
+        inner.remove(key).map(|e| (key, e))
     }
 }
 
@@ -143,6 +236,50 @@ impl IncomingTable {
 
     /// Take the request whose wire id is exactly `raw_id`.
     pub fn take_by_raw_id(&self, raw_id: &str) -> Option<(u64, IncomingRequest)> {
-        self.take_where(|r| &*r.raw_id == raw_id).pop()
+        self.take_by_alias(raw_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(raw_id: &str, bytes: usize) -> IncomingRequest {
+        IncomingRequest {
+            raw_id: raw_id.into(),
+            method: "m".into(),
+            session_id: None,
+            received: Instant::now(),
+            bytes,
+            timer: None,
+        }
+    }
+
+    #[test]
+    fn lookups_by_wire_id_and_the_caps() {
+        let t = IncomingTable::default();
+        t.insert(1, req("\"a\"", 10));
+        t.insert(2, req("7", 10));
+        // A reused wire id finds the newest entry; the older one stays.
+        t.insert(3, req("7", 10));
+        assert_eq!(t.take_by_raw_id("7").map(|(k, _)| k), Some(3));
+        assert_eq!(t.take_by_raw_id("7").map(|(k, _)| k), None);
+        assert_eq!(t.take(2).map(|r| r.bytes), Some(10));
+        assert!(t.take_by_raw_id("\"b\"").is_none());
+        // Caps: count, then bytes; an empty table takes anything.
+        assert!(matches!(
+            t.insert_within(4, req("4", 10), 1, 100),
+            Err((Full::Count(1), _))
+        ));
+        assert_eq!(t.take_by_raw_id("\"a\"").map(|(k, _)| k), Some(1));
+        assert!(t.insert_within(5, req("5", 1000), 2, 100).is_ok());
+        assert!(matches!(
+            t.insert_within(6, req("6", 1), 2, 100),
+            Err((Full::Bytes(1000), _))
+        ));
+        t.drain();
+        assert!(t.insert_within(7, req("7", 50), 2, 100).is_ok());
+        assert!(t.insert_within(8, req("8", 50), 2, 100).is_ok());
+        assert!(t.is_empty() == false && t.len() == 2);
     }
 }

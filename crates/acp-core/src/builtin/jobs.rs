@@ -1,0 +1,73 @@
+//! Blocking built-in work (file I/O, building a large reply) runs on the
+//! blocking pool, never on the runtime worker every connection shares, at
+//! most `max_jobs` at a time per connection (one agent can neither fill
+//! the pool nor the host's memory with replies), and stops once its
+//! request is settled: the task waiting for the work holds a guard whose
+//! drop (the task aborted on cancel or close) raises the flag the work
+//! checks between chunks.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::error::BuiltinError;
+
+/// Raised when the request the work answers was settled without it.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    pub fn requested(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// `Err(cancelled)` once raised: for `?` between chunks of work.
+    pub fn check(&self) -> Result<(), BuiltinError> {
+        if self.requested() {
+            Err(BuiltinError::cancelled())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// A guard that raises the flag when dropped.
+    pub fn raise_on_drop(&self) -> RaiseOnDrop {
+        RaiseOnDrop(self.clone())
+    }
+}
+
+pub struct RaiseOnDrop(Cancel);
+
+impl Drop for RaiseOnDrop {
+    fn drop(&mut self) {
+        self.0 .0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Work answered from the blocking pool: the reply's JSON text.
+pub type BlockingWork = Box<dyn FnOnce(&Cancel) -> Result<String, BuiltinError> + Send>;
+
+/// The job slots of one connection.
+pub struct Jobs {
+    slots: Arc<Semaphore>,
+}
+
+impl Jobs {
+    pub fn new(max_jobs: usize) -> Self {
+        Self {
+            slots: Arc::new(Semaphore::new(max_jobs.max(1))),
+        }
+    }
+
+    /// Wait for a free slot; the work keeps it until it ends (even if the
+    /// request was settled meanwhile, until it notices).
+    pub async fn slot(&self) -> Option<OwnedSemaphorePermit> {
+        self.slots.clone().acquire_owned().await.ok()
+    }
+
+    /// Slots free right now (for tests and status).
+    pub fn free(&self) -> usize {
+        self.slots.available_permits()
+    }
+}
