@@ -80,6 +80,12 @@ export interface ConnectionOptions {
   maxWriteQueueBytes?: number
   /** 0 disables the handler timeout. */
   handlerTimeoutMs?: number
+  /** Agent requests waiting for an answer at once, at most. */
+  maxPendingAgentRequests?: number
+  /** Bytes of agent requests waiting for an answer, at most. */
+  maxPendingAgentRequestBytes?: number
+  /** Blocking built-in jobs (file I/O, output replies) at once, at most. */
+  builtinJobs?: number
   closeGraceMs?: number
   termGraceMs?: number
   batchMaxMessages?: number
@@ -104,6 +110,7 @@ export interface FsOptions {
   roots?: Array<string>
   maxFileBytes?: number
   readOnly?: boolean
+  maxScanBytes?: number
 }
 
 /** The ACP protocol version this binding speaks. */
@@ -122,5 +129,6 @@ export interface TerminalOptions {
   maxTerminals?: number
   defaultOutputByteLimit?: number
   maxOutputByteLimit?: number
+  maxTotalOutputBytes?: number
   env?: Record<string, string>
 }

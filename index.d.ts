@@ -320,6 +320,10 @@ export interface ClientStatus {
   bytesIn: number;
   bytesOut: number;
   noiseLines: number;
+  /** stderr chunks not emitted as `stderr` events because the host was behind (the tail still has them). */
+  stderrDropped: number;
+  /** Agent requests refused because too many were waiting (`maxPendingAgentRequests`). */
+  refusedAgentRequests: number;
   /** Automatic restarts so far. */
   restarts: number;
   lastError: { code: string; message: string; time: number } | null;

@@ -225,6 +225,8 @@ class AcpClient extends EventEmitter {
       bytesIn: counters.bytesIn,
       bytesOut: counters.bytesOut,
       noiseLines: counters.noiseLines,
+      stderrDropped: counters.stderrDropped,
+      refusedAgentRequests: counters.refusedAgentRequests,
       restarts: tracker.restarts,
       lastError: tracker.lastError,
       exit: this.#exit,

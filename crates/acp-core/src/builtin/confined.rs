@@ -348,7 +348,13 @@ mod imp {
         let _ = name;
         let result = File::create_new(&tmp)
             .and_then(|f| write_all_synced(f, content))
-            .and_then(|()| if stop() { Err(super::stopped()) } else { Ok(()) })
+            .and_then(|()| {
+                if stop() {
+                    Err(super::stopped())
+                } else {
+                    Ok(())
+                }
+            })
             .and_then(|()| fs::rename(&tmp, &path));
         if let Err(e) = result {
             let _ = fs::remove_file(&tmp);

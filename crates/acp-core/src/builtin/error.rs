@@ -77,7 +77,11 @@ impl BuiltinError {
     /// The request was settled (cancelled, connection closed) while the
     /// work ran; this answer is never sent.
     pub fn cancelled() -> Self {
-        Self::new(ErrorCode::REQUEST_CANCELLED, "cancelled", "Request cancelled")
+        Self::new(
+            ErrorCode::REQUEST_CANCELLED,
+            "cancelled",
+            "Request cancelled",
+        )
     }
 
     /// Skipping to `line` would read more than the scan budget.

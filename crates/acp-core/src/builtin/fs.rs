@@ -4,13 +4,13 @@ use std::io::BufReader;
 
 use serde::Deserialize;
 
-use super::confined;
 use super::config::FsConfig;
+use super::confined;
 use super::error::BuiltinError;
 use super::jobs::Cancel;
 use super::lines::{read_window, Bounds, WindowError};
 use super::roots::Scope;
-use crate::rpc::push_json_str;
+use crate::rpc::{json_str_len, push_json_str, ENVELOPE_SLACK};
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -66,19 +66,25 @@ pub fn read(
         max_scan: cfg.max_scan_bytes,
         stop: &|| cancel.requested(),
     };
-    let bytes = read_window(BufReader::with_capacity(256 * 1024, file), p.line, p.limit, &bounds)
-        .map_err(|e| match e {
-            WindowError::TooLarge => {
-                BuiltinError::too_large(&format!("the text read from {}", p.path), max_bytes)
-            }
-            WindowError::ScanLimit => BuiltinError::scan_limit(&p.path, cfg.max_scan_bytes),
-            WindowError::Stopped => BuiltinError::cancelled(),
-            WindowError::Io(e) => BuiltinError::io(&p.path, &e),
-        })?;
+    let bytes = read_window(
+        BufReader::with_capacity(256 * 1024, file),
+        p.line,
+        p.limit,
+        &bounds,
+    )
+    .map_err(|e| match e {
+        WindowError::TooLarge => {
+            BuiltinError::too_large(&format!("the text read from {}", p.path), max_bytes)
+        }
+        WindowError::ScanLimit => BuiltinError::scan_limit(&p.path, cfg.max_scan_bytes),
+        WindowError::Stopped => BuiltinError::cancelled(),
+        WindowError::Io(e) => BuiltinError::io(&p.path, &e),
+    })?;
     let content = String::from_utf8(bytes).map_err(|_| BuiltinError::not_utf8(&p.path))?;
     cancel.check()?;
-    // Escaped straight into the reply: no intermediate JSON value.
-    let mut out = String::with_capacity(content.len() + content.len() / 8 + 16);
+    // Escaped straight into a buffer of the exact size (plus room for the
+    // envelope): no intermediate JSON value, no reallocation.
+    let mut out = String::with_capacity(json_str_len(&content) + 16 + ENVELOPE_SLACK);
     out.push_str(r#"{"content":"#);
     push_json_str(&mut out, &content);
     out.push('}');
@@ -203,7 +209,10 @@ mod tests {
             path: "f.txt".into(),
             content: "new".into(),
         };
-        assert_eq!(write(&s, 1024, &p, &cancel).unwrap_err().reason, "cancelled");
+        assert_eq!(
+            write(&s, 1024, &p, &cancel).unwrap_err().reason,
+            "cancelled"
+        );
         assert_eq!(rd(&s, "f.txt").unwrap(), r#"{"content":"old"}"#);
         let names: Vec<_> = std::fs::read_dir(d.0.join("root"))
             .unwrap()

@@ -135,7 +135,10 @@ mod tests {
             max_scan: 101,
             stop: &|| false,
         };
-        assert_eq!(read_window(text.as_bytes(), Some(2), None, &b).unwrap(), b"second\n");
+        assert_eq!(
+            read_window(text.as_bytes(), Some(2), None, &b).unwrap(),
+            b"second\n"
+        );
         let b = Bounds { max_scan: 100, ..b };
         assert!(matches!(
             read_window(text.as_bytes(), Some(2), None, &b),

@@ -31,8 +31,8 @@ use std::sync::{Mutex, MutexGuard};
 use serde::de::DeserializeOwned;
 
 pub use config::{BuiltinConfig, FsConfig, TerminalConfig, DEFAULT_MAX_JOBS};
-pub use jobs::{BlockingWork, Cancel, Jobs};
 pub use error::{BuiltinError, RESOURCE_NOT_FOUND};
+pub use jobs::{BlockingWork, Cancel, Jobs};
 pub use sessions::Sessions;
 
 use crate::acp::methods::*;

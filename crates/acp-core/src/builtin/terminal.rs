@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+
+use crate::rpc::{json_str_len, push_json_str, ENVELOPE_SLACK};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
@@ -122,18 +124,30 @@ impl Terminal {
         self.exit.borrow().clone()
     }
 
-    /// The `TerminalOutputResponse`.
-    pub fn output_json(&self) -> Value {
+    /// The `TerminalOutputResponse` as JSON text, in one buffer of the
+    /// exact size (the output may be megabytes that escape six-fold).
+    pub fn output_json(&self) -> String {
         // Exit first: output read after it is complete.
-        let exit = self.exit_status();
+        let exit = self.exit_status().map(|e| e.to_json().to_string());
         let out = lock(&self.output);
         let (text, cut) = out.text(exit.is_some());
         let truncated = out.truncated() || cut;
         drop(out);
-        let mut v = json!({ "output": text, "truncated": truncated });
+        let exit_len = exit.as_ref().map_or(0, |e| e.len() + 16);
+        let mut v = String::with_capacity(json_str_len(&text) + exit_len + 40 + ENVELOPE_SLACK);
+        v.push_str(r#"{"output":"#);
+        push_json_str(&mut v, &text);
+        drop(text);
+        v.push_str(if truncated {
+            r#","truncated":true"#
+        } else {
+            r#","truncated":false"#
+        });
         if let Some(exit) = exit {
-            v["exitStatus"] = exit.to_json();
+            v.push_str(r#","exitStatus":"#);
+            v.push_str(&exit);
         }
+        v.push('}');
         v
     }
 

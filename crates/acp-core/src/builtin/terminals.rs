@@ -157,7 +157,7 @@ impl Terminals {
     /// shared worker: it may be megabytes of escaped text).
     pub fn output(&self, r: &TerminalRef) -> Result<BlockingWork, BuiltinError> {
         let terminal = self.get(r)?;
-        Ok(Box::new(move |_| Ok(terminal.output_json().to_string())))
+        Ok(Box::new(move |_| Ok(terminal.output_json())))
     }
 
     /// Resolves with the `{exitCode, signal}` once the command exits (the

@@ -55,8 +55,17 @@ pub(super) fn try_serve(
                     if job_cancel.requested() {
                         return;
                     }
-                    let reply = work(&job_cancel)
-                        .map_or_else(BuiltinError::into_reply, Reply::Result);
+                    let reply =
+                        work(&job_cancel).map_or_else(BuiltinError::into_reply, Reply::Result);
+                    // Backpressure, not loss: a big reply waits (holding
+                    // its slot) for an agent slow to read its stdin.
+                    let size = match &reply {
+                        Reply::Result(r) => r.len(),
+                        Reply::Error { message, .. } => message.len(),
+                    } + 256;
+                    while !job_shared.outbox.has_room(size) && !job_cancel.requested() {
+                        std::thread::sleep(std::time::Duration::from_millis(2));
+                    }
                     answer(&job_shared, token, reply);
                 });
                 if let Err(e) = job.await {

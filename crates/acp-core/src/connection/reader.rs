@@ -67,7 +67,11 @@ async fn queue(shared: &Shared, event: Event) -> bool {
 
 /// A failed read of one of the agent's pipes: said, not taken for EOF.
 pub(super) fn read_error(shared: &Shared, stream: &str, e: &std::io::Error) -> Event {
-    tracing::warn!(pid = shared.pid, stream, "reading the agent's {stream} failed: {e}");
+    tracing::warn!(
+        pid = shared.pid,
+        stream,
+        "reading the agent's {stream} failed: {e}"
+    );
     Event::Host {
         name: "readError",
         payload: format!(
@@ -157,10 +161,9 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
                 timer: None,
             };
             let caps = shared.pending_caps;
-            if let Err((full, req)) =
-                shared
-                    .incoming
-                    .insert_within(token, req, caps.count, caps.bytes)
+            if let Err((full, req)) = shared
+                .incoming
+                .insert_within(token, req, caps.count, caps.bytes)
             {
                 refuse(shared, &req, full, out);
                 return;
@@ -234,7 +237,10 @@ fn refuse(shared: &Arc<Shared>, req: &IncomingRequest, full: Full, out: &mut Vec
     let caps = shared.pending_caps;
     let (what, pending) = match full {
         Full::Count(n) => (format!("{n} requests"), format!(r#""pendingRequests":{n}"#)),
-        Full::Bytes(b) => (format!("{b} bytes of requests"), format!(r#""pendingBytes":{b}"#)),
+        Full::Bytes(b) => (
+            format!("{b} bytes of requests"),
+            format!(r#""pendingBytes":{b}"#),
+        ),
     };
     let data = format!(
         r#"{{"reason":"tooManyPendingRequests",{pending},"maxPendingRequests":{},"maxPendingBytes":{}}}"#,

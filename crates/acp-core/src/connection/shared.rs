@@ -91,7 +91,7 @@ impl Shared {
     /// Send a reply to an agent request; false if stdin is gone.
     pub fn send_reply(self: &Arc<Self>, req: &IncomingRequest, reply: Reply) -> bool {
         let (line, kind) = match reply {
-            Reply::Result(result) => (rpc::response(&req.raw_id, &result), Kind::Response),
+            Reply::Result(result) => (rpc::response(&req.raw_id, result), Kind::Response),
             Reply::Error {
                 code,
                 message,

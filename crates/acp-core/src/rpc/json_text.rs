@@ -10,6 +10,22 @@ pub fn json_str(s: &str) -> String {
     out
 }
 
+/// The length of `s` as a JSON string literal: for sizing a buffer once
+/// (control characters take six bytes each).
+pub fn json_str_len(s: &str) -> usize {
+    2 + s.len()
+        + s.bytes()
+            .map(|b| match b {
+                b'"' | b'\\' | b'\n' | b'\r' | b'\t' => 1,
+                0..=0x1f => 5,
+                _ => 0,
+            })
+            .sum::<usize>()
+}
+
+/// Room left in a reply buffer for the envelope put around it later.
+pub const ENVELOPE_SLACK: usize = 128;
+
 /// Append `s` as a JSON string literal, copying runs that need no escape.
 pub fn push_json_str(out: &mut String, s: &str) {
     out.push('"');
@@ -54,6 +70,7 @@ mod tests {
             "\u{7f}",
         ] {
             assert_eq!(json_str(s), serde_json::to_string(s).unwrap(), "{s:?}");
+            assert_eq!(json_str_len(s), json_str(s).len(), "{s:?}");
         }
     }
 }

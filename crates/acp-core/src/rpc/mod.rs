@@ -9,6 +9,6 @@ mod pending;
 
 pub use codes::ErrorCode;
 pub use envelope::{classify, Inbound, Invalid};
-pub use json_text::{json_str, push_json_str};
+pub use json_text::{json_str, json_str_len, push_json_str, ENVELOPE_SLACK};
 pub use outgoing::{error_response, notification, request, response};
 pub use pending::{Full, IncomingRequest, IncomingTable, OutgoingRequest, OutgoingTable};

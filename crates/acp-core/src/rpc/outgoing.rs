@@ -33,11 +33,16 @@ fn with_params(mut line: String, params: Option<&str>) -> String {
     finish(line)
 }
 
-/// `raw_id` is the agent's id exactly as it appeared on the wire.
-pub fn response(raw_id: &str, result: &str) -> String {
-    finish(format!(
-        r#"{{"jsonrpc":"2.0","id":{raw_id},"result":{result}}}"#
-    ))
+/// `raw_id` is the agent's id exactly as it appeared on the wire. The
+/// envelope is put around `result` in its own buffer: a reply of tens of
+/// megabytes is not copied (a buffer made with [`super::ENVELOPE_SLACK`]
+/// spare bytes is not even reallocated).
+pub fn response(raw_id: &str, mut result: String) -> String {
+    let head = format!(r#"{{"jsonrpc":"2.0","id":{raw_id},"result":"#);
+    result.reserve(head.len() + 2);
+    result.insert_str(0, &head);
+    result.push('}');
+    finish(result)
 }
 
 pub fn error_response(raw_id: &str, code: i64, message: &str, data: Option<&str>) -> String {

@@ -280,6 +280,6 @@ mod tests {
         t.drain();
         assert!(t.insert_within(7, req("7", 50), 2, 100).is_ok());
         assert!(t.insert_within(8, req("8", 50), 2, 100).is_ok());
-        assert!(t.is_empty() == false && t.len() == 2);
+        assert_eq!(t.len(), 2);
     }
 }

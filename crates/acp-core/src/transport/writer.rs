@@ -57,6 +57,13 @@ impl Outbox {
         (outbox, WriterQueue { rx, queued, pipe })
     }
 
+    /// Would a line of `bytes` be taken now (or is the pipe closed, so
+    /// that waiting is pointless)?
+    pub fn has_room(&self, bytes: usize) -> bool {
+        let queued = self.queued.load(Ordering::Acquire);
+        queued == 0 || queued + bytes <= self.limit || self.is_closed()
+    }
+
     /// Send one line; `line` must already end with `\n`.
     pub fn send(&self, line: Vec<u8>) -> Result<(), OutboxError> {
         // Held for the whole send: senders are serialised, so the check
@@ -79,11 +86,9 @@ impl Outbox {
         if written == line.len() {
             return Ok(());
         }
-        let rest = if written == 0 {
-            line
-        } else {
-            line[written..].to_vec()
-        };
+        // In place: a big line is not copied.
+        let mut rest = line;
+        rest.drain(..written);
         // Counted before the pipe lock is released, so no direct write can
         // slip in ahead of the rest of this line.
         self.queued.fetch_add(rest.len(), Ordering::AcqRel);
