@@ -350,6 +350,15 @@ export interface AcpClientEvents {
   protocolNoise: [noise: { line: string; count: number }];
   /** A line that is JSON but not usable JSON-RPC, an oversized line, a response to an unknown id. */
   protocolError: [error: { kind: 'badJson' | 'batch' | 'notJsonRpc' | 'oversized' | 'unknownResponse'; message: string; line: string }];
+  /**
+   * Agent requests are being refused: `maxPendingAgentRequests` (or
+   * `maxPendingAgentRequestBytes`) are waiting for an answer. Emitted once
+   * per episode (again after a request was taken in); `refusedTotal` counts
+   * every refusal so far.
+   */
+  requestRefused: [info: { method: string; refusedTotal: number; data: { reason: 'tooManyPendingRequests'; pendingRequests?: number; pendingBytes?: number; maxPendingRequests: number; maxPendingBytes: number } }];
+  /** Reading the agent's stdout or stderr failed (not EOF): the stream is no longer read. */
+  readError: [info: { stream: 'stdout' | 'stderr'; message: string }];
   /** The restart policy started a new agent process. */
   restart: [info: { attempt: number; exit: ExitInfo }];
   /** The restart policy gave up (budget spent, or the respawn failed). */
