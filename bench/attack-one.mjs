@@ -1,0 +1,206 @@
+// One attack in a fresh host process (so peak RSS is this attack's):
+//   node bench/attack-one.mjs <attack>
+// Two agents on one host: a victim streaming a small update every ms and a
+// hostile agent (__test__/fixtures/hostile-agent.mjs) attacking. Prints
+// one JSON object: the host's peak RSS growth (VmHWM, Linux) during the
+// attack and the victim's worst delivery delay (wall clock, agent's write
+// to the host's handler), plus what the attack got back.
+import { closeSync, ftruncateSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AcpClient } from '../index.mjs';
+
+const HOSTILE = fileURLToPath(new URL('../__test__/fixtures/hostile-agent.mjs', import.meta.url));
+const MiB = 1024 * 1024;
+const name = process.argv[2];
+const dir = mkdtempSync(join(tmpdir(), 'acp-attack-'));
+const now = () => performance.timeOrigin + performance.now();
+const status = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
+
+// Documented budget (README "Resource limits") each attack runs into, MiB.
+const ATTACKS = {
+  'terminal output 16 MiB of \\x01 × 40 requests': {
+    budget: 2 * 7 * 16 + 2 * 16,
+    options: { terminals: { maxOutputByteLimit: 16 * MiB } },
+    async run(ask, sid) {
+      const create = await ask('terminal/create', {
+        sessionId: sid,
+        command: process.execPath,
+        args: ['-e', `process.stdout.write(Buffer.alloc(${16 * MiB}, 1)); setTimeout(() => {}, 60000)`],
+        outputByteLimit: 16 * MiB,
+      });
+      const terminalId = create.sample[0].result.terminalId;
+      await sleep(500); // the command writes its 16 MiB at once
+
+      return ask('terminal/output', { sessionId: sid, terminalId }, { count: 40 });
+    },
+  },
+  '60k wait_for_exit + 60k unknown cancels': {
+    budget: 8 + 4,
+    options: { terminals: true },
+    async run(ask, sid, attack) {
+      const create = await ask('terminal/create', { sessionId: sid, command: 'sleep', args: ['60'] });
+      const terminalId = create.sample[0].result.terminalId;
+      const r = await ask('terminal/wait_for_exit', { sessionId: sid, terminalId }, { count: 60000, waitFor: 60000 - 1024, cancelUnknown: 60000 });
+      await attack('hold', {});
+      return r;
+    },
+  },
+  '20k permission requests (16 KiB) to a handler that waits': {
+    budget: 32 + 8,
+    options: {},
+    async run(ask, sid) {
+      const params = {
+        sessionId: sid,
+        toolCall: { toolCallId: 't', title: 'x' },
+        options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }],
+        pad: 'p'.repeat(16 * 1024),
+      };
+      return ask('session/request_permission', params, { count: 20000, waitFor: 20000 - 1024 });
+    },
+  },
+  '40 concurrent reads of 10 MiB of U+0001': {
+    budget: 2 * 7 * 10,
+    options: { fs: true },
+    setup() {
+      writeFileSync(join(dir, 'ctl.txt'), Buffer.alloc(10 * MiB, 1));
+    },
+    run: (ask, sid) => ask('fs/read_text_file', { sessionId: sid, path: 'ctl.txt' }, { count: 40 }),
+  },
+  '40 released setsid writers (8 MiB each)': {
+    budget: 2 * 64,
+    options: { terminals: { maxTerminals: 4 } },
+    async run(ask, sid) {
+      const marker = `acp-attack-${process.pid}`;
+      const results = {};
+      for (let i = 0; i < 40; i++) {
+        const c = await ask('terminal/create', {
+          sessionId: sid,
+          command: 'setsid',
+          args: ['-f', 'sh', '-c', 'head -c 8388608 /dev/zero; sleep 30', marker],
+          outputByteLimit: 16 * MiB,
+        });
+        const terminalId = c.sample[0].result?.terminalId;
+        if (!terminalId) {
+          results.refused = (results.refused ?? 0) + 1;
+          continue;
+        }
+        await ask('terminal/wait_for_exit', { sessionId: sid, terminalId });
+        await ask('terminal/release', { sessionId: sid, terminalId });
+        results.released = (results.released ?? 0) + 1;
+      }
+      await sleep(1000);
+      killMarked(marker);
+      return { results };
+    },
+  },
+  '300 MiB of stderr': {
+    budget: 8,
+    options: {},
+    run: (ask, sid, attack) => attack('stderr', { bytes: 300 * MiB }),
+  },
+  'line 2 of a 1 TiB sparse file × 4': {
+    budget: 4,
+    options: { fs: true },
+    setup() {
+      const fd = openSync(join(dir, 'sparse.bin'), 'w');
+      ftruncateSync(fd, 2 ** 40);
+      closeSync(fd);
+    },
+    run: (ask, sid) => ask('fs/read_text_file', { sessionId: sid, path: 'sparse.bin', line: 2 }, { count: 4 }),
+  },
+  '8 MiB write then $/cancel_request × 10': {
+    budget: 32,
+    options: { fs: true },
+    async run(ask, sid) {
+      const results = {};
+      for (let i = 0; i < 10; i++) {
+        writeFileSync(join(dir, 'w.txt'), 'old');
+        const r = await ask('fs/write_text_file', { sessionId: sid, path: 'w.txt', content: 'n'.repeat(8 * MiB) }, { cancel: true });
+        const replaced = readFileSync(join(dir, 'w.txt'), 'utf8') !== 'old';
+        const kind = `${Object.keys(r.results)[0]}${replaced ? ' (replaced)' : ''}`;
+        results[kind] = (results[kind] ?? 0) + 1;
+      }
+      return { results };
+    },
+  },
+  'none (baseline)': { budget: 0, options: {}, run: () => sleep(1000) },
+};
+
+/** SIGKILL the groups of the writers that escaped with `setsid` (ours: by marker). */
+function killMarked(marker) {
+  for (const n of readdirSync('/proc')) {
+    if (!/^\d+$/.test(n)) continue;
+    try {
+      if (readFileSync(`/proc/${n}/cmdline`, 'utf8').split('\0').includes(marker)) process.kill(-Number(n), 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+const attack = ATTACKS[name];
+if (!attack) {
+  console.error(`unknown attack; one of:\n${Object.keys(ATTACKS).join('\n')}`);
+  process.exit(2);
+}
+attack.setup?.();
+
+// The victim: delivery delays of its ticks while the attack runs.
+let worst = 0;
+let ticks = 0;
+let measuring = false;
+const victim = new AcpClient({
+  command: process.execPath,
+  args: [HOSTILE],
+  onNotification: (method, params) => {
+    if (method !== '_stream/tick' || !measuring) return;
+    ticks++;
+    worst = Math.max(worst, now() - params.t);
+  },
+});
+await victim.initialize();
+await victim.newSession({ cwd: dir });
+
+const hostile = new AcpClient({
+  command: process.execPath,
+  args: [HOSTILE],
+  handlers: { 'session/request_permission': (params, { signal }) => new Promise((resolve) => signal.addEventListener('abort', () => resolve({ outcome: { outcome: 'cancelled' } }))) },
+  ...attack.options,
+});
+await hostile.initialize();
+const { sessionId } = await hostile.newSession({ cwd: dir });
+const call = (method, params) => hostile.request(`_attack/${method}`, params, { timeoutMs: 0 });
+const ask = (method, params, more = {}) => call('ask', { method, params, count: 1, ...more });
+
+const stream = victim.request('_attack/stream', { ms: 600_000 }, { timeoutMs: 0 }).catch(() => {});
+await sleep(300); // the stream is flowing
+globalThis.gc?.();
+const base = status('VmRSS');
+writeFileSync('/proc/self/clear_refs', '5');
+measuring = true;
+const t0 = performance.now();
+const got = await attack.run(ask, sessionId, call);
+const ms = performance.now() - t0;
+await sleep(100); // deliveries delayed by the attack's tail
+measuring = false;
+const growth = status('VmHWM') - base;
+
+console.log(
+  JSON.stringify({
+    attack: name,
+    budgetMB: attack.budget,
+    rssGrowthMB: Math.round(growth),
+    worstDelayMs: Math.round(worst * 10) / 10,
+    ticks,
+    attackMs: Math.round(ms),
+    answers: got?.results ?? got,
+  }),
+);
+hostile.kill();
+victim.kill();
+void stream;
+rmSync(dir, { recursive: true, force: true });
+process.exit(0);

@@ -1,0 +1,48 @@
+// `npm run bench:attack`: each attack of bench/attack-one.mjs in a fresh
+// host process, one table. Linux only (peak RSS from /proc).
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+if (!existsSync('/proc/self/clear_refs')) {
+  console.log('bench:attack needs Linux (/proc/self/clear_refs); skipped');
+  process.exit(0);
+}
+const ATTACKS = [
+  'none (baseline)',
+  'terminal output 16 MiB of \\x01 × 40 requests',
+  '60k wait_for_exit + 60k unknown cancels',
+  '20k permission requests (16 KiB) to a handler that waits',
+  '40 concurrent reads of 10 MiB of U+0001',
+  '40 released setsid writers (8 MiB each)',
+  '300 MiB of stderr',
+  'line 2 of a 1 TiB sparse file × 4',
+  '8 MiB write then $/cancel_request × 10',
+];
+const only = process.argv[2];
+const rows = [];
+for (const attack of ATTACKS.filter((a) => !only || a.includes(only))) {
+  process.stderr.write(`  ${attack}\n`);
+  try {
+    const out = execFileSync(process.execPath, ['--expose-gc', fileURLToPath(new URL('./attack-one.mjs', import.meta.url)), attack], {
+      encoding: 'utf8',
+      timeout: 600_000,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    rows.push(JSON.parse(out.trim().split('\n').at(-1)));
+  } catch (err) {
+    rows.push({ attack, error: String(err.message).split('\n')[0] });
+  }
+}
+console.log('| attack | budget MB | host RSS growth MB | within budget + 50 | victim worst delay ms | ≤ 50 ms | attack ms | what the attacker got |');
+console.log('|---|---|---|---|---|---|---|---|');
+for (const r of rows) {
+  if (r.error) {
+    console.log(`| ${r.attack} | — | — | — | — | — | — | failed: ${r.error} |`);
+    continue;
+  }
+  const okMem = r.rssGrowthMB <= r.budgetMB + 50 ? 'yes' : '**no**';
+  const okDelay = r.worstDelayMs <= 50 ? 'yes' : '**no**';
+  const answers = JSON.stringify(r.answers ?? {}).replaceAll('|', '\\|');
+  console.log(`| ${r.attack} | ${r.budgetMB} | ${r.rssGrowthMB} | ${okMem} | ${r.worstDelayMs} | ${okDelay} | ${r.attackMs} | ${answers} |`);
+}
