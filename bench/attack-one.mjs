@@ -22,7 +22,7 @@ const status = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(readFileSync
 // Documented budget (README "Resource limits") each attack runs into, MiB.
 const ATTACKS = {
   'terminal output 16 MiB of \\x01 × 40 requests': {
-    budget: 2 * 7 * 16 + 2 * 16,
+    budget: 2 * 7 * 16 + 2 * 16 + 64, // jobs, buffers, write queue
     options: { terminals: { maxOutputByteLimit: 16 * MiB } },
     async run(ask, sid) {
       const create = await ask('terminal/create', {
@@ -62,7 +62,7 @@ const ATTACKS = {
     },
   },
   '40 concurrent reads of 10 MiB of U+0001': {
-    budget: 2 * 7 * 10,
+    budget: 2 * 7 * 10 + 64, // jobs, write queue
     options: { fs: true },
     setup() {
       writeFileSync(join(dir, 'ctl.txt'), Buffer.alloc(10 * MiB, 1));
@@ -112,7 +112,8 @@ const ATTACKS = {
     run: (ask, sid) => ask('fs/read_text_file', { sessionId: sid, path: 'sparse.bin', line: 2 }, { count: 4 }),
   },
   '8 MiB write then $/cancel_request × 10': {
-    budget: 32,
+    // Pending request bytes, plus the host's own ten 8 MiB calls.
+    budget: 32 + 80,
     options: { fs: true },
     async run(ask, sid) {
       const results = {};

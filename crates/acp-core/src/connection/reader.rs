@@ -44,6 +44,10 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
                 return;
             }
         }
+        // One chunk per turn: while an agent floods, the other
+        // connections' tasks on the shared worker still run between its
+        // chunks (tokio's own budget allowed ~128 chunks, 32 MiB, a turn).
+        tokio::task::yield_now().await;
     }
     framer.finish(|frame| on_frame(&shared, frame, &mut ready));
     ready.extend(failed);

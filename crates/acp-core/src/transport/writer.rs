@@ -137,19 +137,45 @@ pub struct WriterQueue {
 /// close the agent's stdin.
 pub async fn run_writer(mut queue: WriterQueue) {
     let mut buf = Vec::with_capacity(64 * 1024);
-    while let Some(first) = queue.rx.recv().await {
-        buf.clear();
-        buf.extend_from_slice(&first);
-        // Coalesce whatever else is already queued into the same write.
-        while buf.len() < COALESCE_BYTES {
-            match queue.rx.try_recv() {
-                Ok(next) => buf.extend_from_slice(&next),
-                Err(_) => break,
+    // A big line met while coalescing: written next, on its own.
+    let mut held: Option<Vec<u8>> = None;
+    loop {
+        let first = match held.take() {
+            Some(line) => line,
+            None => match queue.rx.recv().await {
+                Some(line) => line,
+                None => break,
+            },
+        };
+        // A big line (a built-in reply of megabytes) is written from its
+        // own buffer: copying it would double its memory and cost the
+        // shared worker a long memcpy.
+        let out: &[u8] = if first.len() >= COALESCE_BYTES {
+            &first
+        } else {
+            buf.clear();
+            buf.extend_from_slice(&first);
+            // Coalesce whatever small lines are already queued.
+            while buf.len() < COALESCE_BYTES {
+                match queue.rx.try_recv() {
+                    Ok(next) if buf.len() + next.len() <= COALESCE_BYTES => {
+                        buf.extend_from_slice(&next)
+                    }
+                    Ok(next) => {
+                        held = Some(next);
+                        break;
+                    }
+                    Err(_) => break,
+                }
             }
-        }
-        let ok = write_all(&queue.pipe, &buf).await;
-        queue.queued.fetch_sub(buf.len(), Ordering::AcqRel);
+            &buf
+        };
+        let ok = write_all(&queue.pipe, out).await;
+        queue.queued.fetch_sub(out.len(), Ordering::AcqRel);
         if !ok {
+            if let Some(line) = held.take() {
+                queue.queued.fetch_sub(line.len(), Ordering::AcqRel);
+            }
             break;
         }
     }
