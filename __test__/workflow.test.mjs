@@ -142,6 +142,11 @@ test('checkouts keep no credentials; no cache anywhere (binaries built here are 
   }
 });
 
-test('.ci/run audits the workflows with zizmor, offline', () => {
-  assert.match(ciRun, /zizmor --offline --min-severity medium \.github\/workflows\//);
+test('.ci/run and the lint job audit the workflows with the same zizmor, offline', () => {
+  assert.match(ciRun, /zizmor --offline --strict-collection --min-severity medium \.github\/workflows\/\n/);
+  const version = ciRun.match(/^ZIZMOR_VERSION=(\S+)$/m)[1];
+  assert.ok(
+    jobs().get('lint').includes(`run: pipx run zizmor==${version} --offline --strict-collection --min-severity medium .github/workflows/\n`),
+    `the lint job runs zizmor ${version}`,
+  );
 });
