@@ -121,13 +121,17 @@ test('doctor --binary on a file that is no binary at all', (t) => {
   if (process.platform === 'linux') assert.match(report.binary.glibc.error, /not an ELF file/);
 });
 
-test('doctor --binary on a missing file', () => {
+test('doctor --binary on a missing file or a directory', () => {
   const missing = join(ROOT, 'no-such-dir', 'missing.node');
   const { code, report } = doctorJson('--binary', missing);
   assert.equal(code, 1);
   assert.equal(report.binary, null);
   assert.equal(report.load.ok, false);
   assert.ok(report.problems.includes(`no file at ${missing}`), JSON.stringify(report.problems));
+  const dir = doctorJson('--binary', join(ROOT, 'cli'));
+  assert.equal(dir.code, 1);
+  assert.equal(dir.report.binary, null);
+  assert.ok(dir.report.problems.includes(`${join(ROOT, 'cli')} is not a regular file`), JSON.stringify(dir.report.problems));
 });
 
 test('doctor survives a binary that kills the process loading it', (t) => {

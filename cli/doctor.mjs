@@ -8,7 +8,7 @@
 // must survive that to report it.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -18,6 +18,8 @@ import { glibcVersionName, highestGlibc, newerThan, versionNeeds } from './elf.m
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Generous guard for the load check (a loader that hangs is a finding, not a hung doctor). */
 const LOAD_TIMEOUT_MS = 60_000;
+/** Files larger than this are hashed but not parsed (release binaries are a few MB; debug ones tens). */
+const MAX_ELF_BYTES = 512 * 1024 * 1024;
 /** Bound on the load-error chain we report (binding.js chains one error per place it tried). */
 const MAX_ERRORS = 8;
 
@@ -28,8 +30,9 @@ const before = new Set(Object.keys(require.cache));
 const messages = (err) => {
   const out = [];
   for (let e = err; e && out.length < ${MAX_ERRORS}; e = e.cause) {
-    if (Array.isArray(e)) { out.push(...e.slice(0, ${MAX_ERRORS}).map((x) => String(x && x.message || x))); break; }
-    out.push(String(e.message || e));
+    // First lines only: Node appends a require stack that means nothing to the user.
+    if (Array.isArray(e)) { out.push(...e.slice(0, ${MAX_ERRORS}).map((x) => String(x && x.message || x).split('\\n')[0])); break; }
+    out.push(String(e.message || e).split('\\n')[0]);
   }
   return out;
 };
@@ -90,6 +93,28 @@ function realPath(file) {
     return realpathSync(file);
   } catch {
     return file;
+  }
+}
+
+/**
+ * SHA-256 of the file, read in chunks; `head` is the whole content when it
+ * is small enough for the ELF reader (any real binary is), else null.
+ */
+function hashFile(file, size) {
+  const hash = createHash('sha256');
+  const whole = size <= MAX_ELF_BYTES ? Buffer.alloc(size) : null;
+  const chunk = Buffer.alloc(1024 * 1024);
+  const fd = openSync(file, 'r');
+  try {
+    let offset = 0;
+    for (let n; (n = readSync(fd, chunk, 0, chunk.length, null)) > 0; offset += n) {
+      hash.update(chunk.subarray(0, n));
+      if (whole && offset + n <= size) chunk.copy(whole, offset, 0, n);
+    }
+    // A file that changed size while read is hashed as read; the ELF view only if it is complete.
+    return { sha256: hash.digest('hex'), head: whole && offset === size ? whole : null };
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -157,12 +182,15 @@ export function diagnose({ binary } = {}) {
   }
 
   let file = null;
-  if (path && existsSync(path)) {
-    const bytes = readFileSync(path);
-    const glibc = glibcNeeds(bytes, libcInfo);
+  const stat = path ? statSync(path, { throwIfNoEntry: false }) : undefined;
+  if (stat?.isFile()) {
+    const { sha256, head } = hashFile(path, stat.size);
+    const glibc = head ? glibcNeeds(head, libcInfo) : { needs: null, ok: false, error: `larger than ${MAX_ELF_BYTES} bytes: not read` };
     if (glibc && !glibc.ok) problems.push(glibc.error ? `cannot read ${path}: ${glibc.error}` : `needs ${glibc.needs}: ${glibc.note}`);
-    const sha256 = createHash('sha256').update(bytes).digest('hex');
-    file = { path, source: expected.source, bytes: bytes.length, sha256, glibc };
+    const source = realPath(path) === realPath(expected.path) ? expected.source : 'what the loader loaded';
+    file = { path, source, bytes: stat.size, sha256, glibc };
+  } else if (stat) {
+    problems.push(`${path} is not a regular file`);
   } else if (path) {
     problems.push(`no file at ${path}`);
   } else {
