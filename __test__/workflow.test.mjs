@@ -113,6 +113,12 @@ test('every action is pinned to a full commit SHA, its version in a comment', ()
   }
 });
 
+test('Dependabot proposes the pin updates, with a cooldown', () => {
+  const dependabot = readFileSync(join(ROOT, '.github/dependabot.yml'), 'utf8');
+  assert.match(dependabot, /- package-ecosystem: github-actions\n\s+directory: \/\n/);
+  assert.match(dependabot, /cooldown:\n\s+default-days: [1-9]\d*\n/);
+});
+
 test('no permissions at the top; each job asks only for what it needs', () => {
   const top = workflow.slice(0, workflow.indexOf('\njobs:\n'));
   assert.match(top, /^permissions: \{\}$/m);
@@ -143,10 +149,10 @@ test('checkouts keep no credentials; no cache anywhere (binaries built here are 
 });
 
 test('.ci/run and the lint job audit the workflows with the same zizmor, offline', () => {
-  assert.match(ciRun, /zizmor --offline --strict-collection --min-severity medium \.github\/workflows\/\n/);
+  assert.match(ciRun, /zizmor --offline --strict-collection --min-severity medium \.github\/\n/);
   const version = ciRun.match(/^ZIZMOR_VERSION=(\S+)$/m)[1];
   assert.ok(
-    jobs().get('lint').includes(`run: pipx run zizmor==${version} --offline --strict-collection --min-severity medium .github/workflows/\n`),
+    jobs().get('lint').includes(`run: pipx run zizmor==${version} --offline --strict-collection --min-severity medium .github/\n`),
     `the lint job runs zizmor ${version}`,
   );
 });
