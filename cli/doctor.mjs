@@ -52,6 +52,8 @@ process.stdout.write(JSON.stringify({ ok: typeof m.AgentConnection === 'function
 /** glibc version string of this process, 'musl', or null off Linux. */
 function libc() {
   if (process.platform !== 'linux') return null;
+  // As binding.js does: the network part of the report can block on DNS.
+  if (process.report) process.report.excludeNetwork = true;
   const report = process.report?.getReport?.();
   const glibc = report?.header?.glibcVersionRuntime;
   if (glibc) return { family: 'glibc', version: glibc };
