@@ -32,7 +32,14 @@ const ATTACKS = {
         outputByteLimit: 16 * MiB,
       });
       const terminalId = create.sample[0].result.terminalId;
-      await sleep(500); // the command writes its 16 MiB at once
+      // Until the command has written its 16 MiB (replies over 4 KiB are
+      // summarized as "result:big" by the fixture).
+      for (let i = 0; i < 100; i++) {
+        const probe = await ask('terminal/output', { sessionId: sid, terminalId });
+        if (probe.results['result:big']) break;
+        await sleep(100);
+      }
+      await sleep(200);
 
       return ask('terminal/output', { sessionId: sid, terminalId }, { count: 40 });
     },

@@ -48,6 +48,31 @@ impl Drop for RaiseOnDrop {
 /// Work answered from the blocking pool: the reply's JSON text.
 pub type BlockingWork = Box<dyn FnOnce(&Cancel) -> Result<String, BuiltinError> + Send>;
 
+/// Run the calling (blocking pool) thread at a lower CPU priority, once:
+/// on a busy machine the scheduler then prefers the runtime worker every
+/// connection shares (and the JS thread) over one agent's file and reply
+/// work. Linux only (per-thread nice); elsewhere a no-op. Only built-in
+/// jobs use the blocking pool, so the lower priority stays with them.
+pub fn lower_thread_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        use std::cell::Cell;
+        thread_local!(static LOWERED: Cell<bool> = const { Cell::new(false) });
+        if LOWERED.with(|l| l.replace(true)) {
+            return;
+        }
+        // SAFETY: plain libc calls on this thread's own id.
+        unsafe {
+            let tid = libc::gettid() as libc::id_t;
+            *libc::__errno_location() = 0;
+            let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+            if *libc::__errno_location() == 0 {
+                libc::setpriority(libc::PRIO_PROCESS, tid, (now + 10).min(19));
+            }
+        }
+    }
+}
+
 /// The job slots of one connection.
 pub struct Jobs {
     slots: Arc<Semaphore>,

@@ -32,7 +32,7 @@ use serde::de::DeserializeOwned;
 
 pub use config::{BuiltinConfig, FsConfig, TerminalConfig, DEFAULT_MAX_JOBS};
 pub use error::{BuiltinError, RESOURCE_NOT_FOUND};
-pub use jobs::{BlockingWork, Cancel, Jobs};
+pub use jobs::{lower_thread_priority, BlockingWork, Cancel, Jobs};
 pub use sessions::Sessions;
 
 use crate::acp::methods::*;

@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 
 use super::shared::Shared;
 use crate::acp::Reply;
-use crate::builtin::{BuiltinError, Cancel, Started};
+use crate::builtin::{lower_thread_priority, BuiltinError, Cancel, Started};
 
 /// Serve request `token` here if a built-in handles `method`; false leaves
 /// it to the host. Called by the reader, in wire order.
@@ -52,6 +52,7 @@ pub(super) fn try_serve(
                 // every connection shares.
                 let job = tokio::task::spawn_blocking(move || {
                     let _slot = slot;
+                    lower_thread_priority();
                     if job_cancel.requested() {
                         return;
                     }
