@@ -8,6 +8,18 @@ export type { acp };
 /** The ACP protocol version this client speaks (`1`). */
 export declare const PROTOCOL_VERSION: number;
 
+/**
+ * Load the native binary now, from `file` (an absolute path to an
+ * `acp-native.<platform>.node`) or, without it, from the default places
+ * (next to the package or the bundle, then the `acp-native-<platform>`
+ * package). The binary otherwise loads with the first client; a bundle
+ * that moved it calls this first. The choice is this package copy's only
+ * (not process-wide). Returns the path loaded. Throws `ERR_ACP_NATIVE_BINDING`
+ * naming every place tried, or `ERR_ACP_INVALID_ARGUMENT` when another file
+ * is already loaded.
+ */
+export declare function loadNativeBinding(file?: string): string;
+
 /** Stable error codes; see {@link AcpError}. */
 export type AcpErrorCode =
   | 'ERR_ACP_RPC'
@@ -17,7 +29,8 @@ export type AcpErrorCode =
   | 'ERR_ACP_PROTOCOL'
   | 'ERR_ACP_ABORTED'
   | 'ERR_ACP_BACKPRESSURE'
-  | 'ERR_ACP_INVALID_ARGUMENT';
+  | 'ERR_ACP_INVALID_ARGUMENT'
+  | 'ERR_ACP_NATIVE_BINDING';
 
 /**
  * Every error this package throws or rejects with. Switch on `code`.
@@ -33,6 +46,8 @@ export type AcpErrorCode =
  * - `ERR_ACP_BACKPRESSURE`: the agent does not read its stdin and
  *   `maxWriteQueueBytes` are already queued.
  * - `ERR_ACP_INVALID_ARGUMENT`: the call cannot be sent as given.
+ * - `ERR_ACP_NATIVE_BINDING`: the native binary could not be loaded
+ *   (`platform`, `triple`, `tried`: each place looked and why it failed).
  */
 export declare class AcpError extends Error {
   readonly name: 'AcpError';
@@ -53,6 +68,18 @@ export declare class AcpError extends Error {
   readonly stderrTail?: string;
   /** ERR_ACP_TIMEOUT: the timeout that expired. */
   readonly timeoutMs?: number;
+  /**
+   * A failed `initialize` (timeout, exit, closed stdout): the first lines
+   * (up to 5, 200 characters each) the agent printed on stdout that were not
+   * JSON-RPC, e.g. a usage message. Also quoted in `message`.
+   */
+  readonly stdoutHead?: string[];
+  /** ERR_ACP_NATIVE_BINDING: this process's platform, e.g. `linux-x64-gnu`. */
+  readonly platform?: string;
+  /** ERR_ACP_NATIVE_BINDING: its Rust target, e.g. `x86_64-unknown-linux-gnu` (absent: no prebuilt binary). */
+  readonly triple?: string;
+  /** ERR_ACP_NATIVE_BINDING: every place looked, in order, and why it did not load. */
+  readonly tried?: ReadonlyArray<{ where: string; file?: string; reason: string }>;
 }
 
 /**

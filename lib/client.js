@@ -2,7 +2,7 @@
 
 const { EventEmitter } = require('node:events');
 const { writeFile } = require('node:fs/promises');
-const native = require('./loader.js');
+const { native } = require('./loader.js');
 const logging = require('./logging.js');
 const { StatusTracker } = require('./status.js');
 const {
@@ -26,6 +26,10 @@ const HOST_EVENT = 5;
 const TRACE = 6;
 
 const U32_MAX = 0xffff_ffff;
+// The first non-JSON stdout lines of an agent process, kept for initialize
+// errors: a usage message or a shell prompt says what went wrong.
+const NOISE_HEAD_LINES = 5;
+const NOISE_LINE_CHARS = 200;
 const EMPTY = Object.freeze([]);
 
 const DEFAULTS = {
@@ -84,6 +88,7 @@ class AcpClient extends EventEmitter {
   #refd = false;
   #agent = null;
   #stderrTail = '';
+  #stdoutNoise = [];
   #builtins; // normalised `fs` / `terminals` options
   #status = new StatusTracker((change) => this.emit('state', change));
 
@@ -145,6 +150,7 @@ class AcpClient extends EventEmitter {
       throw fromNativeError(err, { command: options.command });
     }
     this.#native = conn;
+    this.#stdoutNoise = [];
     this.#exit = null;
     this.#closing = false;
     this.#refd = false;
@@ -304,6 +310,10 @@ class AcpClient extends EventEmitter {
         if (err.code === 'ERR_ACP_TIMEOUT') {
           this.kill();
           err.stderrTail = this.#stderrTail;
+        }
+        if (this.#stdoutNoise.length && err instanceof AcpError) {
+          err.stdoutHead = [...this.#stdoutNoise];
+          err.message += `\nThe agent printed on stdout (not JSON-RPC: is it started in its ACP mode?):\n${err.stdoutHead.map((l) => `  ${l}`).join('\n')}`;
         }
         throw err;
       },
@@ -654,6 +664,10 @@ class AcpClient extends EventEmitter {
         break;
       case 'exit':
         this.#onExit(payload);
+        break;
+      case 'protocolNoise':
+        if (this.#stdoutNoise.length < NOISE_HEAD_LINES) this.#stdoutNoise.push(String(payload.line).slice(0, NOISE_LINE_CHARS));
+        this.emit(name, payload);
         break;
       default:
         this.emit(name, payload);

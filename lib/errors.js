@@ -13,6 +13,7 @@
  * | ERR_ACP_ABORTED | the caller's AbortSignal fired | method |
  * | ERR_ACP_BACKPRESSURE | the agent is not reading its stdin and the write queue is full | |
  * | ERR_ACP_INVALID_ARGUMENT | a call was made with arguments that cannot be sent | |
+ * | ERR_ACP_NATIVE_BINDING | the native binary could not be loaded | platform, triple, tried |
  */
 class AcpError extends Error {
   constructor(code, message, fields) {
