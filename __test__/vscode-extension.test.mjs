@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -130,4 +130,39 @@ test('a VSIX for another target is refused, not shipped with this machine\'s bin
     packageVsix({ target: other, out }),
     (err) => err instanceof BuildError && err.message.includes(`no acp-native.${TARGETS[other]}.node for ${other}`),
   );
+});
+
+test('binary headers name their platform: ELF machine and libc, Mach-O CPU, PE machine', async () => {
+  const { binaryPlatform } = await import(join(EXAMPLE, 'targets.mjs'));
+  const elf = (machine, extra) => {
+    const b = Buffer.alloc(64);
+    b.writeUInt32BE(0x7f454c46, 0);
+    b.writeUInt16LE(machine, 18);
+    return Buffer.concat([b, Buffer.from(extra)]);
+  };
+  assert.equal(binaryPlatform(elf(0x3e, 'libc.so.6\0memcpy\0GLIBC_2.14\0')), 'linux-x64-gnu');
+  assert.equal(binaryPlatform(elf(0xb7, 'libc.so.6\0GLIBC_2.17\0')), 'linux-arm64-gnu');
+  assert.equal(binaryPlatform(elf(0x3e, 'libc.so\0memcpy\0')), 'linux-x64-musl');
+  assert.equal(binaryPlatform(elf(0xb7, 'libc.musl-aarch64.so.1\0')), 'linux-arm64-musl');
+  const macho = (cpu) => {
+    const b = Buffer.alloc(32);
+    b.writeUInt32LE(0xfeedfacf, 0);
+    b.writeUInt32LE(cpu, 4);
+    return b;
+  };
+  assert.equal(binaryPlatform(macho(0x01000007)), 'darwin-x64');
+  assert.equal(binaryPlatform(macho(0x0100000c)), 'darwin-arm64');
+  const pe = (machine) => {
+    const b = Buffer.alloc(256);
+    b.write('MZ', 0, 'latin1');
+    b.writeUInt32LE(0x80, 0x3c);
+    b.write('PE\0\0', 0x80, 'latin1');
+    b.writeUInt16LE(machine, 0x84);
+    return b;
+  };
+  assert.equal(binaryPlatform(pe(0x8664)), 'win32-x64-msvc');
+  assert.equal(binaryPlatform(pe(0xaa64)), 'win32-arm64-msvc');
+  assert.equal(binaryPlatform(Buffer.from('module.exports = "./x.node"')), 'not-a-native-binary');
+  // The real thing: the binary this machine built.
+  assert.equal(binaryPlatform(readFileSync(join(ROOT, BINARY))), PLATFORM);
 });

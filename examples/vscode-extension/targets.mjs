@@ -26,8 +26,10 @@ const PE_MACHINES = { 0x8664: 'x64', 0xaa64: 'arm64' };
 export function binaryPlatform(buf) {
   if (buf.length >= 20 && buf.readUInt32BE(0) === 0x7f454c46) {
     const arch = ELF_MACHINES[buf.readUInt16LE(18)] ?? `elf-machine-${buf.readUInt16LE(18)}`;
-    // The libc a shared object links against is named in its dynamic section.
-    const libc = buf.includes('libc.musl-') || buf.includes('ld-musl-') ? 'musl' : buf.includes('libc.so.6') ? 'gnu' : 'unknown-libc';
+    // Linked against glibc, a shared object carries versioned symbols
+    // (memcpy@GLIBC_2.14, …); musl has no symbol versions. (Its libc may be
+    // named libc.so or libc.musl-*.so.1, depending on the toolchain.)
+    const libc = buf.includes('GLIBC_') ? 'gnu' : 'musl';
     return `linux-${arch}-${libc}`;
   }
   if (buf.length >= 8 && buf.readUInt32LE(0) === 0xfeedfacf) {
