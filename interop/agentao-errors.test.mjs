@@ -16,7 +16,7 @@ test('no LLM configuration: initialize works, session/new rejects with JSON-RPC 
     return true;
   });
   // The connection is still usable after the error.
-  assert.equal(client.closed, false);
+  assert.equal(client.exitInfo, null);
   assert.equal((await client.close()).exitCode, 0);
 });
 

@@ -21,7 +21,7 @@ const { StatusTracker } = require('./status.js');
 const { HandlerRegistry } = require('./handlers.js');
 const { Dispatcher } = require('./dispatch.js');
 const { RestartPolicy } = require('./restart.js');
-const { AcpError, fromNativeError, abortError } = require('./errors.js');
+const { fromNativeError, abortError } = require('./errors.js');
 
 /** Internal access for client.js (and unit tests): not part of the API. */
 const INTERNAL = Symbol('acp-native.internal');
