@@ -125,6 +125,28 @@ test('updates(): an async iterator that ends on abort and holds acknowledgements
   client.kill();
 });
 
+test('updates(): an abort after the turn still delivers what already arrived; break drops the rest', async () => {
+  const { options, conns } = fakeOptions();
+  const client = new AcpClient(options);
+  const conn = conns[0];
+  const controller = new AbortController();
+  const got = [];
+  const turn = client.request('session/prompt', { sessionId: 's', prompt: [] }).finally(() => controller.abort());
+  const loop = (async () => {
+    for await (const u of client.updates('s', { signal: controller.signal })) got.push(u.update.content.text);
+  })();
+  conn.deliver([update(0), update(1), update(2), [KIND.response, 1, { jsonrpc: '2.0', id: 1, result: { stopReason: 'end_turn' } }]]);
+  await turn;
+  await loop;
+  assert.deepEqual(got, ['0', '1', '2']);
+  const stream = client.updates('s');
+  conn.deliver([update(3), update(4)]);
+  assert.equal((await stream.next()).value.update.content.text, '3');
+  await stream.return();
+  assert.deepEqual(await stream.next(), { value: undefined, done: true });
+  client.kill();
+});
+
 test('for await over updates() ends when the agent exits, after what was buffered', async () => {
   const { options, conns } = fakeOptions();
   const client = new AcpClient(options);

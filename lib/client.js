@@ -84,8 +84,8 @@ class AcpClient extends ConnectionBase {
    * The `session/update`s of one session as an async iterator. Updates
    * wait in a small buffer; while it is full the next batches wait too,
    * so the pace of consumption is the pace of reading from the agent.
-   * Ends when `signal` aborts, `return()` is called (e.g. `break`) or the
-   * agent exits.
+   * Ends when `signal` aborts or the agent exits (after what already
+   * arrived), or at once on `return()` (e.g. `break`).
    */
   updates(sessionId, opts = {}) {
     check.string('sessionId', sessionId);

@@ -44,8 +44,9 @@ class UpdateStream {
     client.on('exit', this.#onExit);
     if (signal) {
       this.#signal = signal;
-      this.#onAbort = () => this.#end(true);
-      if (signal.aborted) this.#end(true);
+      // The signal means "nothing new": what already arrived is still delivered.
+      this.#onAbort = () => this.#end(false);
+      if (signal.aborted) this.#end(false);
       else signal.addEventListener('abort', this.#onAbort, { once: true });
     }
   }
@@ -76,7 +77,7 @@ class UpdateStream {
     room?.resolve();
   }
 
-  /** Stop listening; `drop` discards what is buffered (abort, return). */
+  /** Stop listening; `drop` discards what is buffered (`return()`, i.e. `break`). */
   #end(drop) {
     if (this.#done) return;
     this.#done = true;
