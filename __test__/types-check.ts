@@ -17,7 +17,8 @@ const b = new AcpClient({ command: 'x', fs: { roots: ['/p'], readOnly: true }, t
 import { loadNativeBinding } from '../index.js';
 const loadedFrom: string = loadNativeBinding('/abs/acp-native.linux-x64-gnu.node');
 function firstErrors(e: AcpError) {
-  if (e.code === 'ERR_ACP_NATIVE_BINDING') return e.tried?.map((t) => [t.where, t.reason, e.platform, e.triple, loadedFrom]);
-  return e.stdoutHead?.join('\n');
+  if (e.code === 'ERR_ACP_NATIVE_BINDING') return e.tried.map((t) => [t.where, t.reason, e.platform, e.triple, loadedFrom]);
+  if (e.code === 'ERR_ACP_CLOSED' || e.code === 'ERR_ACP_TIMEOUT') return e.stdoutHead?.join('\n');
+  return undefined;
 }
 void firstErrors;
