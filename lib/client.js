@@ -121,6 +121,7 @@ class AcpClient extends EventEmitter {
           cwd: options.cwd,
           env,
           clearEnv: options.replaceEnv === true,
+          keepDetached: options.keepDetached === true,
           maxLineBytes: options.maxLineBytes,
           stderrTailBytes: options.stderrTailBytes,
           forwardStderr: options.forwardStderr,
@@ -453,7 +454,7 @@ class AcpClient extends EventEmitter {
     return this.#waitExit();
   }
 
-  /** SIGKILL the agent's process group now. */
+  /** SIGKILL the agent and everything it started (its whole process tree) now. */
   kill() {
     this.#stopped = true;
     if (!this.#exit) {

@@ -35,8 +35,6 @@ impl AgentConnection {
     ) -> Result<Self> {
         let sink = Arc::new(JsBatchSink(JsTextCallback::new(on_batch)?));
         let config: ConnectionConfig = options.into();
-        // Spawned here, on the JS thread, so PR_SET_PDEATHSIG ties the
-        // agent to the host's main thread rather than a pool thread.
         let conn =
             Connection::spawn(config, sink.clone(), &runtime::handle()).map_err(spawn_error)?;
         // The environment is going away (worker exit, natural exit): kill

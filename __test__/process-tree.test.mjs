@@ -1,0 +1,244 @@
+// Every process we start dies with the host, however the host ends, and we
+// never signal a process that is not ours. Linux: the reaper design (see
+// README "Lifecycle guarantees"); elsewhere these skip visibly.
+import { describe, it, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { alive, reported } from './helpers.mjs';
+import { builtinSession, tempTree, termArg } from './builtin-helpers.mjs';
+
+const LINUX = process.platform === 'linux';
+const linuxOnly = { skip: !LINUX && 'needs /proc and the Linux reaper' };
+const HOST = fileURLToPath(new URL('./fixtures/tree-host.mjs', import.meta.url));
+/** Hang guard only: the survivors are expected gone well within it. */
+const GONE_WITHIN_MS = 15_000;
+
+/** Live processes whose environment carries `ACP_TREE_MARK=mark`, with their session id. */
+function marked(mark) {
+  const needle = `ACP_TREE_MARK=${mark}\0`;
+  const out = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z' || fields[0] === 'X') continue;
+      if (!readFileSync(`/proc/${name}/environ`, 'latin1').includes(needle)) continue;
+      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0')[0];
+      out.push({ pid: Number(name), ppid: Number(fields[1]), sid: Number(fields[3]), cmd });
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return out;
+}
+
+function lines(stream) {
+  let buf = '';
+  const waiters = [];
+  stream.on('data', (d) => {
+    buf += d;
+    for (const w of waiters.splice(0)) if (!w()) waiters.push(w);
+  });
+  return (text) =>
+    new Promise((resolve) => {
+      const check = () => buf.includes(text) && (resolve(), true);
+      if (!check()) waiters.push(check);
+    });
+}
+
+/** Wait until no marked process but `except` is left; the ms it took, or -1. */
+async function survivorsGone(mark, except) {
+  const start = Date.now();
+  while (Date.now() - start < GONE_WITHIN_MS) {
+    if (marked(mark).every((p) => p.pid === except)) return Date.now() - start;
+    await sleep(20);
+  }
+  return -1;
+}
+
+const SHAPES = ['direct', 'wrapper', 'daemon', 'terminal'];
+const MODES = ['close', 'kill', 'return', 'exit', 'throw', 'SIGTERM', 'SIGINT', 'SIGHUP', 'SIGKILL'];
+const table = [];
+
+describe('no survivors: host death mode × process shape', { ...linuxOnly, concurrency: 4 }, () => {
+  for (const shape of SHAPES) {
+    for (const mode of MODES) {
+      it(`${shape} agent, host ends by ${mode}`, async () => {
+        const mark = randomUUID();
+        const tree = tempTree(`tree-${shape}-${mode}`);
+        const host = spawn(process.execPath, [HOST, shape, mode, tree.root], {
+          env: { ...process.env, ACP_TREE_MARK: mark },
+          stdio: ['pipe', 'pipe', 'inherit'],
+        });
+        const exited = new Promise((resolve) => host.on('exit', (code, signal) => resolve({ code, signal })));
+        const said = lines(host.stdout);
+        try {
+          await Promise.race([said('ready'), exited.then((e) => assert.fail(`host ended early: ${JSON.stringify(e)}`))]);
+          const before = marked(mark).filter((p) => p.pid !== host.pid);
+          // The shape is really there before the host goes.
+          if (shape === 'wrapper') assert.ok(before.some((p) => p.cmd === 'sleep'), 'lingering grandchild');
+          if (shape === 'daemon' || shape === 'terminal') {
+            const hostSid = marked(mark).find((p) => p.pid === host.pid).sid;
+            assert.ok(before.some((p) => p.cmd === 'sleep' && p.sid !== hostSid), 'a setsid daemon runs');
+          }
+          let except = -1;
+          if (mode === 'close' || mode === 'kill') {
+            host.stdin.write('go\n');
+            await said('done');
+            except = host.pid; // the host lives on; its agent tree must not
+          } else if (mode.startsWith('SIG')) {
+            host.kill(mode);
+            assert.equal((await exited).signal, mode);
+          } else {
+            host.stdin.write('go\n');
+            await exited;
+          }
+          const ms = await survivorsGone(mark, except);
+          const left = marked(mark).filter((p) => p.pid !== except);
+          table.push({ shape, mode, survivors: left.length, ms });
+          assert.deepEqual(left, [], `survivors of ${shape}/${mode}`);
+        } finally {
+          host.stdin.end();
+          for (const p of marked(mark)) process.kill(p.pid, 'SIGKILL'); // ours: carries our mark
+          await exited;
+          tree.cleanup();
+        }
+      });
+    }
+  }
+});
+
+test('matrix summary', linuxOnly, () => {
+  // One line per case, for README's table.
+  for (const r of table) console.log(`# tree ${r.shape} ${r.mode}: ${r.survivors} survivors, gone in ${r.ms} ms`);
+});
+
+/** Place a new process group leader at `pid` via ns_last_pid; the stranger, or null. */
+async function strangerAt(pid, mark) {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    writeFileSync('/proc/sys/kernel/ns_last_pid', String(pid - 1));
+    const s = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore', env: { ...process.env, ACP_TREE_MARK: mark } });
+    if (s.pid === pid) return s;
+    s.kill('SIGKILL');
+    await sleep(5);
+  }
+  return null;
+}
+
+function canSetLastPid() {
+  try {
+    writeFileSync('/proc/sys/kernel/ns_last_pid', readFileSync('/proc/sys/kernel/ns_last_pid', 'utf8'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Is the pid taken at all (a zombie counts: it cannot be reused)? */
+const taken = (pid) => {
+  try {
+    readFileSync(`/proc/${pid}/stat`);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+test('a reused pid is never signalled: terminal release/kill, agent kill/close', {
+  skip: (!LINUX && 'Linux only') || (!canSetLastPid() && 'needs root to write /proc/sys/kernel/ns_last_pid'),
+  timeout: 120_000,
+}, async () => {
+  const mark = randomUUID();
+  const t = tempTree('reuse');
+  const strangers = [];
+  const { client, run } = await builtinSession({ terminals: true }, t.root);
+  try {
+    const agentPid = client.pid;
+    await run(`term:${termArg({ command: 'sh', args: ['-c', 'sleep 1000; :', mark] })}`);
+    const [leader] = readdirSync('/proc').filter((n) => /^\d+$/.test(n) && (() => {
+      try {
+        return readFileSync(`/proc/${n}/cmdline`, 'utf8').split('\0').includes(mark);
+      } catch {
+        return false;
+      }
+    })()).map(Number);
+    assert.ok(leader, 'the terminal runs');
+    process.kill(leader, 'SIGKILL'); // its command ends (we started it)
+    assert.equal((await run('term-wait', 'wait')).result.signal, 'SIGKILL');
+    if (taken(leader)) {
+      // Kept unreaped until release: nobody can get this pid (or group id).
+      assert.equal(await strangerAt(leader, mark), null, 'the pid of an unreleased terminal was reused');
+    } else {
+      // (Before the fix: reaped at once, so the pid was free for anyone.)
+      strangers.push(await strangerAt(leader, mark));
+    }
+    await run('term-release', 'release');
+    for (let i = 0; i < 500 && taken(leader); i++) await sleep(10);
+    const stranger = await strangerAt(leader, mark);
+    assert.ok(stranger, 'could not place a process at the released pid');
+    strangers.push(stranger);
+    await run('term-kill', 'kill'); // an unknown terminal now
+    // The agent ends; its pid too is handed to a stranger before kill/close.
+    await run('crash:3').catch(() => {});
+    await new Promise((resolve) => (client.closed ? resolve() : client.once('exit', resolve)));
+    for (let i = 0; i < 500 && taken(agentPid); i++) await sleep(10);
+    const agentStranger = await strangerAt(agentPid, mark);
+    assert.ok(agentStranger, 'could not place a process at the agent pid');
+    strangers.push(agentStranger);
+    client.kill();
+    await client.close();
+    await sleep(200); // a stray signal would have landed by now; this only delays a failure
+    for (const s of strangers.filter(Boolean)) assert.equal(alive(s.pid), true, `stranger ${s.pid} was signalled`);
+  } finally {
+    for (const s of strangers.filter(Boolean)) s.kill('SIGKILL');
+    await client.close();
+    t.cleanup();
+  }
+});
+
+test('a terminal starts in the directory that was checked: 200 runs against a symlink swap', { ...linuxOnly, timeout: 300_000 }, async () => {
+  const t = tempTree('cwd-race');
+  const d = join(t.root, 'd');
+  const real = join(t.root, 'real');
+  const link = join(t.root, 'link');
+  mkdirSync(real);
+  symlinkSync(t.outside, link);
+  // Swaps root/d between the real directory and a symlink to outside, nonstop.
+  const swapper = spawn(
+    process.execPath,
+    ['-e', `const fs = require('fs'); const [d, real, link] = process.argv.slice(1);
+      for (;;) for (const [a, b] of [[real, d], [d, real], [link, d], [d, link]]) try { fs.renameSync(a, b); } catch {}`,
+     d, real, link],
+    { stdio: 'ignore' },
+  );
+  const { client, run, updates } = await builtinSession({ terminals: true }, t.root);
+  const seen = { inside: 0, refused: 0, escaped: [] };
+  try {
+    const create = termArg({ command: 'sh', args: ['-c', 'pwd -P'], cwd: d });
+    for (let i = 0; i < 200; i++) {
+      updates.length = 0;
+      await run(`term:${create} term-wait term-output term-release`);
+      const term = reported(updates, 'term');
+      if (term.error) {
+        seen.refused++;
+        continue;
+      }
+      const where = reported(updates, 'output').result.output.trim();
+      if (where.startsWith(t.root + '/')) seen.inside++;
+      else seen.escaped.push(where);
+    }
+  } finally {
+    swapper.kill('SIGKILL');
+    await client.close();
+    t.cleanup();
+  }
+  console.log(`# cwd race: ${seen.inside} started inside, ${seen.refused} refused, ${seen.escaped.length} escaped`);
+  assert.deepEqual(seen.escaped, []);
+  assert.ok(seen.inside > 0, 'no run started at all: the race was not exercised');
+});

@@ -1,0 +1,507 @@
+//! The code that runs in the forked reaper and, one fork further, in the
+//! process it starts, up to `execve`.
+//!
+//! The reaper is a copy of a multithreaded host made by `fork` without
+//! `exec`: another thread may have held any lock at the fork, so this file
+//! makes raw system calls only. No allocation, no locks, no std I/O, no
+//! panics (no slice indexing, no overflowing arithmetic), and every
+//! function ends in `_exit` rather than returning into host code.
+//!
+//! The reaper owns the tree: it is the parent of the process it starts
+//! (so that pid, which is also the process group id, cannot be reused
+//! until the reaper reaps it) and, unless the host keeps detached
+//! processes, a child subreaper (so `setsid` escapes are reparented to it
+//! and stay its unreaped children too). It only ever signals processes it
+//! has not reaped, so it cannot signal a stranger.
+
+use libc::{c_char, c_int, pid_t};
+
+// The reaper's descriptors after `arrange_fds`: 0–2 are the started
+// process's stdio (closed in the reaper once it has forked).
+const FD_LIFELINE: c_int = 3;
+const FD_STATUS: c_int = 4;
+const FD_CWD: c_int = 5;
+const FD_SIGNALS: c_int = 6;
+const FD_EXEC_READ: c_int = 7;
+const FD_EXEC_WRITE: c_int = 8;
+/// Where the inherited descriptors are parked while the low ones are set.
+const PARK_AT: c_int = 16;
+
+/// Records on the status pipe: two native-endian `i32`s, (tag, value).
+pub(super) const RECORD: usize = 8;
+/// Value: the started process's pid.
+pub(super) const TAG_STARTED: i32 = 1;
+/// Value: errno. Setting up the reaper itself failed.
+pub(super) const TAG_SETUP_FAILED: i32 = 2;
+/// Value: errno. `fchdir` to the checked directory failed.
+pub(super) const TAG_CWD_FAILED: i32 = 3;
+/// Value: errno. `execve` failed.
+pub(super) const TAG_EXEC_FAILED: i32 = 4;
+/// Value: the raw wait status of the started process.
+pub(super) const TAG_EXITED: i32 = 5;
+
+/// Commands on the lifeline (its end-of-file means "kill everything").
+pub(super) const CMD_TERMINATE: u8 = b'T';
+pub(super) const CMD_KILL: u8 = b'K';
+
+/// Rounds of "SIGKILL every child, reap them" at most: each round reaches
+/// one generation deeper (orphans are reparented to us when their parent
+/// dies), so this bounds the depth of a tree we clean up.
+const MAX_ROUNDS: u32 = 1000;
+/// Children handled per round (more are taken the next round).
+const MAX_KIDS: usize = 512;
+
+/// The inherited descriptors, in the host's numbering.
+#[derive(Clone, Copy)]
+pub(super) struct Fds {
+    pub stdin: c_int,
+    pub stdout: c_int,
+    pub stderr: c_int,
+    pub lifeline: c_int,
+    pub status: c_int,
+    pub cwd: c_int,
+}
+
+/// Everything prepared before the fork (pointers into host memory, which
+/// the fork copied).
+pub(super) struct Plan {
+    pub path: *const c_char,
+    pub argv: *const *const c_char,
+    pub envp: *const *const c_char,
+    pub fds: Fds,
+    pub subreaper: bool,
+}
+
+/// The reaper's life. Called in the child of `fork`, with every signal
+/// blocked.
+///
+/// # Safety
+/// Only in a freshly forked child whose `plan` pointers are valid.
+pub(super) unsafe fn run(plan: &Plan) -> ! {
+    reset_signal_handlers();
+    ignore(libc::SIGPIPE); // a host gone mid-write is seen as EOF instead
+                           // Out of the host's process group: a signal or a terminal's ^C aimed
+                           // at the host's group must not take the reaper down before it cleans up.
+    libc::setpgid(0, 0);
+    if let Err((fd, errno)) = arrange_fds(&plan.fds) {
+        record(fd, TAG_SETUP_FAILED, errno);
+        libc::_exit(1);
+    }
+    if plan.subreaper {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong);
+    }
+    let mut chld: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut chld);
+    libc::sigaddset(&mut chld, libc::SIGCHLD);
+    let signals = libc::signalfd(-1, &chld, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+    let mut exec_pipe = [-1; 2];
+    if !place(signals, FD_SIGNALS)
+        || libc::pipe2(exec_pipe.as_mut_ptr(), libc::O_CLOEXEC) != 0
+        || !place(exec_pipe[0], FD_EXEC_READ)
+        || !place(exec_pipe[1], FD_EXEC_WRITE)
+    {
+        record(FD_STATUS, TAG_SETUP_FAILED, errno());
+        libc::_exit(1);
+    }
+
+    let reaper = libc::getpid();
+    let pid = raw_fork();
+    if pid == 0 {
+        exec_child(plan, reaper);
+    }
+    if pid < 0 {
+        record(FD_STATUS, TAG_SETUP_FAILED, errno());
+        libc::_exit(1);
+    }
+    // Also here, so the group exists whoever runs first.
+    libc::setpgid(pid, pid);
+    // The child's stdio and cwd are its own now: holding them here would
+    // keep the host from seeing the pipes close.
+    for fd in [0, 1, 2, FD_CWD, FD_EXEC_WRITE] {
+        libc::close(fd);
+    }
+    let mut failure = [0u8; RECORD];
+    if read_full(FD_EXEC_READ, &mut failure) == RECORD {
+        // exec failed (the pipe is close-on-exec, so a success sends EOF).
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, 0);
+        let (tag, errno) = decode(&failure);
+        record(FD_STATUS, tag, errno);
+        libc::_exit(0);
+    }
+    libc::close(FD_EXEC_READ);
+    record(FD_STATUS, TAG_STARTED, pid);
+    watch(Child {
+        pid,
+        reported: false,
+        reaped: false,
+    })
+}
+
+/// In the started process: join its own group, tie its life to the
+/// reaper, enter the checked directory, exec.
+unsafe fn exec_child(plan: &Plan, reaper: pid_t) -> ! {
+    // SIGPIPE was ignored in the reaper; exec keeps ignored signals ignored.
+    let mut dfl: libc::sigaction = std::mem::zeroed();
+    dfl.sa_sigaction = libc::SIG_DFL;
+    libc::sigaction(libc::SIGPIPE, &dfl, std::ptr::null_mut());
+    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+    if libc::getppid() != reaper {
+        libc::_exit(127); // the reaper died before the prctl
+    }
+    libc::setpgid(0, 0);
+    if libc::fchdir(FD_CWD) != 0 {
+        exec_failed(TAG_CWD_FAILED);
+    }
+    for fd in [FD_LIFELINE, FD_STATUS, FD_CWD, FD_SIGNALS, FD_EXEC_READ] {
+        libc::close(fd);
+    }
+    let mut none: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut none);
+    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+    libc::execve(plan.path, plan.argv, plan.envp);
+    exec_failed(TAG_EXEC_FAILED)
+}
+
+unsafe fn exec_failed(tag: i32) -> ! {
+    record(FD_EXEC_WRITE, tag, errno());
+    libc::_exit(127)
+}
+
+/// The started process, as the reaper knows it.
+struct Child {
+    pid: pid_t,
+    /// Its exit status was sent to the host.
+    reported: bool,
+    /// It was reaped: its pid (and group id) may belong to someone else now.
+    reaped: bool,
+}
+
+impl Child {
+    unsafe fn report(&mut self, info: &libc::siginfo_t) {
+        if !self.reported {
+            self.reported = true;
+            record(FD_STATUS, TAG_EXITED, wait_status(info));
+        }
+    }
+}
+
+/// Wait for the host's commands, the child's exit, or the host's end.
+unsafe fn watch(mut child: Child) -> ! {
+    loop {
+        let mut fds = [
+            libc::pollfd {
+                fd: FD_LIFELINE,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: FD_SIGNALS,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        if libc::poll(fds.as_mut_ptr(), 2, -1) < 0 {
+            if errno() == libc::EINTR {
+                continue;
+            }
+            break;
+        }
+        let [lifeline, signals] = fds;
+        if signals.revents != 0 {
+            drain(FD_SIGNALS);
+            on_child_exit(&mut child);
+        }
+        if lifeline.revents != 0 {
+            let mut cmds = [0u8; 64];
+            let n = libc::read(FD_LIFELINE, cmds.as_mut_ptr().cast(), cmds.len());
+            if n < 0 && (errno() == libc::EINTR || errno() == libc::EAGAIN) {
+                continue;
+            }
+            if n <= 0 {
+                break; // the host is gone, or dropped the tree
+            }
+            let mut kill = false;
+            for cmd in cmds.iter().take(n as usize) {
+                match *cmd {
+                    CMD_TERMINATE if !child.reaped => {
+                        libc::kill(-child.pid, libc::SIGTERM);
+                    }
+                    CMD_KILL => kill = true,
+                    _ => {}
+                }
+            }
+            if kill {
+                break;
+            }
+        }
+    }
+    kill_all(&mut child);
+    libc::_exit(0)
+}
+
+/// SIGCHLD: report the child's exit, but leave it a zombie (its pid keeps
+/// the process group id ours); reap the other children that ended.
+unsafe fn on_child_exit(child: &mut Child) {
+    if !child.reported {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let options = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        if libc::waitid(libc::P_PID, child.pid as libc::id_t, &mut info, options) == 0
+            && info.si_pid() == child.pid
+        {
+            child.report(&info);
+        }
+    }
+    let mut kids = [0 as pid_t; MAX_KIDS];
+    if let Some(n) = children(&mut kids) {
+        for &kid in kids.iter().take(n) {
+            if kid != child.pid {
+                libc::waitpid(kid, std::ptr::null_mut(), libc::WNOHANG);
+            }
+        }
+    }
+}
+
+/// SIGKILL the child's group (while the child is unreaped, so the group id
+/// is still ours) and every child of ours, reap them, and go again until
+/// none is left: orphans of the killed ones are reparented to us meanwhile.
+unsafe fn kill_all(child: &mut Child) {
+    let mut kids = [0 as pid_t; MAX_KIDS];
+    for _ in 0..MAX_ROUNDS {
+        if !child.reaped {
+            libc::kill(-child.pid, libc::SIGKILL);
+        }
+        let Some(n) = children(&mut kids) else {
+            // No /proc: the group and the child only.
+            if !child.reaped {
+                libc::kill(child.pid, libc::SIGKILL);
+                reap(child.pid, child);
+            }
+            while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) > 0 {}
+            return;
+        };
+        if n == 0 {
+            return;
+        }
+        for &kid in kids.iter().take(n) {
+            libc::kill(kid, libc::SIGKILL);
+        }
+        for &kid in kids.iter().take(n) {
+            reap(kid, child);
+        }
+    }
+}
+
+/// Wait for `pid` (a child of ours that was just sent SIGKILL) and reap it.
+unsafe fn reap(pid: pid_t, child: &mut Child) {
+    let mut info: libc::siginfo_t = std::mem::zeroed();
+    let done = loop {
+        let r = libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED);
+        if r == 0 || errno() != libc::EINTR {
+            break r == 0;
+        }
+    };
+    if pid == child.pid {
+        if done {
+            child.report(&info);
+        }
+        child.reaped = true;
+    }
+}
+
+/// Our children, live or zombie, from `/proc/thread-self/children` (the
+/// reaper has one thread). None without `/proc`.
+unsafe fn children(out: &mut [pid_t; MAX_KIDS]) -> Option<usize> {
+    let fd = libc::open(
+        c"/proc/thread-self/children".as_ptr(),
+        libc::O_RDONLY | libc::O_CLOEXEC,
+    );
+    if fd < 0 {
+        return None;
+    }
+    let mut buf = [0u8; 4096];
+    let len = read_full(fd, &mut buf);
+    libc::close(fd);
+    // A number cut by a full buffer is left for the next round.
+    let complete = if len == buf.len() {
+        buf.iter().rposition(|b| *b == b' ').unwrap_or(0)
+    } else {
+        len
+    };
+    let mut n = 0;
+    let mut pid: pid_t = 0;
+    let mut digits = false;
+    for &b in buf.iter().take(complete) {
+        if b.is_ascii_digit() {
+            pid = pid.wrapping_mul(10).wrapping_add((b - b'0') as pid_t);
+            digits = true;
+        } else if digits {
+            if let Some(slot) = out.get_mut(n) {
+                *slot = pid;
+                n += 1;
+            }
+            pid = 0;
+            digits = false;
+        }
+    }
+    if digits {
+        if let Some(slot) = out.get_mut(n) {
+            *slot = pid;
+            n += 1;
+        }
+    }
+    Some(n)
+}
+
+/// Park every inherited descriptor high, set 0–5, close everything else
+/// (including every descriptor of the host: its other agents' lifelines
+/// must not be held open by us). Err: where to report, and the errno.
+unsafe fn arrange_fds(fds: &Fds) -> Result<(), (c_int, c_int)> {
+    let from = [
+        fds.stdin,
+        fds.stdout,
+        fds.stderr,
+        fds.lifeline,
+        fds.status,
+        fds.cwd,
+    ];
+    let mut parked = [-1; 6];
+    for (slot, fd) in parked.iter_mut().zip(from) {
+        *slot = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, PARK_AT);
+        if *slot < 0 {
+            return Err((fds.status, errno()));
+        }
+    }
+    for (target, fd) in (0..).zip(parked) {
+        // dup2 clears close-on-exec on the target, as stdio needs.
+        if libc::dup2(fd, target) < 0 {
+            return Err((parked[4], errno()));
+        }
+    }
+    close_from(FD_CWD + 1);
+    Ok(())
+}
+
+/// `close_range(first, ~0)`, or a loop on kernels before 5.9.
+unsafe fn close_from(first: c_int) {
+    if libc::syscall(
+        libc::SYS_close_range,
+        first as libc::c_uint,
+        !0 as libc::c_uint,
+        0,
+    ) == 0
+    {
+        return;
+    }
+    let mut limit: libc::rlimit = std::mem::zeroed();
+    let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+        limit.rlim_cur.min(1 << 20) as c_int
+    } else {
+        1024
+    };
+    for fd in first..max {
+        libc::close(fd);
+    }
+}
+
+/// Move `fd` to `target` (false if `fd` is invalid or the move failed).
+unsafe fn place(fd: c_int, target: c_int) -> bool {
+    if fd < 0 {
+        return false;
+    }
+    if fd == target {
+        return true;
+    }
+    let moved = libc::dup3(fd, target, libc::O_CLOEXEC) == target;
+    libc::close(fd);
+    moved
+}
+
+/// Every handler the host installed runs host code: back to the defaults.
+unsafe fn reset_signal_handlers() {
+    let mut dfl: libc::sigaction = std::mem::zeroed();
+    dfl.sa_sigaction = libc::SIG_DFL;
+    for sig in 1..65 {
+        if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+            libc::sigaction(sig, &dfl, std::ptr::null_mut());
+        }
+    }
+}
+
+unsafe fn ignore(sig: c_int) {
+    let mut ign: libc::sigaction = std::mem::zeroed();
+    ign.sa_sigaction = libc::SIG_IGN;
+    libc::sigaction(sig, &ign, std::ptr::null_mut());
+}
+
+/// `fork` without the host's `pthread_atfork` handlers (they may take
+/// locks held by host threads that do not exist in this copy).
+unsafe fn raw_fork() -> pid_t {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_long, 0, 0, 0, 0) as pid_t
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        libc::fork()
+    }
+}
+
+unsafe fn record(fd: c_int, tag: i32, value: i32) {
+    let mut rec = [0u8; RECORD];
+    let (t, v) = rec.split_at_mut(4);
+    t.copy_from_slice(&tag.to_ne_bytes());
+    v.copy_from_slice(&value.to_ne_bytes());
+    // RECORD < PIPE_BUF: one write, never split.
+    while libc::write(fd, rec.as_ptr().cast(), RECORD) < 0 && errno() == libc::EINTR {}
+}
+
+/// (tag, value) of a record.
+pub(super) fn decode(rec: &[u8; RECORD]) -> (i32, i32) {
+    let [a, b, c, d, e, f, g, h] = *rec;
+    (
+        i32::from_ne_bytes([a, b, c, d]),
+        i32::from_ne_bytes([e, f, g, h]),
+    )
+}
+
+/// Read until `buf` is full or EOF; the count read.
+unsafe fn read_full(fd: c_int, buf: &mut [u8]) -> usize {
+    let mut got = 0;
+    while let Some(rest) = buf.get_mut(got..) {
+        if rest.is_empty() {
+            break;
+        }
+        let n = libc::read(fd, rest.as_mut_ptr().cast(), rest.len());
+        if n < 0 && errno() == libc::EINTR {
+            continue;
+        }
+        if n <= 0 {
+            break;
+        }
+        got += n as usize;
+    }
+    got
+}
+
+/// Empty the signalfd (non-blocking).
+unsafe fn drain(fd: c_int) {
+    let mut buf = [0u8; 1024];
+    while libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) > 0 {}
+}
+
+/// A `waitid` result as the raw status `waitpid` would give.
+unsafe fn wait_status(info: &libc::siginfo_t) -> i32 {
+    let status = info.si_status();
+    match info.si_code {
+        libc::CLD_EXITED => (status & 0xff) << 8,
+        libc::CLD_KILLED => status & 0x7f,
+        libc::CLD_DUMPED => (status & 0x7f) | 0x80,
+        _ => 0,
+    }
+}
+
+fn errno() -> c_int {
+    // SAFETY: the calling thread's errno slot.
+    unsafe { *libc::__errno_location() }
+}
