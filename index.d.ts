@@ -170,6 +170,12 @@ export interface AcpClientOptions {
   env?: Record<string, string | undefined>;
   /** Start the agent with only `env`, not the host's environment. */
   replaceEnv?: boolean;
+  /**
+   * Let processes that left the agent's process tree (`setsid` daemons)
+   * outlive the agent and the host. Default `false`: everything the agent
+   * started dies with it (Linux; see README "Lifecycle guarantees").
+   */
+  keepDetached?: boolean;
   /** Sent in `initialize`; default `{name: 'acp-native', version}`. */
   clientInfo?: acp.Implementation;
   handlers?: Handlers;

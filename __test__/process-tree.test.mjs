@@ -9,7 +9,8 @@ import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { alive, reported } from './helpers.mjs';
+import { alive, reported, MOCK_AGENT } from './helpers.mjs';
+import { AcpClient } from '../index.mjs';
 import { builtinSession, tempTree, termArg } from './builtin-helpers.mjs';
 
 const LINUX = process.platform === 'linux';
@@ -160,14 +161,10 @@ test('a reused pid is never signalled: terminal release/kill, agent kill/close',
   const { client, run } = await builtinSession({ terminals: true }, t.root);
   try {
     const agentPid = client.pid;
-    await run(`term:${termArg({ command: 'sh', args: ['-c', 'sleep 1000; :', mark] })}`);
-    const [leader] = readdirSync('/proc').filter((n) => /^\d+$/.test(n) && (() => {
-      try {
-        return readFileSync(`/proc/${n}/cmdline`, 'utf8').split('\0').includes(mark);
-      } catch {
-        return false;
-      }
-    })()).map(Number);
+    // One process, so nothing else keeps its group id alive once it ends.
+    const env = [{ name: 'ACP_TREE_MARK', value: mark }];
+    await run(`term:${termArg({ command: 'sleep', args: ['1000'], env })}`);
+    const [leader] = marked(mark).map((p) => p.pid);
     assert.ok(leader, 'the terminal runs');
     process.kill(leader, 'SIGKILL'); // its command ends (we started it)
     assert.equal((await run('term-wait', 'wait')).result.signal, 'SIGKILL');
@@ -178,12 +175,21 @@ test('a reused pid is never signalled: terminal release/kill, agent kill/close',
       // (Before the fix: reaped at once, so the pid was free for anyone.)
       strangers.push(await strangerAt(leader, mark));
     }
+    // Each stranger must be untouched after each step (checked right away:
+    // once reaped, a killed stranger's pid could be handed on again).
+    const untouched = (step) => {
+      for (const s of strangers.filter(Boolean)) {
+        assert.ok(s.exitCode === null && s.signalCode === null && alive(s.pid), `stranger ${s.pid} was signalled by ${step}`);
+      }
+    };
     await run('term-release', 'release');
+    untouched('terminal/release');
     for (let i = 0; i < 500 && taken(leader); i++) await sleep(10);
     const stranger = await strangerAt(leader, mark);
     assert.ok(stranger, 'could not place a process at the released pid');
     strangers.push(stranger);
     await run('term-kill', 'kill'); // an unknown terminal now
+    untouched('terminal/kill');
     // The agent ends; its pid too is handed to a stranger before kill/close.
     await run('crash:3').catch(() => {});
     await new Promise((resolve) => (client.closed ? resolve() : client.once('exit', resolve)));
@@ -192,9 +198,10 @@ test('a reused pid is never signalled: terminal release/kill, agent kill/close',
     assert.ok(agentStranger, 'could not place a process at the agent pid');
     strangers.push(agentStranger);
     client.kill();
+    untouched('kill()');
     await client.close();
-    await sleep(200); // a stray signal would have landed by now; this only delays a failure
-    for (const s of strangers.filter(Boolean)) assert.equal(alive(s.pid), true, `stranger ${s.pid} was signalled`);
+    await sleep(200); // a stray signal from a reaper would have landed by now
+    untouched('close()');
   } finally {
     for (const s of strangers.filter(Boolean)) s.kill('SIGKILL');
     await client.close();
@@ -241,4 +248,32 @@ test('a terminal starts in the directory that was checked: 200 runs against a sy
   console.log(`# cwd race: ${seen.inside} started inside, ${seen.refused} refused, ${seen.escaped.length} escaped`);
   assert.deepEqual(seen.escaped, []);
   assert.ok(seen.inside > 0, 'no run started at all: the race was not exercised');
+});
+
+test('keepDetached: the agent\'s setsid daemon outlives close(); by default it does not', linuxOnly, async () => {
+  const marks = [];
+  try {
+    for (const keepDetached of [true, false]) {
+      const mark = randomUUID();
+      const client = new AcpClient({
+        command: 'sh',
+        args: ['-c', `setsid sh -c 'sleep 1000 & exit'; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(MOCK_AGENT)}`],
+        env: { ACP_TREE_MARK: mark },
+        keepDetached,
+      });
+      await client.initialize();
+      const [daemon] = marked(mark).filter((p) => p.cmd === 'sleep');
+      assert.ok(daemon, 'the daemon runs');
+      marks.push(mark);
+      await client.close();
+      if (keepDetached) {
+        assert.equal(alive(daemon.pid), true, 'kept');
+      } else {
+        assert.notEqual(await survivorsGone(mark, -1), -1, 'the daemon survived');
+      }
+    }
+  } finally {
+    // Only what still carries our mark (a pid alone could be reused by now).
+    for (const mark of marks) for (const p of marked(mark)) process.kill(p.pid, 'SIGKILL');
+  }
 });

@@ -7,6 +7,9 @@
 //! panics (no slice indexing, no overflowing arithmetic), and every
 //! function ends in `_exit` rather than returning into host code.
 //!
+//! Once the process has exec'd, the reaper unmaps the host's heaps from
+//! its copy (`slim`), so it does not keep pages the host later changes.
+//!
 //! The reaper owns the tree: it is the parent of the process it starts
 //! (so that pid, which is also the process group id, cannot be reused
 //! until the reaper reaps it) and, unless the host keeps detached
@@ -104,11 +107,7 @@ pub(super) unsafe fn run(plan: &Plan) -> ! {
         libc::_exit(1);
     }
 
-    let reaper = libc::getpid();
-    let pid = raw_fork();
-    if pid == 0 {
-        exec_child(plan, reaper);
-    }
+    let pid = spawn_child(plan, libc::getpid());
     if pid < 0 {
         record(FD_STATUS, TAG_SETUP_FAILED, errno());
         libc::_exit(1);
@@ -131,6 +130,7 @@ pub(super) unsafe fn run(plan: &Plan) -> ! {
     }
     libc::close(FD_EXEC_READ);
     record(FD_STATUS, TAG_STARTED, pid);
+    slim();
     watch(Child {
         pid,
         reported: false,
@@ -138,8 +138,9 @@ pub(super) unsafe fn run(plan: &Plan) -> ! {
     })
 }
 
-/// In the started process: join its own group, tie its life to the
-/// reaper, enter the checked directory, exec.
+/// In the started process (sharing the reaper's memory, on its own stack;
+/// descriptors, cwd and signal handlers are its own copies): join its own
+/// group, tie its life to the reaper, enter the checked directory, exec.
 unsafe fn exec_child(plan: &Plan, reaper: pid_t) -> ! {
     // SIGPIPE was ignored in the reaper; exec keeps ignored signals ignored.
     let mut dfl: libc::sigaction = std::mem::zeroed();
@@ -238,6 +239,134 @@ unsafe fn watch(mut child: Child) -> ! {
     }
     kill_all(&mut child);
     libc::_exit(0)
+}
+
+/// Give back the host's memory this copy still maps.
+///
+/// The reaper is a copy-on-write copy of the host: every page the host
+/// changes after the fork stays behind here as a private page (a host
+/// rewriting a 500 MB heap would leave up to 500 MB in each reaper). From
+/// here on the reaper needs only its stack, its thread block (errno) and
+/// the libraries' code and data, so every private anonymous mapping (the
+/// host's heaps: malloc, V8, buffers) is unmapped. Kept: mappings with a
+/// file, the kernel's (`[vdso]`, …), a mapping that directly follows a
+/// file mapping (a library's `.bss`), and those holding our stack or
+/// thread block.
+unsafe fn slim() {
+    let marker = 0u8;
+    let keep = [
+        std::ptr::addr_of!(marker) as usize,
+        libc::__errno_location() as usize,
+        libc::pthread_self() as usize,
+    ];
+    // Unmapping while reading the map list is allowed but confusing:
+    // collect a batch, unmap it, read again, until a pass finds none.
+    for _ in 0..64 {
+        let mut batch = [(0usize, 0usize); 256];
+        let n = unmappable(&keep, &mut batch);
+        for &(start, end) in batch.iter().take(n) {
+            libc::munmap(start as *mut libc::c_void, end.wrapping_sub(start));
+        }
+        if n < batch.len() {
+            return;
+        }
+    }
+}
+
+/// Fill `out` with the ranges `slim` may unmap; how many.
+unsafe fn unmappable(keep: &[usize; 3], out: &mut [(usize, usize); 256]) -> usize {
+    let fd = libc::open(
+        c"/proc/self/maps".as_ptr(),
+        libc::O_RDONLY | libc::O_CLOEXEC,
+    );
+    if fd < 0 {
+        return 0;
+    }
+    let mut buf = [0u8; 4096];
+    let mut have = 0usize;
+    let mut n = 0usize;
+    let mut prev_file_end = 0usize;
+    'read: while let Some(rest) = buf.get_mut(have..) {
+        let got = libc::read(fd, rest.as_mut_ptr().cast(), rest.len());
+        if got <= 0 {
+            break;
+        }
+        have += got as usize;
+        let mut line_start = 0usize;
+        while let Some(len) = buf
+            .get(line_start..have)
+            .and_then(|b| b.iter().position(|c| *c == b'\n'))
+        {
+            let Some(line) = buf.get(line_start..line_start + len) else {
+                break 'read;
+            };
+            if let Some(m) = parse_mapping(line) {
+                let anonymous = m.inode == 0
+                    && (m.name.is_empty() || m.name == b"[heap]" || m.name.starts_with(b"[anon:"));
+                let bss = prev_file_end == m.start;
+                let ours = keep.iter().any(|a| (m.start..m.end).contains(a));
+                if m.private && anonymous && !bss && !ours {
+                    if let Some(slot) = out.get_mut(n) {
+                        *slot = (m.start, m.end);
+                        n += 1;
+                    } else {
+                        break 'read;
+                    }
+                }
+                prev_file_end = if m.inode != 0 { m.end } else { 0 };
+            }
+            line_start += len + 1;
+        }
+        if line_start == 0 && have == buf.len() {
+            break; // a line longer than the buffer: stop here (keep the rest)
+        }
+        buf.copy_within(line_start..have, 0);
+        have -= line_start;
+    }
+    libc::close(fd);
+    n
+}
+
+struct Mapping<'a> {
+    start: usize,
+    end: usize,
+    private: bool,
+    inode: u64,
+    name: &'a [u8],
+}
+
+/// One `/proc/self/maps` line: `start-end perms offset dev inode   name`.
+fn parse_mapping(line: &[u8]) -> Option<Mapping<'_>> {
+    let mut fields = line.splitn(6, |c| *c == b' ');
+    let range = fields.next()?;
+    let perms = fields.next()?;
+    let _offset = fields.next()?;
+    let _dev = fields.next()?;
+    let inode = fields.next()?;
+    let name = fields.next().unwrap_or(b"");
+    let dash = range.iter().position(|c| *c == b'-')?;
+    let start = parse_num(range.get(..dash)?, 16)?;
+    let end = parse_num(range.get(dash + 1..)?, 16)?;
+    let start_of_name = name.iter().position(|c| *c != b' ').unwrap_or(name.len());
+    Some(Mapping {
+        start: start as usize,
+        end: end as usize,
+        private: perms.get(3) == Some(&b'p'),
+        inode: parse_num(inode, 10)?,
+        name: name.get(start_of_name..)?,
+    })
+}
+
+fn parse_num(digits: &[u8], radix: u32) -> Option<u64> {
+    if digits.is_empty() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &d in digits {
+        let x = (d as char).to_digit(radix)?;
+        v = v.checked_mul(radix as u64)?.checked_add(x as u64)?;
+    }
+    Some(v)
 }
 
 /// SIGCHLD: report the child's exit, but leave it a zombie (its pid keeps
@@ -434,16 +563,47 @@ unsafe fn ignore(sig: c_int) {
     libc::sigaction(sig, &ign, std::ptr::null_mut());
 }
 
-/// `fork` without the host's `pthread_atfork` handlers (they may take
-/// locks held by host threads that do not exist in this copy).
-unsafe fn raw_fork() -> pid_t {
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    {
-        libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_long, 0, 0, 0, 0) as pid_t
+/// Start the child as `vfork` does: sharing our memory (no copy of the
+/// host's page tables, which the reaper still maps at this point), on a
+/// stack of its own, with us suspended until it has exec'd or exited.
+/// (No `pthread_atfork` handlers run, unlike `fork`.)
+unsafe fn spawn_child(plan: &Plan, reaper: pid_t) -> pid_t {
+    const STACK: usize = 256 * 1024;
+    let stack = libc::mmap(
+        std::ptr::null_mut(),
+        STACK,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+        -1,
+        0,
+    );
+    if stack == libc::MAP_FAILED {
+        return -1;
     }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    {
-        libc::fork()
+    let args = ChildArgs { plan, reaper };
+    // Stacks grow down on every Linux target we build; 16-byte aligned.
+    let top = (stack as usize).wrapping_add(STACK) & !15;
+    let pid = libc::clone(
+        child_main,
+        top as *mut libc::c_void,
+        libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+        std::ptr::addr_of!(args) as *mut libc::c_void,
+    );
+    libc::munmap(stack, STACK);
+    pid
+}
+
+struct ChildArgs<'a> {
+    plan: &'a Plan,
+    reaper: pid_t,
+}
+
+extern "C" fn child_main(arg: *mut libc::c_void) -> c_int {
+    // SAFETY: `arg` is the `ChildArgs` on the reaper's stack, which stays
+    // put while the reaper is suspended (CLONE_VFORK).
+    unsafe {
+        let args = &*(arg as *const ChildArgs<'_>);
+        exec_child(args.plan, args.reaper)
     }
 }
 
