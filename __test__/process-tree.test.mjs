@@ -277,3 +277,14 @@ test('keepDetached: the agent\'s setsid daemon outlives close(); by default it d
     for (const mark of marks) for (const p of marked(mark)) process.kill(p.pid, 'SIGKILL');
   }
 });
+
+test('a bare command missing from PATH: ERR_ACP_SPAWN ENOENT names the PATH searched', linuxOnly, () => {
+  const path = '/nonexistent-a:/nonexistent-b';
+  assert.throws(() => new AcpClient({ command: 'no-such-agent-xyz', env: { PATH: path } }), (err) => {
+    assert.equal(err.code, 'ERR_ACP_SPAWN');
+    assert.equal(err.errno, 'ENOENT');
+    assert.match(err.message, /no-such-agent-xyz/);
+    assert.ok(err.message.includes(`PATH ${path}`), err.message);
+    return true;
+  });
+});

@@ -9,6 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const SPAWNS = Number(process.env.BENCH_SPAWNS ?? 30);
@@ -77,20 +78,40 @@ async function host(heapMb) {
 if (process.argv[2] === '--host') {
   console.log(JSON.stringify(await host(Number(process.argv[3]))));
 } else {
-  const rows = [];
-  for (const heapMb of [0, 500]) {
-    for (const mechanism of ['group', 'reaper']) {
-      const env = { ...process.env };
-      if (mechanism === 'group') env.ACP_NATIVE_PROCESS_TREE = 'group';
-      else delete env.ACP_NATIVE_PROCESS_TREE;
-      const out = execFileSync(process.execPath, [self, '--host', String(heapMb)], { env, encoding: 'utf8', timeout: 600_000 });
-      rows.push({ mechanism, heapMb, ...JSON.parse(out.trim().split('\n').pop()) });
-      process.stderr.write(`  ${mechanism}, host heap ${heapMb} MB done\n`);
+  // Repetitions outermost and mechanisms alternating, so drift in machine
+  // load (a shared VM) lands on both; medians of the per-run medians.
+  const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
+  const runs = {};
+  for (let i = 0; i < REPEAT; i++) {
+    for (const heapMb of [0, 500]) {
+      for (const mechanism of ['group', 'reaper']) {
+        const env = { ...process.env };
+        if (mechanism === 'group') env.ACP_NATIVE_PROCESS_TREE = 'group';
+        else delete env.ACP_NATIVE_PROCESS_TREE;
+        const out = execFileSync(process.execPath, [self, '--host', String(heapMb)], { env, encoding: 'utf8', timeout: 600_000 });
+        (runs[`${mechanism} ${heapMb}`] ??= []).push(JSON.parse(out.trim().split('\n').pop()));
+        process.stderr.write(`  run ${i + 1}/${REPEAT}: ${mechanism}, host heap ${heapMb} MB\n`);
+      }
     }
   }
+  const rows = Object.entries(runs).map(([key, rs]) => {
+    const [mechanism, heapMb] = key.split(' ');
+    const med = (pick) => (rs.some((r) => pick(r) == null) ? null : median(rs.map(pick)));
+    const memory = (which) => (rs[0][which] ? Object.fromEntries(['rss', 'pss', 'priv', 'pte'].map((k) => [k, med((r) => r[which][k])])) : null);
+    return {
+      mechanism,
+      heapMb,
+      spawnMs: med((r) => r.spawnMs),
+      spawnP90: med((r) => r.spawnP90),
+      initMs: med((r) => r.initMs),
+      initP90: med((r) => r.initP90),
+      fresh: memory('fresh'),
+      aged: memory('aged'),
+    };
+  });
   const f = (v, d = 1) => (v === undefined || v === null ? '—' : v.toFixed(d));
   const mem = (m, k) => (m ? f(m[k], 2) : '—');
-  console.log(`\nspawn cost, ${SPAWNS} sequential agents (median / p90), and per reaper with ${AGENTS} agents alive\n`);
+  console.log(`\nspawn cost, ${SPAWNS} sequential agents (median / p90; medians of ${REPEAT} runs), and per reaper with ${AGENTS} agents alive; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
   console.log('| mechanism | host heap | spawn call ms | spawn→initialize ms | reaper RSS MB | reaper PSS MB | reaper private MB | reaper page tables MB | private after host rewrites heap MB |');
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {

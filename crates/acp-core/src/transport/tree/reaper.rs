@@ -82,9 +82,10 @@ pub(super) struct Plan {
 /// Only in a freshly forked child whose `plan` pointers are valid.
 pub(super) unsafe fn run(plan: &Plan) -> ! {
     reset_signal_handlers();
-    ignore(libc::SIGPIPE); // a host gone mid-write is seen as EOF instead
-                           // Out of the host's process group: a signal or a terminal's ^C aimed
-                           // at the host's group must not take the reaper down before it cleans up.
+    // A host gone mid-write is seen as EOF instead.
+    ignore(libc::SIGPIPE);
+    // Out of the host's process group: a signal or a terminal's ^C aimed
+    // at the host's group must not take the reaper down before it cleans up.
     libc::setpgid(0, 0);
     if let Err((fd, errno)) = arrange_fds(&plan.fds) {
         record(fd, TAG_SETUP_FAILED, errno);
