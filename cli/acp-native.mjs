@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// acp-native CLI: `chat`, `record` and `replay` (see `acp-native --help`).
+// acp-native CLI: `chat`, `record`, `replay` and `doctor` (see `acp-native --help`).
 import { createRequire } from 'node:module';
 import { parseArgs, UsageError, USAGE } from './args.mjs';
 
@@ -42,6 +42,10 @@ async function main(argv) {
     case 'replay': {
       const { runReplay } = await import('./replay.mjs');
       return runReplay({ file, realtime: options.realtime === true });
+    }
+    case 'doctor': {
+      const { runDoctor } = await import('./doctor.mjs');
+      return runDoctor({ json: options.json === true, binary: options.binary });
     }
   }
   return 2;

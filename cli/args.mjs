@@ -5,12 +5,15 @@ export const USAGE = `Usage:
   acp-native chat [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
   acp-native record --out FILE [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
   acp-native replay [--realtime] FILE
+  acp-native doctor [--json] [--binary FILE]
   acp-native --help | --version
 
 chat     talk to an ACP agent in this terminal (Ctrl-C cancels the turn,
          a second Ctrl-C or Ctrl-D exits)
 record   the same, and write every wire message to FILE as NDJSON
 replay   act as an ACP agent over stdio that replays a recorded session
+doctor   show the native binary this install runs (path, SHA-256, glibc it
+         needs) and whether it loads; exit 1 if it does not
 
 Options:
   --cwd DIR     working directory of the session (default: the current one)
@@ -20,6 +23,8 @@ Options:
   --terminals   let the agent run commands in terminals under the session cwd
   --out FILE    (record) where to write the recording
   --realtime    (replay) keep the recorded pauses between messages
+  --json        (doctor) print the report as JSON
+  --binary FILE (doctor) check this .node file instead of the installed one
 `;
 
 /** A command-line mistake: printed with the usage, exit code 2. */
@@ -29,12 +34,13 @@ const SPECS = {
   chat: { values: ['--cwd'], flags: ['--stderr', '--fs', '--terminals'], agent: true },
   record: { values: ['--cwd', '--out'], flags: ['--stderr', '--fs', '--terminals'], agent: true, required: ['--out'] },
   replay: { values: [], flags: ['--realtime'], agent: false },
+  doctor: { values: ['--binary'], flags: ['--json'], agent: false, file: false },
 };
 
 /**
  * Parse `argv` (without node and the script). Returns
  * `{ command: 'help' | 'version' }` or
- * `{ command, options: { cwd, out, stderr, fs, terminals, realtime }, agent: { command, args }, file }`.
+ * `{ command, options: { cwd, out, stderr, fs, terminals, realtime, json, binary }, agent: { command, args }, file }`.
  */
 export function parseArgs(argv) {
   const [command, ...rest] = argv;
@@ -77,6 +83,10 @@ export function parseArgs(argv) {
     if (positional.length === 0) throw new UsageError(`${command} needs the agent command after --`);
     const [agentCommand, ...agentArgs] = positional;
     return { command, options, agent: { command: agentCommand, args: agentArgs } };
+  }
+  if (spec.file === false) {
+    if (positional.length > 0) throw new UsageError(`${command} takes no arguments (got '${positional[0]}')`);
+    return { command, options };
   }
   if (positional.length !== 1) throw new UsageError(`${command} needs exactly one recording FILE`);
   return { command, options, file: positional[0] };
