@@ -154,7 +154,7 @@ const taken = (pid) => {
 test('a reused pid is never signalled: terminal release/kill, agent kill/close', {
   skip: (!LINUX && 'Linux only') || (!canSetLastPid() && 'needs root to write /proc/sys/kernel/ns_last_pid'),
   timeout: 120_000,
-}, async () => {
+}, async (ctx) => {
   const mark = randomUUID();
   const t = tempTree('reuse');
   const strangers = [];
@@ -186,7 +186,8 @@ test('a reused pid is never signalled: terminal release/kill, agent kill/close',
     untouched('terminal/release');
     for (let i = 0; i < 500 && taken(leader); i++) await sleep(10);
     const stranger = await strangerAt(leader, mark);
-    assert.ok(stranger, 'could not place a process at the released pid');
+    // Other processes on a busy machine can take the pid first, 50 times.
+    if (!stranger) return ctx.skip('could not force the reuse of the released pid (machine busy)');
     strangers.push(stranger);
     await run('term-kill', 'kill'); // an unknown terminal now
     untouched('terminal/kill');
@@ -195,7 +196,7 @@ test('a reused pid is never signalled: terminal release/kill, agent kill/close',
     await new Promise((resolve) => (client.closed ? resolve() : client.once('exit', resolve)));
     for (let i = 0; i < 500 && taken(agentPid); i++) await sleep(10);
     const agentStranger = await strangerAt(agentPid, mark);
-    assert.ok(agentStranger, 'could not place a process at the agent pid');
+    if (!agentStranger) return ctx.skip('could not force the reuse of the agent pid (machine busy)');
     strangers.push(agentStranger);
     client.kill();
     untouched('kill()');
