@@ -39,6 +39,15 @@ function marked(mark) {
   return out;
 }
 
+/** SIGKILL a process of ours (found by our mark) that may have just ended. */
+function killOurs(pid) {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch (err) {
+    if (err.code !== 'ESRCH') throw err;
+  }
+}
+
 function lines(stream) {
   let buf = '';
   const waiters = [];
@@ -106,7 +115,7 @@ describe('no survivors: host death mode × process shape', { ...linuxOnly, concu
           assert.deepEqual(left, [], `survivors of ${shape}/${mode}`);
         } finally {
           host.stdin.end();
-          for (const p of marked(mark)) process.kill(p.pid, 'SIGKILL'); // ours: carries our mark
+          for (const p of marked(mark)) killOurs(p.pid); // ours: carries our mark
           await exited;
           tree.cleanup();
         }
@@ -120,16 +129,46 @@ test('matrix summary', linuxOnly, () => {
   for (const r of table) console.log(`# tree ${r.shape} ${r.mode}: ${r.survivors} survivors, gone in ${r.ms} ms`);
 });
 
-/** Place a new process group leader at `pid` via ns_last_pid; the stranger, or null. */
+/** Start time of `pid` (clock ticks since boot), or null: a pid plus this names one process. */
+function startTime(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' || fields[0] === 'X' ? null : fields[19];
+  } catch {
+    return null;
+  }
+}
+
+/** Place a new process group leader at `pid` via ns_last_pid: {pid, start}, or null. */
 async function strangerAt(pid, mark) {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    writeFileSync('/proc/sys/kernel/ns_last_pid', String(pid - 1));
-    const s = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore', env: { ...process.env, ACP_TREE_MARK: mark } });
-    if (s.pid === pid) return s;
-    s.kill('SIGKILL');
+  for (let attempt = 0; attempt < 100; attempt++) {
+    // The write and the fork are two steps of one shell: little room for
+    // another process on the machine to take the pid in between.
+    const sh = spawn('sh', ['-c', `echo ${pid - 1} > /proc/sys/kernel/ns_last_pid; setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!`], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, ACP_TREE_MARK: mark },
+    });
+    let out = '';
+    sh.stdout.on('data', (d) => (out += d));
+    await new Promise((resolve) => sh.on('close', resolve));
+    const got = Number(out.trim());
+    if (got === pid) return { pid, start: startTime(pid) };
+    if (marked(mark).some((p) => p.pid === got)) killOurs(got); // ours (our mark)
     await sleep(5);
   }
   return null;
+}
+
+/** Is the stranger the same process, alive, with no signal pending (a SIGKILL just sent may not have landed yet)? */
+function untouchedStranger(s) {
+  if (s.start === null || startTime(s.pid) !== s.start) return false;
+  try {
+    const status = readFileSync(`/proc/${s.pid}/status`, 'utf8');
+    return !/^(SigPnd|ShdPnd):\s*0*[1-9a-f]/m.test(status);
+  } catch {
+    return false;
+  }
 }
 
 function canSetLastPid() {
@@ -179,7 +218,7 @@ test('a reused pid is never signalled: terminal release/kill, agent kill/close',
     // once reaped, a killed stranger's pid could be handed on again).
     const untouched = (step) => {
       for (const s of strangers.filter(Boolean)) {
-        assert.ok(s.exitCode === null && s.signalCode === null && alive(s.pid), `stranger ${s.pid} was signalled by ${step}`);
+        assert.ok(untouchedStranger(s), `stranger ${s.pid} was signalled by ${step}`);
       }
     };
     await run('term-release', 'release');
@@ -204,7 +243,7 @@ test('a reused pid is never signalled: terminal release/kill, agent kill/close',
     await sleep(200); // a stray signal from a reaper would have landed by now
     untouched('close()');
   } finally {
-    for (const s of strangers.filter(Boolean)) s.kill('SIGKILL');
+    for (const s of strangers.filter(Boolean)) if (untouchedStranger(s)) killOurs(s.pid);
     await client.close();
     t.cleanup();
   }
@@ -275,7 +314,7 @@ test('keepDetached: the agent\'s setsid daemon outlives close(); by default it d
     }
   } finally {
     // Only what still carries our mark (a pid alone could be reused by now).
-    for (const mark of marks) for (const p of marked(mark)) process.kill(p.pid, 'SIGKILL');
+    for (const mark of marks) for (const p of marked(mark)) killOurs(p.pid);
   }
 });
 
