@@ -837,5 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.AgentConnection = nativeBinding.AgentConnection
 module.exports.clientCapabilities = nativeBinding.clientCapabilities
+module.exports.itemKinds = nativeBinding.itemKinds
+module.exports.liveConnections = nativeBinding.liveConnections
 module.exports.protocolVersion = nativeBinding.protocolVersion
 module.exports.setLogSink = nativeBinding.setLogSink
