@@ -79,6 +79,8 @@ export interface ConnectionOptions {
   cwd?: string
   env?: Record<string, string>
   clearEnv?: boolean
+  /** Let the agent's detached (`setsid`) processes outlive it. */
+  keepDetached?: boolean
   maxLineBytes?: number
   stderrTailBytes?: number
   forwardStderr?: boolean

@@ -270,6 +270,12 @@ export interface AcpClientOptions {
   env?: Record<string, string | undefined>;
   /** Start the agent with only `env`, not the host's environment. */
   replaceEnv?: boolean;
+  /**
+   * Let processes that left the agent's process tree (`setsid` daemons)
+   * outlive the agent and the host. Default `false`: everything the agent
+   * started dies with it (Linux; see README "Lifecycle guarantees").
+   */
+  keepDetached?: boolean;
   /** Sent in `initialize`; default `{name: 'acp-native', version}`. */
   clientInfo?: acp.Implementation;
   /**
@@ -575,7 +581,7 @@ export declare class AcpClient extends EventEmitter {
    * as `closed`) once every pending call has been rejected ERR_ACP_CLOSED.
    */
   close(): Promise<ExitInfo>;
-  /** SIGKILL the agent's process group now. */
+  /** SIGKILL the agent and everything it started (its whole process tree) now. */
   kill(): void;
   /** `close()`, resolving to nothing: for `context.subscriptions` (VS Code) and `await using`. */
   dispose(): Promise<void>;
