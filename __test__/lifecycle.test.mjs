@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -58,13 +59,14 @@ for (const [mode, how] of [
 
 for (const signal of ['SIGTERM', 'SIGKILL']) {
   test(`no agent is left after the host is killed with ${signal}`, LINUX_ONLY, async () => {
-    const { host, pids, exited } = startHost('wait');
+    // The grandchild ignores stdin EOF: only the reaper stops it.
+    const { host, pids, exited } = startHost('wait', ['--ignore-eof']);
     const { agent, wrapper, go } = await pids;
     go();
     await sleep(100);
     host.kill(signal);
     assert.equal((await exited).signal, signal);
-    // PR_SET_PDEATHSIG kills the wrapper; the agent sees stdin EOF and exits.
+    // The lifeline closes with the host; the reaper kills the whole tree.
     assert.equal(await goneWithin(wrapper, 2000), true, 'wrapper survived');
     assert.equal(await goneWithin(agent, 3000), true, 'agent survived');
   });
@@ -138,12 +140,15 @@ test('a crash mid-turn rejects the pending prompt promptly with exit code and st
 });
 
 test('a hung agent: initialize times out, the agent is killed and its stderr reported', async () => {
-  const client = mockClient({ initializeTimeoutMs: 300 }, ['--hang-init', '--banner']);
+  // The tail comes from the core's ring (JS keeps no copy): wait until the
+  // core has read the line, so the timeout cannot race the agent's start.
+  const client = mockClient({ initializeTimeoutMs: 300 }, ['--hang-init', '--banner', '--stderr-line', 'loading model weights…']);
   const pid = client.pid;
+  await once(client.ref(), 'stderr'); // ref: nothing else keeps Node alive meanwhile
   await assert.rejects(client.initialize(), (err) => {
     assert.equal(err.code, 'ERR_ACP_TIMEOUT');
     assert.equal(err.method, 'initialize');
-    assert.equal(typeof err.stderrTail, 'string');
+    assert.match(err.stderrTail, /loading model weights…/);
     return true;
   });
   assert.equal(await goneWithin(pid, 2000), true);

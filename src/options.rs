@@ -15,6 +15,8 @@ pub struct ConnectionOptions {
     pub cwd: Option<String>,
     pub env: Option<HashMap<String, String>>,
     pub clear_env: Option<bool>,
+    /// Let the agent's detached (`setsid`) processes outlive it.
+    pub keep_detached: Option<bool>,
     pub max_line_bytes: Option<u32>,
     pub stderr_tail_bytes: Option<u32>,
     pub forward_stderr: Option<bool>,
@@ -44,6 +46,9 @@ pub struct ConnectionOptions {
     pub terminals: Option<TerminalOptions>,
     /// Agent request methods the host handles itself (they win).
     pub host_methods: Option<Vec<String>>,
+    /// Extension method → the result (JSON text) `cancelSession` answers
+    /// its pending requests with (default: a -32800 error).
+    pub cancelled_results: Option<HashMap<String, String>>,
 }
 
 /// Built-in file system (absolute `roots`; none = the session cwd).
@@ -138,6 +143,7 @@ impl From<ConnectionOptions> for ConnectionConfig {
                 cwd: o.cwd.map(Into::into),
                 env: sorted_env(o.env),
                 clear_env: o.clear_env.unwrap_or(false),
+                keep_detached: o.keep_detached.unwrap_or(false),
             },
             max_line_bytes: o.max_line_bytes.map_or(d.max_line_bytes, |v| v as usize),
             stderr_tail_bytes: o
@@ -181,6 +187,7 @@ impl From<ConnectionOptions> for ConnectionConfig {
                     .history_max_payload_bytes
                     .map_or(t.history_max_payload, |v| v as usize),
             },
+            cancelled_results: o.cancelled_results.unwrap_or_default(),
         }
     }
 }

@@ -1,9 +1,10 @@
-//! One terminal: a command run without a shell in its own process group,
-//! its stdout and stderr captured together, its exit status kept.
+//! One terminal: a command run without a shell as its own process tree
+//! (see `transport::tree`), its stdout and stderr captured together, its
+//! exit status kept.
 
 use std::io;
 use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -11,11 +12,10 @@ use serde_json::{json, Value};
 
 use crate::rpc::{json_str_len, push_json_str, ENVELOPE_SLACK};
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
 use super::output::OutputBuffer;
-use crate::transport::{adopt_spawned, isolate_process_tree, signal_group, GroupSignal};
+use crate::transport::{launch, Cwd, LaunchSpec, ProcessTree, SpawnError, StdioShape, TreeControl};
 
 /// After the command exits, how long its last output may take to arrive
 /// (a background process still holding the pipe must not delay the exit).
@@ -72,7 +72,7 @@ pub struct Terminal {
     pub session_id: Box<str>,
     /// Output bytes this terminal may keep (counted against the budget).
     pub output_limit: usize,
-    pid: u32,
+    tree: TreeControl,
     output: Arc<Mutex<OutputBuffer>>,
     /// Stopped on release: a process that left the group (`setsid`) may
     /// hold the pipe open, and nobody would read what it is kept for.
@@ -85,35 +85,30 @@ fn lock(m: &Mutex<OutputBuffer>) -> MutexGuard<'_, OutputBuffer> {
 }
 
 impl Terminal {
-    /// Start the command. Must be called inside a tokio runtime.
-    pub fn spawn(session_id: &str, spec: &TerminalSpec) -> io::Result<Self> {
-        let mut cmd = Command::new(&spec.command);
-        cmd.args(&spec.args)
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&spec.cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .kill_on_drop(false);
-        merge_stderr_into_stdout(&mut cmd);
-        isolate_process_tree(&mut cmd);
-        let mut child = cmd.spawn()?;
-        adopt_spawned(&child);
-        let pid = child.id().unwrap_or_default();
+    /// Start the command in `cwd` (on Unix the checked directory, already
+    /// opened). Must be called inside a tokio runtime.
+    pub fn spawn(session_id: &str, spec: &TerminalSpec, cwd: Cwd<'_>) -> Result<Self, SpawnError> {
+        let launched = launch(&LaunchSpec {
+            program: &spec.command,
+            args: &spec.args,
+            env: &spec.env,
+            clear_env: false,
+            cwd,
+            stdio: StdioShape::Terminal,
+            keep_detached: false,
+        })?;
         let output = Arc::new(Mutex::new(OutputBuffer::new(spec.output_limit)));
         let (exit_tx, exit) = watch::channel(None);
-        let mut pumps = Vec::new();
-        if let Some(stdout) = child.stdout.take() {
-            pumps.push(tokio::spawn(pump(stdout, output.clone())));
-        }
-        if let Some(stderr) = child.stderr.take() {
+        let mut pumps = vec![tokio::spawn(pump(launched.stdout, output.clone()))];
+        if let Some(stderr) = launched.stderr {
             pumps.push(tokio::spawn(pump(stderr, output.clone())));
         }
         let pump_handles = pumps.iter().map(|p| p.abort_handle()).collect();
-        tokio::spawn(watch_exit(child, pumps, exit_tx));
+        tokio::spawn(watch_exit(launched.tree, pumps, exit_tx));
         Ok(Self {
             session_id: session_id.into(),
             output_limit: spec.output_limit,
-            pid,
+            tree: launched.control,
             output,
             pumps: pump_handles,
             exit,
@@ -163,10 +158,10 @@ impl Terminal {
         })
     }
 
-    /// SIGKILL the command's whole process group; synchronous, for exit
-    /// hooks. Whatever it started in the background goes too.
+    /// SIGKILL the command and everything it started (`setsid` daemons
+    /// included); synchronous, for exit hooks. The exit status is kept.
     pub fn kill(&self) {
-        signal_group(self.pid, GroupSignal::Kill);
+        self.tree.kill();
     }
 
     /// Stop reading the output and free it (release, connection end).
@@ -177,29 +172,11 @@ impl Terminal {
         let mut out = lock(&self.output);
         *out = OutputBuffer::new(0);
     }
-}
 
-/// Both streams into one pipe, so the output interleaves exactly as the
-/// command wrote it.
-#[cfg(unix)]
-fn merge_stderr_into_stdout(cmd: &mut Command) {
-    cmd.stderr(Stdio::null());
-    // SAFETY: runs in the forked child after its stdio is set up and before
-    // exec; dup2 is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::dup2(1, 2) < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
+    /// [`Terminal::kill`], and let go of the process tree for good.
+    pub fn release(&self) {
+        self.tree.release();
     }
-}
-
-/// Without `dup2` before exec: two pipes, merged in arrival order.
-#[cfg(not(unix))]
-fn merge_stderr_into_stdout(cmd: &mut Command) {
-    cmd.stderr(Stdio::piped());
 }
 
 async fn pump<R: AsyncRead + Unpin>(mut pipe: R, output: Arc<Mutex<OutputBuffer>>) {
@@ -213,11 +190,11 @@ async fn pump<R: AsyncRead + Unpin>(mut pipe: R, output: Arc<Mutex<OutputBuffer>
 }
 
 async fn watch_exit(
-    mut child: Child,
+    mut tree: ProcessTree,
     pumps: Vec<tokio::task::JoinHandle<()>>,
     exit_tx: watch::Sender<Option<TerminalExit>>,
 ) {
-    let status = child.wait().await;
+    let status = tree.wait().await;
     let drained = async {
         for p in pumps {
             let _ = p.await;

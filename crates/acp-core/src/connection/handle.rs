@@ -21,9 +21,7 @@ use crate::acp::{self, methods};
 use crate::builtin::Builtins;
 use crate::rpc::json_str;
 use crate::rpc::{self, OutgoingRequest};
-use crate::transport::{
-    kill_group_now, run_writer, spawn_agent, Outbox, OutboxError, SpawnError, StderrRing,
-};
+use crate::transport::{run_writer, spawn_agent, Outbox, OutboxError, SpawnError, StderrRing};
 
 /// Why a call could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -46,8 +44,7 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Spawn the agent and start its tasks on `rt`. Call from the thread
-    /// that should own the child (see [`spawn_agent`]).
+    /// Spawn the agent and start its tasks on `rt`.
     pub fn spawn(
         config: ConnectionConfig,
         sink: Arc<dyn DeliverySink>,
@@ -65,8 +62,10 @@ impl Connection {
         let shared = Arc::new(Shared {
             rt: rt.clone(),
             pid: agent.pid,
+            tree: agent.control,
             outbox,
             outgoing: Default::default(),
+            given_up: Default::default(),
             incoming: Default::default(),
             events,
             slots: slots.clone(),
@@ -89,6 +88,7 @@ impl Connection {
             exit: OnceLock::new(),
             builtins: Builtins::new(config.builtins.clone()),
             tracer: Tracer::new(config.trace.clone()),
+            cancelled_results: config.cancelled_results.clone(),
         });
 
         rt.spawn(run_delivery(
@@ -116,7 +116,7 @@ impl Connection {
         rt.spawn(supervise(
             shared.clone(),
             Supervised {
-                child: agent.child,
+                tree: agent.tree,
                 reader,
                 stderr,
                 close_grace: config.close_grace,
@@ -208,14 +208,11 @@ impl Connection {
 
     /// Stop waiting for request `id` (the caller gave up on it). With
     /// `notify_agent`, the agent is told with `$/cancel_request`.
+    /// Its late answer is traced, not reported as a protocol error.
     pub fn abandon(&self, id: u64, notify_agent: bool) -> bool {
         let taken = self.shared.outgoing.take(id).is_some();
-        if taken && notify_agent && !self.shared.closing.load(Ordering::SeqCst) {
-            let params = format!(r#"{{"requestId":{id}}}"#);
-            let _ = self.shared.send_line(
-                rpc::notification(methods::CANCEL_REQUEST, Some(&params)),
-                notification_meta(methods::CANCEL_REQUEST),
-            );
+        if taken {
+            self.shared.give_up(id, notify_agent);
         }
         taken
     }
@@ -263,7 +260,7 @@ impl Connection {
         self.notify(methods::SESSION_CANCEL, Some(&params))?;
         for (_, req) in &taken {
             self.shared
-                .send_reply(req, acp::cancelled_reply(&req.method));
+                .send_reply(req, self.shared.cancelled_reply(&req.method));
         }
         Ok(taken.len())
     }
@@ -283,13 +280,14 @@ impl Connection {
         self.shared.outbox.close();
     }
 
-    /// Immediate SIGKILL of the agent's process group, synchronously: for
-    /// exit hooks, where nothing asynchronous will run any more.
+    /// Immediate SIGKILL of the agent and everything it started,
+    /// synchronously: for exit hooks, where nothing asynchronous will run
+    /// any more.
     pub fn kill(&self) {
         // Reason first, so the exit is reported as "killed" however fast
         // the process dies; the supervisor sends no SIGTERM for this reason.
         self.shared.request_stop("killed");
-        kill_group_now(self.shared.pid);
+        self.shared.tree.kill();
         self.shared.builtins.shutdown();
     }
 
@@ -345,6 +343,16 @@ impl Connection {
             counts(self.shared.outgoing.count_by(|r| &r.method)),
             counts(self.shared.incoming.count_by(|r| &r.method)),
         )
+    }
+
+    /// The last bytes the agent wrote to stderr (the ring behind
+    /// `ExitInfo::stderr_tail`), while it runs or after.
+    pub fn stderr_tail(&self) -> String {
+        self.shared
+            .stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .tail()
     }
 
     /// Non-JSON lines seen on stdout so far.
