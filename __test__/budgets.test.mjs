@@ -75,7 +75,7 @@ test('agent requests over the cap are refused with a typed reason; the host hear
   assert.equal(refused[0].refusedTotal, 1);
   assert.equal(client.status().refusedAgentRequests, 484);
   // The host still answers, and after cancel() the agent may ask again.
-  assert.equal(client.cancel(sessionId), 16);
+  assert.equal(await client.cancel(sessionId), 16);
   const again = await attack('ask', { method: 'session/request_permission', params: permission(sessionId), count: 4, waitFor: 0 });
   assert.equal(again.answered, 0);
   await eventually(() => seen.length === 20, 'requests taken in again after the cancel');
