@@ -58,7 +58,7 @@ export function alive(pid) {
   }
 }
 
-/** pid, parent, process group and state of every process, from /proc (Linux). */
+/** pid, parent, process group, session and state of every process, from /proc (Linux). */
 export function processes() {
   const out = [];
   for (const name of readdirSync('/proc')) {
@@ -66,7 +66,13 @@ export function processes() {
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.push({ pid: Number(name), state: fields[0], ppid: Number(fields[1]), pgrp: Number(fields[2]) });
+      out.push({
+        pid: Number(name),
+        state: fields[0],
+        ppid: Number(fields[1]),
+        pgrp: Number(fields[2]),
+        sid: Number(fields[3]),
+      });
     } catch {
       // gone meanwhile
     }

@@ -5,11 +5,11 @@ import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { alive, reported, MOCK_AGENT } from './helpers.mjs';
+import { alive, processes, reported, MOCK_AGENT } from './helpers.mjs';
 import { AcpClient } from '../index.mjs';
 import { builtinSession, tempTree, termArg } from './builtin-helpers.mjs';
 
@@ -23,15 +23,12 @@ const GONE_WITHIN_MS = 15_000;
 function marked(mark) {
   const needle = `ACP_TREE_MARK=${mark}\0`;
   const out = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
+  for (const p of processes()) {
+    if (p.state === 'Z' || p.state === 'X') continue;
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (fields[0] === 'Z' || fields[0] === 'X') continue;
-      if (!readFileSync(`/proc/${name}/environ`, 'latin1').includes(needle)) continue;
-      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0')[0];
-      out.push({ pid: Number(name), ppid: Number(fields[1]), sid: Number(fields[3]), cmd });
+      if (!readFileSync(`/proc/${p.pid}/environ`, 'latin1').includes(needle)) continue;
+      const cmd = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').split('\0')[0];
+      out.push({ pid: p.pid, ppid: p.ppid, sid: p.sid, cmd });
     } catch {
       // gone meanwhile, or not ours to read
     }
