@@ -837,5 +837,6 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.AgentConnection = nativeBinding.AgentConnection
 module.exports.clientCapabilities = nativeBinding.clientCapabilities
+module.exports.foldRecording = nativeBinding.foldRecording
 module.exports.protocolVersion = nativeBinding.protocolVersion
 module.exports.setLogSink = nativeBinding.setLogSink

@@ -11,7 +11,8 @@
 //! - `4, token, reason`: the agent request `token` was answered for the
 //!   host (cancelled, timed out, connection closed): abort its handler;
 //! - `5, name, payload`: a connection event (`stderr`, `exit`, …);
-//! - `6, record, 0`: a live trace record of one wire message (see `trace`).
+//! - `6, record, 0`: a live trace record of one wire message (see `trace`);
+//! - `7, view, 0`: session view `view` changed; drain it (see `views`).
 
 use std::fmt::Write;
 
@@ -77,6 +78,10 @@ pub enum Event {
         record: String,
         budgeted: bool,
     },
+    /// A session view turned dirty (at most one per drain, unbudgeted).
+    ViewChanged {
+        view: u32,
+    },
 }
 
 impl Event {
@@ -111,7 +116,7 @@ impl Event {
             | Event::Request { raw, .. }
             | Event::Response { raw, .. } => raw.ascii,
             Event::Failed { error, .. } => error.is_ascii(),
-            Event::RequestSettled { .. } => true,
+            Event::RequestSettled { .. } | Event::ViewChanged { .. } => true,
             Event::Host { payload, .. } => payload.is_ascii(),
             Event::Trace { record, .. } => record.is_ascii(),
         }
@@ -144,6 +149,9 @@ impl Event {
                 out.push_str("6,");
                 out.push_str(record);
                 out.push_str(",0");
+            }
+            Event::ViewChanged { view } => {
+                let _ = write!(out, "7,{view},0");
             }
         }
     }

@@ -85,6 +85,7 @@ impl Connection {
             exit: OnceLock::new(),
             builtins: Builtins::new(config.builtins.clone()),
             tracer: Tracer::new(config.trace.clone()),
+            views: Default::default(),
         });
 
         rt.spawn(run_delivery(
@@ -126,6 +127,10 @@ impl Connection {
         self.shared.pid
     }
 
+    pub(super) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// The exit report, once the agent is gone.
     pub fn exit_info(&self) -> Option<ExitInfo> {
         self.shared.exit.get().cloned()
@@ -160,6 +165,12 @@ impl Connection {
             },
         );
         shared.builtins.sessions().on_request(id, method, params);
+        if shared.views.any() {
+            // Before the line goes out: the answer cannot come first.
+            if let Some(event) = shared.views.on_request(id, method, params) {
+                shared.emit_soon(event);
+            }
+        }
         let id_text = id.to_string();
         let meta = WireMeta {
             direction: Direction::Send,
@@ -223,6 +234,7 @@ impl Connection {
         let Some(req) = self.shared.incoming.take(token) else {
             return false;
         };
+        self.view_settled(token);
         self.shared
             .send_reply(&req, acp::sanitize_reply(&req.method, result))
     }
@@ -234,6 +246,7 @@ impl Connection {
         let Some(req) = self.shared.incoming.take(token) else {
             return false;
         };
+        self.view_settled(token);
         self.shared
             .send_reply(&req, acp::error_reply(&req.method, code, message, data))
     }
@@ -250,6 +263,7 @@ impl Connection {
         // Settle events are queued before anything reaches the agent, so
         // the host sees them before the turn's `cancelled` answer.
         for (token, _) in &taken {
+            self.view_settled(*token);
             self.shared.emit_soon(Event::RequestSettled {
                 token: *token,
                 reason: "cancelled",
@@ -262,6 +276,13 @@ impl Connection {
                 .send_reply(req, acp::cancelled_reply(&req.method));
         }
         Ok(taken.len())
+    }
+
+    /// A session view no longer shows agent request `token` as waiting.
+    fn view_settled(&self, token: u64) {
+        if let Some(event) = self.shared.views.on_settled(token) {
+            self.shared.emit_soon(event);
+        }
     }
 
     /// The host finished processing one delivered batch.

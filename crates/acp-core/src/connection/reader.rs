@@ -111,6 +111,11 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             );
             if method == methods::CANCEL_REQUEST {
                 cancel_incoming(shared, text, out);
+            } else if method == methods::SESSION_UPDATE
+                && shared.views.any()
+                && !fold_into_view(shared, params.map(|p| p.get()), out)
+            {
+                // Folded into a view that does not forward.
             } else {
                 out.push(Event::notification(
                     text,
@@ -140,6 +145,14 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             );
             if builtin_route::try_serve(shared, token, method.as_ref(), params) {
                 return;
+            }
+            if shared.views.any() {
+                let params = params.map(|p| p.get());
+                out.extend(
+                    shared
+                        .views
+                        .on_agent_request(token, id.get(), &method, params),
+                );
             }
             shared.arm_handler_timeout(token);
             out.push(Event::Request {
@@ -188,6 +201,10 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
                     return;
                 }
             }
+            if shared.views.any() {
+                let answer = result.filter(|_| error.is_none()).map(|r| r.get());
+                out.extend(shared.views.on_response(id, answer));
+            }
             out.push(Event::Response {
                 id,
                 raw: line_of(text),
@@ -198,6 +215,14 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             on_invalid(shared, invalid, line, out);
         }
     }
+}
+
+/// Offer a `session/update` to the views; queue their change item. True
+/// when the notification is to be delivered as well.
+fn fold_into_view(shared: &Shared, params: Option<&str>, out: &mut Vec<Event>) -> bool {
+    let folded = shared.views.on_update(params);
+    out.extend(folded.signal);
+    folded.forward
 }
 
 fn on_invalid(shared: &Shared, invalid: Invalid, line: &[u8], out: &mut Vec<Event>) {

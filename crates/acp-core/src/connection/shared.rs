@@ -10,6 +10,7 @@ use tokio::sync::{mpsc, Notify, Semaphore};
 use super::event::Event;
 use super::exit::ExitInfo;
 use super::trace::{Direction, Kind, Tracer, WireMeta};
+use super::views::Views;
 use crate::acp::{self, Reply};
 use crate::builtin::Builtins;
 use crate::rpc::json_str;
@@ -41,6 +42,8 @@ pub(super) struct Shared {
     /// The built-in fs/terminal handlers and the session cwds they use.
     pub builtins: Builtins,
     pub tracer: Tracer,
+    /// Live session views the reader folds into.
+    pub views: Views,
 }
 
 impl Shared {

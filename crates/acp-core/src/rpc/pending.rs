@@ -126,6 +126,10 @@ impl<T: Timed> PendingTable<T> {
         self.lock().len()
     }
 
+    pub fn contains(&self, key: u64) -> bool {
+        self.lock().contains_key(&key)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
