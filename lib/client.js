@@ -13,6 +13,7 @@ const {
   abortError,
 } = require('./errors.js');
 const { fsOptions, terminalOptions } = require('./builtins.js');
+const { SessionView } = require('./session-view.js');
 
 const PACKAGE_VERSION = require('../package.json').version;
 
@@ -24,6 +25,7 @@ const FAILED = 3;
 const REQUEST_SETTLED = 4;
 const HOST_EVENT = 5;
 const TRACE = 6;
+const VIEW_CHANGED = 7;
 
 const U32_MAX = 0xffff_ffff;
 const EMPTY = Object.freeze([]);
@@ -86,6 +88,7 @@ class AcpClient extends EventEmitter {
   #stderrTail = '';
   #builtins; // normalised `fs` / `terminals` options
   #status = new StatusTracker((change) => this.emit('state', change));
+  #views = new Map(); // sessionId → SessionView (see lib/session-view.js)
 
   constructor(options) {
     super();
@@ -153,6 +156,7 @@ class AcpClient extends EventEmitter {
     installExitHook();
     this.#status.spawned(isRestart);
     logging.attach(this, conn.pid);
+    if (isRestart) for (const view of this.#views.values()) view.reopen();
   }
 
   /** Spawn the agent and run `initialize`; resolves to the ready client. */
@@ -275,6 +279,25 @@ class AcpClient extends EventEmitter {
 
   onSessionUpdate(handler) {
     return this.onNotification('session/update', handler);
+  }
+
+  /**
+   * A live view of a session, folded in the core (see lib/session-view.js);
+   * the same view for the same session until it is closed.
+   */
+  session(sessionId, options) {
+    if (typeof sessionId !== 'string') throw new TypeError('sessionId must be a string');
+    let view = this.#views.get(sessionId);
+    if (!view || view.closed) {
+      const port = {
+        native: () => this.#native,
+        report: (err, where) => this.#report(err, where),
+        closed: (v) => this.#views.get(sessionId) === v && this.#views.delete(sessionId),
+      };
+      view = new SessionView(port, sessionId, options);
+      this.#views.set(sessionId, view);
+    }
+    return view;
   }
 
   // ---- client → agent ---------------------------------------------------
@@ -531,6 +554,9 @@ class AcpClient extends EventEmitter {
         case TRACE:
           this.#onTrace(items[i + 1]);
           break;
+        case VIEW_CHANGED:
+          this.#viewChanged(items[i + 1]);
+          break;
       }
     }
     // Backpressure: the next batches wait for async notification handlers.
@@ -658,6 +684,10 @@ class AcpClient extends EventEmitter {
       default:
         this.emit(name, payload);
     }
+  }
+
+  #viewChanged(id) {
+    for (const view of this.#views.values()) if (view.id === id) view.changed();
   }
 
   #onTrace(record) {
