@@ -14,3 +14,24 @@ t.saveHistory('/tmp/x').then((n: number) => [n, h, pending]);
 setLogger((r) => r.level === 'warn', { level: 'warn' });
 setLogger(null);
 const b = new AcpClient({ command: 'x', fs: { roots: ['/p'], readOnly: true }, terminals: { maxTerminals: 4, env: { CI: '1' } } }); const open: number = b.openTerminals; void open;
+
+// ---- session views ----
+import { SessionFold, applyChanges, foldRecording, type SessionViewState, type SessionViewChanges } from '../index.js';
+async function sessionViewTypes(client: AcpClient) {
+  const view = client.session('s', { intervalMs: 0, maxEntries: 100, setup: {} });
+  view.on('change', (c: SessionViewChanges) => {
+    for (const a of c.appended ?? []) a.text.toUpperCase();
+  });
+  const s: SessionViewState = view.snapshot();
+  for (const e of s.entries) {
+    if (e.kind === 'tool_call') s.toolCalls[e.toolCallId]?.status;
+    else if (e.kind === 'agent') e.content.length;
+  }
+  const md: string = view.toMarkdown();
+  const fold = new SessionFold('s', { maxKeys: 4 });
+  fold.applyUpdate({ sessionUpdate: 'plan', entries: [] });
+  applyChanges(fold.toJSON(), view.flush() ?? {});
+  foldRecording('').sessions['s']?.running;
+  return md;
+}
+void sessionViewTypes;

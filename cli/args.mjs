@@ -5,12 +5,16 @@ export const USAGE = `Usage:
   acp-native chat [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
   acp-native record --out FILE [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
   acp-native replay [--realtime] FILE
+  acp-native export [--format md|json] [--session ID] [--out FILE] FILE
+  acp-native export --load ID [--format md|json] [--out FILE] [--cwd DIR] -- <agent command> [args...]
   acp-native --help | --version
 
 chat     talk to an ACP agent in this terminal (Ctrl-C cancels the turn,
          a second Ctrl-C or Ctrl-D exits)
 record   the same, and write every wire message to FILE as NDJSON
 replay   act as an ACP agent over stdio that replays a recorded session
+export   a session's transcript (Markdown, or the session view's state as
+         JSON) from a recording, or from an agent that replays session ID
 
 Options:
   --cwd DIR     working directory of the session (default: the current one)
@@ -20,6 +24,9 @@ Options:
   --terminals   let the agent run commands in terminals under the session cwd
   --out FILE    (record) where to write the recording
   --realtime    (replay) keep the recorded pauses between messages
+  --format F    (export) md (default) or json
+  --session ID  (export) only this session of the recording
+  --load ID     (export) load session ID from the agent and export it
 `;
 
 /** A command-line mistake: printed with the usage, exit code 2. */
@@ -29,6 +36,8 @@ const SPECS = {
   chat: { values: ['--cwd'], flags: ['--stderr', '--fs', '--terminals'], agent: true },
   record: { values: ['--cwd', '--out'], flags: ['--stderr', '--fs', '--terminals'], agent: true, required: ['--out'] },
   replay: { values: [], flags: ['--realtime'], agent: false },
+  // With --load, the positionals are the agent command; else one FILE.
+  export: { values: ['--format', '--session', '--out', '--load', '--cwd'], flags: [], agent: false },
 };
 
 /**
@@ -73,7 +82,7 @@ export function parseArgs(argv) {
     if (options[name.slice(2)] === undefined) throw new UsageError(`${command} needs ${name} FILE`);
   }
 
-  if (spec.agent) {
+  if (spec.agent || (command === 'export' && options.load !== undefined)) {
     if (positional.length === 0) throw new UsageError(`${command} needs the agent command after --`);
     const [agentCommand, ...agentArgs] = positional;
     return { command, options, agent: { command: agentCommand, args: agentArgs } };

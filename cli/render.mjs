@@ -138,6 +138,100 @@ export class Renderer {
     }
   }
 
+  // ---- rendering from a session view (the chat) -------------------------
+  //
+  // What is printed depends only on the states the view goes through, not
+  // on how its changes were coalesced: text is written as it grows, a tool
+  // call gets its line when first seen and one line when it completes or
+  // fails, the plan and mode/commands/title when they change.
+
+  #shownText = new Map(); // entry index → characters written
+  #shownTools = new Map(); // toolCallId → last status line written ('' = the tool line only)
+  #shownModes = undefined;
+  #shownCommands = undefined;
+  #shownTitle = undefined;
+
+  /** The view's state when the chat starts: what needs no announcement. */
+  viewStarted(state) {
+    this.#shownModes = state.modes?.currentModeId;
+  }
+
+  /** A change event of a session view, and the state after it (see applyChanges). */
+  changes(changes, state) {
+    const first = state.entries.length > 0 ? state.entries[0].index : 0;
+    for (const index of this.#shownText.keys()) if (index < first) this.#shownText.delete(index);
+    const touched = new Set();
+    for (const e of changes.newEntries ?? []) touched.add(e.index);
+    for (const e of changes.updatedEntries ?? []) touched.add(e.index);
+    for (const a of changes.appended ?? []) touched.add(a.index);
+    for (const index of [...touched].sort((a, b) => a - b)) {
+      const entry = state.entries[index - first];
+      if (entry) this.#entry(entry, state);
+    }
+    for (const [id, call] of Object.entries(changes.toolCalls ?? {})) if (this.#shownTools.has(id)) this.#toolStatus(call);
+    if (changes.plan && Array.isArray(changes.plan.entries)) this.#plan(changes.plan.entries);
+    const mode = state.modes?.currentModeId;
+    if (changes.modes && mode !== undefined && mode !== this.#shownModes) {
+      this.#shownModes = mode;
+      this.note(`(mode: ${mode})`);
+    }
+    if (changes.commands) {
+      const names = (state.commands.availableCommands ?? []).map((c) => `/${c?.name}`).join(' ') || 'none';
+      if (names !== this.#shownCommands) this.note(`(commands: ${names})`);
+      this.#shownCommands = names;
+    }
+    if (changes.info && typeof state.info.title === 'string' && state.info.title !== this.#shownTitle) {
+      this.#shownTitle = state.info.title;
+      this.note(`(session: ${state.info.title})`);
+    }
+  }
+
+  #entry(entry, state) {
+    switch (entry.kind) {
+      case 'agent':
+      case 'thought':
+      case 'user': {
+        const text = entry.content.map(contentText).join('');
+        const shown = this.#shownText.get(entry.index) ?? 0;
+        if (text.length <= shown) return;
+        this.#shownText.set(entry.index, text.length);
+        const fresh = text.slice(shown);
+        if (entry.kind === 'agent') return this.#chunk('agent', fresh, '', null);
+        if (entry.kind === 'thought') return this.#chunk('thought', fresh, 'thinking: ', 'dim');
+        return this.#chunk('user', fresh, 'you: ', 'cyan');
+      }
+      case 'tool_call': {
+        const call = state.toolCalls[entry.toolCallId];
+        if (!call || this.#shownTools.has(call.toolCallId)) return;
+        const title = call.title ?? call.toolCallId;
+        this.#toolTitles.set(call.toolCallId, title);
+        this.#shownTools.set(call.toolCallId, '');
+        if (this.#shownTools.size > 10_000) this.#shownTools.delete(this.#shownTools.keys().next().value);
+        this.line(`${this.#style('yellow', '▸ tool')} ${this.#style('bold', title)}${call.kind ? ` [${call.kind}]` : ''}`);
+        return this.#toolStatus(call);
+      }
+      case 'notice':
+        return this.note(`(${entry.notice?.severity ?? 'notice'}: ${entry.notice?.title ?? ''})`);
+      case 'compaction':
+        return this.note('(context compaction)');
+      case 'unknown':
+        return this.note(`(update: ${entry.update?.sessionUpdate ?? 'unknown'})`);
+    }
+  }
+
+  /** One line when a tool call completes or fails. */
+  #toolStatus(call) {
+    if (typeof call.title === 'string') this.#toolTitles.set(call.toolCallId, call.title);
+    const status = call.status;
+    if (status !== 'completed' && status !== 'failed') return;
+    if (this.#shownTools.get(call.toolCallId) === status) return;
+    this.#shownTools.set(call.toolCallId, status);
+    const title = this.#toolTitles.get(call.toolCallId) ?? call.toolCallId;
+    const first = (Array.isArray(call.content) ? call.content : []).map(contentText).find((t) => t !== '');
+    const detail = first === undefined ? '' : ` ${this.#style('dim', summary(first))}`;
+    this.line(`  ↳ ${title}: ${this.#style(status === 'completed' ? 'green' : 'red', status)}${detail}`);
+  }
+
   /** The permission question: the tool call and numbered options. */
   permission({ toolCall = {}, options = [] }) {
     const title = toolCall.title ?? this.#toolTitles.get(toolCall.toolCallId) ?? toolCall.toolCallId ?? 'a tool call';

@@ -117,12 +117,8 @@ impl Views {
         let Some(&id) = inner.by_session.get(p.session_id.as_ref()) else {
             return pass;
         };
-        let update = p
-            .update
-            .and_then(|u| serde_json::from_str::<Value>(u.get()).ok())
-            .unwrap_or(Value::Null);
         let view = inner.views.get_mut(&id).expect("indexed");
-        view.state.apply_update(update);
+        view.state.apply_update_json(p.update.map(RawValue::get));
         let forward = view.forward;
         Folded {
             forward,

@@ -11,6 +11,7 @@
 //! both and compares the results, so change one only with the other.
 
 mod changes;
+mod fast;
 mod replay;
 mod state;
 

@@ -41,10 +41,9 @@ impl Replay {
                 let Some(sid) = session_of(params.as_ref()) else {
                     return;
                 };
-                let update = params
-                    .and_then(|mut p| p.get_mut("update").map(Value::take))
-                    .unwrap_or(Value::Null);
-                self.state(&sid).apply_update(update);
+                // As text, like a live view gets it (its fast path included).
+                let update = params.and_then(|p| p.get("update").map(Value::to_string));
+                self.state(&sid).apply_update_json(update.as_deref());
             }
             (false, Some(method), Some(key)) => {
                 let Some(sid) = session_of(params.as_ref()) else {

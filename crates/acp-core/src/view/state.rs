@@ -313,7 +313,7 @@ impl SessionState {
     }
 
     /// A new entry at the end (the oldest go beyond `max_entries`).
-    fn push_entry(&mut self, kind: EntryKind) -> &mut Entry {
+    pub(crate) fn push_entry(&mut self, kind: EntryKind) -> &mut Entry {
         let index = self.next_index;
         self.next_index += 1;
         self.changes.entries.insert(index);
@@ -577,33 +577,49 @@ fn kind_variant(kind: EntryKind) -> &'static str {
 /// Append one content block to an entry, within its limits.
 fn append_block(entry: &mut Entry, block: Value, options: &ViewOptions) {
     if let Some(text) = text_only(&block) {
-        let bytes = text.len();
-        if entry.text_bytes + bytes > options.max_text_bytes {
-            entry.dropped_bytes += bytes as u64;
-            return;
-        }
-        if let Some(Value::Object(last)) = entry.content.last_mut() {
-            if last.len() == 2 && last.get("type").and_then(Value::as_str) == Some("text") {
-                if let Some(Value::String(s)) = last.get_mut("text") {
-                    s.push_str(text);
-                    entry.text_bytes += bytes;
-                    return;
-                }
-            }
-        }
-        if entry.content.len() >= options.max_blocks {
-            entry.dropped_blocks += 1;
-            return;
-        }
-        entry.text_bytes += bytes;
-        entry.content.push(block);
-        return;
+        let text = text.to_owned();
+        return append_text(entry, &text, Some(block), options);
     }
     if entry.content.len() >= options.max_blocks {
         entry.dropped_blocks += 1;
         return;
     }
     entry.content.push(block);
+}
+
+/// Append a text-only block (`block`, when the caller has it as a value):
+/// concatenated to a text-only last block, else pushed.
+pub(crate) fn append_text(
+    entry: &mut Entry,
+    text: &str,
+    block: Option<Value>,
+    options: &ViewOptions,
+) {
+    let bytes = text.len();
+    if entry.text_bytes + bytes > options.max_text_bytes {
+        entry.dropped_bytes += bytes as u64;
+        return;
+    }
+    if let Some(Value::Object(last)) = entry.content.last_mut() {
+        if last.len() == 2 && last.get("type").and_then(Value::as_str) == Some("text") {
+            if let Some(Value::String(s)) = last.get_mut("text") {
+                s.push_str(text);
+                entry.text_bytes += bytes;
+                return;
+            }
+        }
+    }
+    if entry.content.len() >= options.max_blocks {
+        entry.dropped_blocks += 1;
+        return;
+    }
+    entry.text_bytes += bytes;
+    entry.content.push(block.unwrap_or_else(|| {
+        let mut obj = Map::new();
+        obj.insert("type".into(), "text".into());
+        obj.insert("text".into(), text.into());
+        Value::Object(obj)
+    }));
 }
 
 /// Serializes the state without copying it.
