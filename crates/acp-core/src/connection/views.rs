@@ -23,7 +23,7 @@ use serde_json::Value;
 use super::event::Event;
 use super::handle::Connection;
 use crate::acp::methods;
-use crate::view::{SessionState, ViewOptions};
+use crate::view::{SessionState, TextParams, ViewOptions};
 
 /// Our requests whose answers a view folds, at most (older ones are
 /// forgotten: their answers are then not folded).
@@ -110,6 +110,22 @@ impl Views {
             forward: true,
             signal: None,
         };
+        // The hot path: a plain-text chunk, read in one pass.
+        if let Some(p) = params.and_then(|p| serde_json::from_str::<TextParams<'_>>(p).ok()) {
+            if p.update.entry_kind().is_some() {
+                let mut inner = self.lock();
+                let Some(&id) = inner.by_session.get(p.session_id.as_ref()) else {
+                    return pass;
+                };
+                let view = inner.views.get_mut(&id).expect("indexed");
+                view.state.apply_text_chunk(&p.update);
+                let forward = view.forward;
+                return Folded {
+                    forward,
+                    signal: inner.signal(id),
+                };
+            }
+        }
         let Some(p) = params.and_then(|p| serde_json::from_str::<P<'_>>(p).ok()) else {
             return pass;
         };

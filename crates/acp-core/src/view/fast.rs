@@ -11,9 +11,20 @@ use serde_json::Value;
 
 use super::state::{EntryKind, SessionState};
 
+/// `session/update` params holding just a plain-text chunk: the live
+/// view's hot path reads them in one pass.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct TextChunk<'a> {
+pub(crate) struct TextParams<'a> {
+    #[serde(rename = "sessionId", borrow)]
+    pub session_id: Cow<'a, str>,
+    #[serde(borrow)]
+    pub update: TextChunk<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TextChunk<'a> {
     #[serde(rename = "sessionUpdate", borrow)]
     variant: Cow<'a, str>,
     #[serde(borrow)]
@@ -31,19 +42,36 @@ struct TextBlock<'a> {
     text: Cow<'a, str>,
 }
 
+impl TextChunk<'_> {
+    /// The entry kind, if this is a message chunk of a text block (the
+    /// shape the fast path folds; anything else takes the general path).
+    pub(crate) fn entry_kind(&self) -> Option<EntryKind> {
+        if self.content.kind != "text" {
+            return None;
+        }
+        match self.variant.as_ref() {
+            "user_message_chunk" => Some(EntryKind::User),
+            "agent_message_chunk" => Some(EntryKind::Agent),
+            "agent_thought_chunk" => Some(EntryKind::Thought),
+            _ => None,
+        }
+    }
+}
+
 impl SessionState {
+    /// Fold a chunk whose [`TextChunk::entry_kind`] is `Some`.
+    pub(crate) fn apply_text_chunk(&mut self, chunk: &TextChunk<'_>) {
+        if let Some(kind) = chunk.entry_kind() {
+            self.text_chunk(kind, chunk.message_id.as_deref(), &chunk.content.text);
+        }
+    }
+
     /// Fold one `update` given as JSON text (`None`: the update was absent).
     pub fn apply_update_json(&mut self, update: Option<&str>) {
         if let Some(text) = update {
             if let Ok(chunk) = serde_json::from_str::<TextChunk<'_>>(text) {
-                let kind = match chunk.variant.as_ref() {
-                    "user_message_chunk" => Some(EntryKind::User),
-                    "agent_message_chunk" => Some(EntryKind::Agent),
-                    "agent_thought_chunk" => Some(EntryKind::Thought),
-                    _ => None,
-                };
-                if let (Some(kind), "text") = (kind, chunk.content.kind.as_ref()) {
-                    return self.text_chunk(kind, chunk.message_id.as_deref(), &chunk.content.text);
+                if chunk.entry_kind().is_some() {
+                    return self.apply_text_chunk(&chunk);
                 }
             }
         }

@@ -15,5 +15,6 @@ mod fast;
 mod replay;
 mod state;
 
+pub(crate) use fast::TextParams;
 pub use replay::fold_recording;
 pub use state::{SessionState, ViewOptions};
