@@ -182,6 +182,12 @@ impl Connection {
         };
         if let Err(e) = shared.send_line(rpc::request(id, method, params), meta) {
             shared.outgoing.take(id);
+            if shared.views.any() {
+                // Never sent: a view must not show this prompt as running.
+                if let Some(event) = shared.views.on_response(id, None) {
+                    shared.emit_soon(event);
+                }
+            }
             return Err(self.send_failed(e));
         }
         if let Some(timeout) = timeout.filter(|d| !d.is_zero()) {

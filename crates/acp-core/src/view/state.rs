@@ -323,13 +323,16 @@ impl SessionState {
             };
             self.dropped_entries += 1;
             self.changes.removed = true;
+            // The change set never outgrows the state, drained or not.
+            self.changes.entries.remove(&old.index);
             if let Some(key) = &old.key {
-                let map = match old.kind {
-                    EntryKind::ToolCall => &mut self.tool_calls,
-                    _ => &mut self.compactions,
+                let (map, changed) = match old.kind {
+                    EntryKind::ToolCall => (&mut self.tool_calls, &mut self.changes.tool_calls),
+                    _ => (&mut self.compactions, &mut self.changes.compactions),
                 };
                 if map.get(key).is_some_and(|k| k.index == old.index) {
                     map.remove(key);
+                    changed.remove(key);
                 }
             }
         }
