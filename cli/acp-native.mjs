@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// acp-native CLI: `chat`, `record`, `replay` and `export` (see `acp-native --help`).
+// acp-native CLI: `chat`, `record`, `replay`, `export` and `doctor` (see `acp-native --help`).
 import { createRequire } from 'node:module';
 import { parseArgs, UsageError, USAGE } from './args.mjs';
 
@@ -46,6 +46,10 @@ async function main(argv) {
     case 'replay': {
       const { runReplay } = await import('./replay.mjs');
       return runReplay({ file, realtime: options.realtime === true });
+    }
+    case 'doctor': {
+      const { runDoctor } = await import('./doctor.mjs');
+      return runDoctor({ json: options.json === true, binary: options.binary });
     }
   }
   return 2;

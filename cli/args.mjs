@@ -7,6 +7,7 @@ export const USAGE = `Usage:
   acp-native replay [--realtime] FILE
   acp-native export [--format md|json] [--session ID] [--out FILE] FILE
   acp-native export --load ID [--format md|json] [--out FILE] [--cwd DIR] -- <agent command> [args...]
+  acp-native doctor [--json] [--binary FILE]
   acp-native --help | --version
 
 chat     talk to an ACP agent in this terminal (Ctrl-C cancels the turn,
@@ -15,6 +16,8 @@ record   the same, and write every wire message to FILE as NDJSON
 replay   act as an ACP agent over stdio that replays a recorded session
 export   a session's transcript (Markdown, or the session view's state as
          JSON) from a recording, or from an agent that replays session ID
+doctor   show the native binary this install runs (path, SHA-256, glibc it
+         needs) and whether it loads; exit 1 if it does not
 
 Options:
   --cwd DIR     working directory of the session (default: the current one)
@@ -27,6 +30,8 @@ Options:
   --format F    (export) md (default) or json
   --session ID  (export) only this session of the recording
   --load ID     (export) load session ID from the agent and export it
+  --json        (doctor) print the report as JSON
+  --binary FILE (doctor) check this .node file instead of the installed one
 `;
 
 /** A command-line mistake: printed with the usage, exit code 2. */
@@ -38,12 +43,13 @@ const SPECS = {
   replay: { values: [], flags: ['--realtime'], agent: false },
   // With --load, the positionals are the agent command; else one FILE.
   export: { values: ['--format', '--session', '--out', '--load', '--cwd'], flags: [], agent: false },
+  doctor: { values: ['--binary'], flags: ['--json'], agent: false, file: false },
 };
 
 /**
  * Parse `argv` (without node and the script). Returns
  * `{ command: 'help' | 'version' }` or
- * `{ command, options: { cwd, out, stderr, fs, terminals, realtime }, agent: { command, args }, file }`.
+ * `{ command, options: { cwd, out, stderr, fs, terminals, realtime, json, binary }, agent: { command, args }, file }`.
  */
 export function parseArgs(argv) {
   const [command, ...rest] = argv;
@@ -86,6 +92,10 @@ export function parseArgs(argv) {
     if (positional.length === 0) throw new UsageError(`${command} needs the agent command after --`);
     const [agentCommand, ...agentArgs] = positional;
     return { command, options, agent: { command: agentCommand, args: agentArgs } };
+  }
+  if (spec.file === false) {
+    if (positional.length > 0) throw new UsageError(`${command} takes no arguments (got '${positional[0]}')`);
+    return { command, options };
   }
   if (positional.length !== 1) throw new UsageError(`${command} needs exactly one recording FILE`);
   return { command, options, file: positional[0] };

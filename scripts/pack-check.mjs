@@ -3,12 +3,14 @@
 // linux-x64-gnu binary the release way, check what it needs from glibc,
 // pack the root and platform packages, install both tarballs offline into
 // a fresh directory, and use the package from there (require, import, a
-// session against the mock agent, `npx acp-native chat`).
+// session against the mock agent, `npx acp-native chat`, `npx acp-native
+// doctor` finding the installed binary and its SHA-256).
 //
 //   node scripts/pack-check.mjs                  # build, then check
 //   node scripts/pack-check.mjs --prebuilt FILE  # check an already built .node
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -194,6 +196,17 @@ function main() {
         input: 'say:hello_from_npx plan\n',
       });
       if (!/^hello from npx$/m.test(out) || !/\[turn ended: end_turn\]/.test(out) || !/Plan:/.test(out)) fail(`unexpected chat output:\n${out}`);
+    });
+
+    step('npx acp-native doctor from the install', () => {
+      const report = JSON.parse(run('npx', ['--offline', '--no-install', 'acp-native', 'doctor', '--json'], { cwd: app }));
+      const expected = join(app, 'node_modules', `acp-native-${PLATFORM}`, NODE_FILE);
+      const sha256 = createHash('sha256').update(readFileSync(built)).digest('hex');
+      if (report.binary?.path !== realpathSync(expected)) fail(`doctor resolved ${report.binary?.path}, expected ${expected}`);
+      if (report.binary.source !== `package acp-native-${PLATFORM}`) fail(`doctor says the binary comes from ${report.binary.source}`);
+      if (report.binary.sha256 !== sha256) fail(`doctor printed SHA-256 ${report.binary.sha256}, the built file has ${sha256}`);
+      if (!report.load.ok || report.problems.length) fail(`doctor found problems: ${JSON.stringify(report.problems)}`);
+      if (report.binary.glibc?.needs !== versionName(glibcNeeded(built))) fail(`doctor says the binary needs ${report.binary.glibc?.needs}`);
     });
   } finally {
     rmSync(app, { recursive: true, force: true });
