@@ -250,3 +250,87 @@ impl Serialize for Erased<'_> {
         self.0.to_value().serialize(s)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use crate::view::{SessionState, ViewOptions};
+
+    fn chunk(text: &str) -> String {
+        json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
+            .to_string()
+    }
+
+    fn drain(s: &mut SessionState) -> Value {
+        serde_json::from_str(&s.drain_json().expect("changed")).unwrap()
+    }
+
+    #[test]
+    fn text_is_appended_then_new_entries_whole_then_nothing() {
+        let mut s = SessionState::new("s", ViewOptions::default());
+        s.apply_update_json(Some(&chunk("Hel")));
+        let first = drain(&mut s);
+        assert_eq!(first["newEntries"][0]["content"][0]["text"], "Hel");
+        s.apply_update_json(Some(&chunk("lo")));
+        s.apply_update_json(Some(&chunk(", world")));
+        let second = drain(&mut s);
+        assert_eq!(
+            second,
+            json!({"appended": [{"index": 0, "text": "lo, world"}]})
+        );
+        assert!(s.drain_json().is_none(), "nothing changed since");
+        // A block that is not text-only: the whole entry.
+        s.apply_update_json(Some(
+            &json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "image", "data": ""}})
+                .to_string(),
+        ));
+        let third = drain(&mut s);
+        assert_eq!(third["updatedEntries"][0]["content"][1]["type"], "image");
+        assert!(third.get("appended").is_none());
+    }
+
+    #[test]
+    fn the_change_set_stays_bounded_without_drains() {
+        let options = ViewOptions {
+            max_entries: 3,
+            ..Default::default()
+        };
+        let mut s = SessionState::new("s", options);
+        for i in 0..10_000 {
+            let update =
+                json!({"sessionUpdate": "tool_call", "toolCallId": format!("t{i}"), "title": "x"});
+            s.apply_update_json(Some(&update.to_string()));
+        }
+        assert_eq!(s.changes.entries.len(), 3);
+        assert_eq!(s.changes.tool_calls.len(), 3);
+        let d = drain(&mut s);
+        assert_eq!(d["firstIndex"], 9997);
+        assert_eq!(d["droppedEntries"], 9997);
+        assert_eq!(d["newEntries"].as_array().unwrap().len(), 3);
+        assert_eq!(d["toolCalls"].as_object().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn fast_and_general_paths_agree() {
+        let updates = [
+            chunk("a"),
+            json!({"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "b"}}).to_string(),
+            json!({"sessionUpdate": "agent_message_chunk", "messageId": null, "content": {"type": "text", "text": "c"}}).to_string(),
+            json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "d"}, "_meta": {}}).to_string(),
+            r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"e","text":"f"}}"#.to_string(),
+            r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"\u00e9\n"}}"#.to_string(),
+        ];
+        let mut fast = SessionState::new("s", ViewOptions::default());
+        let mut general = SessionState::new("s", ViewOptions::default());
+        for u in &updates {
+            fast.apply_update_json(Some(u));
+            general.apply_update(serde_json::from_str(u).unwrap());
+        }
+        assert_eq!(fast.snapshot_value(), general.snapshot_value());
+        assert_eq!(
+            fast.snapshot_value()["entries"].as_array().unwrap().len(),
+            5
+        );
+    }
+}
