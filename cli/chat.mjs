@@ -71,10 +71,12 @@ export async function runChat({ agent, cwd: cwdOption, showStderr = false, clien
         handlers: {
           'session/request_permission': async (params, { signal }) => {
             view?.flush(); // show the tool call before the question
+            renderer.settle();
             return { outcome: await choosePermission(input, renderer, params, signal) };
           },
           '_agentao.cn/ask_user': (params, { signal }) => {
             view?.flush();
+            renderer.settle();
             return askUser(input, renderer, params, signal);
           },
         },
@@ -120,9 +122,11 @@ export async function runChat({ agent, cwd: cwdOption, showStderr = false, clien
         const result = await untilQuit(client.prompt({ sessionId, prompt: text }));
         if (result === QUIT) break;
         view.flush();
+        renderer.settle();
         renderer.turnEnd(result?.stopReason ?? 'unknown');
       } catch (err) {
         view.flush();
+        renderer.settle();
         if (err.code === 'ERR_ACP_CLOSED') break; // the exit listener reported it
         renderer.error(`The prompt failed: ${err.message}`);
       } finally {
