@@ -18,7 +18,10 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  * once per batch when done with it.
  */
 export declare class AgentConnection {
-  /** Spawn the agent. Throws `ERR_ACP_SPAWN: …` if it cannot start. */
+  /**
+   * Spawn the agent. Throws an error with `code: 'ERR_ACP_SPAWN'` (and
+   * the OS error name, e.g. `ENOENT`, as `cause.message`) if it cannot.
+   */
   constructor(options: ConnectionOptions, onBatch: (arg: string) => unknown)
   /** Send a request; returns its id. `params` is JSON text. */
   request(method: string, params?: string | undefined | null, timeoutMs?: number | undefined | null): number
@@ -39,6 +42,16 @@ export declare class AgentConnection {
   kill(): void
   /** Keep Node alive while `true` (pending calls), let it exit when `false`. */
   setRef(keepAlive: boolean): void
+  /**
+   * The agent is gone and the host is done with it: leave the
+   * environment's cleanup hook (idempotent).
+   */
+  release(): void
+  /**
+   * The last bytes the agent wrote to stderr (`stderrTailBytes`), read
+   * from the same ring as the exit report's.
+   */
+  stderrTail(): string
   get pid(): number
   /** The exit report as JSON text, once the agent is gone. */
   exitInfo(): string | null
@@ -106,6 +119,11 @@ export interface ConnectionOptions {
   terminals?: TerminalOptions
   /** Agent request methods the host handles itself (they win). */
   hostMethods?: Array<string>
+  /**
+   * Extension method → the result (JSON text) `cancelSession` answers
+   * its pending requests with (default: a -32800 error).
+   */
+  cancelledResults?: Record<string, string>
 }
 
 /**
@@ -120,6 +138,18 @@ export interface FsOptions {
   maxFileBytes?: number
   readOnly?: boolean
 }
+
+/**
+ * The kinds of batch items (see `acp_core::connection::ItemKind`), by
+ * name: the facade reads the numbers from here instead of repeating them.
+ */
+export declare function itemKinds(): Record<string, number>
+
+/**
+ * Connections registered with this thread's environment cleanup hook
+ * (agents not yet released): for tests that no hook accumulates.
+ */
+export declare function liveConnections(): number
 
 /** The ACP protocol version this binding speaks. */
 export declare function protocolVersion(): number

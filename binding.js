@@ -838,5 +838,7 @@ module.exports = nativeBinding
 module.exports.AgentConnection = nativeBinding.AgentConnection
 module.exports.clientCapabilities = nativeBinding.clientCapabilities
 module.exports.foldRecording = nativeBinding.foldRecording
+module.exports.itemKinds = nativeBinding.itemKinds
+module.exports.liveConnections = nativeBinding.liveConnections
 module.exports.protocolVersion = nativeBinding.protocolVersion
 module.exports.setLogSink = nativeBinding.setLogSink

@@ -1,4 +1,8 @@
 // acp-native: drive any Agent Client Protocol (ACP) agent over stdio from Node.
+//
+// The ACP types (params, results, every `sessionUpdate` variant) and the
+// method maps (`AgentRequests`, `ClientRequests`, …) are generated from the
+// official schema into types/acp.d.ts; this file keys the API by them.
 import { EventEmitter } from 'node:events';
 import type * as acp from './types/acp';
 
@@ -14,55 +18,90 @@ export * from './types/session-view';
 export declare const PROTOCOL_VERSION: number;
 
 /** Stable error codes; see {@link AcpError}. */
-export type AcpErrorCode =
-  | 'ERR_ACP_RPC'
-  | 'ERR_ACP_SPAWN'
-  | 'ERR_ACP_CLOSED'
-  | 'ERR_ACP_TIMEOUT'
-  | 'ERR_ACP_PROTOCOL'
-  | 'ERR_ACP_ABORTED'
-  | 'ERR_ACP_BACKPRESSURE'
-  | 'ERR_ACP_INVALID_ARGUMENT';
+export type AcpErrorCode = AcpError['code'];
 
-/**
- * Every error this package throws or rejects with. Switch on `code`.
- *
- * - `ERR_ACP_RPC`: the agent answered with a JSON-RPC error (`rpcCode`, `data`).
- * - `ERR_ACP_SPAWN`: the agent could not be started (`errno`, e.g. `ENOENT`).
- * - `ERR_ACP_CLOSED`: the agent exited or was closed before answering
- *   (`exitCode`, `signal`, `stderrTail`, `reason`).
- * - `ERR_ACP_TIMEOUT`: no answer within the timeout (`timeoutMs`).
- * - `ERR_ACP_PROTOCOL`: the agent broke the protocol, e.g. answered
- *   `initialize` with a protocolVersion other than 1.
- * - `ERR_ACP_ABORTED`: the call's `AbortSignal` fired.
- * - `ERR_ACP_BACKPRESSURE`: the agent does not read its stdin and
- *   `maxWriteQueueBytes` are already queued.
- * - `ERR_ACP_INVALID_ARGUMENT`: the call cannot be sent as given.
- */
-export declare class AcpError extends Error {
+interface AcpErrorBase extends Error {
   readonly name: 'AcpError';
-  readonly code: AcpErrorCode;
   /** The request's method, when the error belongs to one call. */
   readonly method?: string;
-  /** ERR_ACP_RPC: the JSON-RPC error code (e.g. -32601, -32000). */
-  readonly rpcCode?: number;
-  /** ERR_ACP_RPC: the JSON-RPC error's `data`. */
+}
+
+/** The agent answered with a JSON-RPC error. */
+export interface AcpRpcError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_RPC';
+  readonly method: string;
+  /** The JSON-RPC error code (e.g. -32601, -32000); absent if the agent sent none. */
+  readonly rpcCode: number | undefined;
+  /** The JSON-RPC error's `data`. */
   readonly data?: unknown;
-  /** ERR_ACP_SPAWN: `ENOENT`, `EACCES`, … */
-  readonly errno?: string;
-  /** ERR_ACP_CLOSED: the agent's exit code, if it exited. */
-  readonly exitCode?: number | null;
-  /** ERR_ACP_CLOSED: the signal that ended the agent, e.g. `SIGKILL`. */
-  readonly signal?: string | null;
-  /** ERR_ACP_CLOSED, or a timed-out `initialize`: the end of the agent's stderr. */
+}
+/** The agent could not be started. */
+export interface AcpSpawnError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_SPAWN';
+  /** `ENOENT`, `EACCES`, … */
+  readonly errno: string;
+  readonly command: string;
+}
+/** The agent exited or was closed before answering; every later call. */
+export interface AcpClosedError extends AcpErrorBase, Partial<ExitInfo> {
+  readonly code: 'ERR_ACP_CLOSED';
+}
+/** No answer within the timeout. */
+export interface AcpTimeoutError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_TIMEOUT';
+  readonly method: string;
+  readonly timeoutMs: number;
+  /** A timed-out `initialize()`: the end of the agent's stderr (the agent is killed). */
   readonly stderrTail?: string;
-  /** ERR_ACP_TIMEOUT: the timeout that expired. */
-  readonly timeoutMs?: number;
+}
+/** The agent broke the protocol, e.g. answered `initialize` with another protocolVersion. */
+export interface AcpProtocolError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_PROTOCOL';
+  readonly result?: unknown;
+}
+/** The call's `AbortSignal` fired. */
+export interface AcpAbortedError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_ABORTED';
+}
+/** The agent does not read its stdin and `maxWriteQueueBytes` are already queued. */
+export interface AcpBackpressureError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_BACKPRESSURE';
+}
+/** A call cannot be made as given; `argument` names the culprit (e.g. `params.cwd`). */
+export interface AcpInvalidArgumentError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_INVALID_ARGUMENT';
+  readonly argument?: string;
 }
 
 /**
+ * Every error this package throws or rejects with: switch on `code` and
+ * the fields narrow.
+ *
+ * ```ts
+ * try { await client.prompt({ sessionId, prompt: 'hi' }); }
+ * catch (e) {
+ *   if (e instanceof AcpError && e.code === 'ERR_ACP_RPC') console.log(e.rpcCode, e.data);
+ * }
+ * ```
+ */
+export type AcpError =
+  | AcpRpcError
+  | AcpSpawnError
+  | AcpClosedError
+  | AcpTimeoutError
+  | AcpProtocolError
+  | AcpAbortedError
+  | AcpBackpressureError
+  | AcpInvalidArgumentError;
+export declare const AcpError: {
+  new (code: AcpErrorCode, message: string, fields?: Record<string, unknown>): AcpError;
+  readonly prototype: AcpError;
+};
+
+/**
  * Throw this from a request handler to answer the agent with a specific
- * JSON-RPC error (anything else thrown becomes -32603).
+ * JSON-RPC error. Anything else thrown is a fault of the host: it is
+ * reported (`handlerError`) and the agent gets -32603 without its message.
  */
 export declare class RpcError extends Error {
   constructor(rpcCode: number, message: string, data?: unknown);
@@ -82,52 +121,82 @@ export interface ExitInfo {
 
 /** Per-call options. */
 export interface CallOptions {
-  /** Reject with ERR_ACP_TIMEOUT after this many ms; 0 = no timeout. */
+  /**
+   * Give up after this many ms (0 = never): rejects ERR_ACP_TIMEOUT and
+   * cancels on the wire like `signal` does.
+   */
   timeoutMs?: number;
-  /** Abort the call: rejects with ERR_ACP_ABORTED and sends `$/cancel_request`. */
+  /**
+   * Give up when it aborts: rejects ERR_ACP_ABORTED and sends
+   * `$/cancel_request` (a prompt also `session/cancel`). The agent's late
+   * answer is traced, not reported as a protocol error.
+   */
   signal?: AbortSignal;
 }
 
 /** Passed to every request handler. */
-export interface HandlerContext {
+export interface HandlerContext<M extends string = string> {
   /** Aborted when the answer is no longer wanted: the turn was cancelled,
    * the agent withdrew the request, the handler timed out, or the agent exited. */
   signal: AbortSignal;
-  method: string;
-  /** The agent's request id, as sent. */
-  id: string | number;
+  method: M;
+  /** The agent's request id, exactly as sent (agentao: `"srv_<hex>"`). */
+  requestId: string | number;
 }
 
-export type RequestHandler<P = any, R = unknown> = (params: P, ctx: HandlerContext) => R | Promise<R>;
+/** Extension methods start with an underscore (ACP extensibility). */
+export type ExtensionMethod = `_${string}`;
 
-/** Typed handlers for the agent → client requests of ACP v1. */
-export interface ClientRequestHandlers {
-  'session/request_permission': RequestHandler<acp.RequestPermissionRequest, acp.RequestPermissionResponse>;
-  'fs/read_text_file': RequestHandler<acp.ReadTextFileRequest, acp.ReadTextFileResponse>;
-  'fs/write_text_file': RequestHandler<acp.WriteTextFileRequest, acp.WriteTextFileResponse | null>;
-  'terminal/create': RequestHandler<acp.CreateTerminalRequest, acp.CreateTerminalResponse>;
-  'terminal/output': RequestHandler<acp.TerminalOutputRequest, acp.TerminalOutputResponse>;
-  'terminal/release': RequestHandler<acp.ReleaseTerminalRequest, acp.ReleaseTerminalResponse | null>;
-  'terminal/wait_for_exit': RequestHandler<acp.WaitForTerminalExitRequest, acp.WaitForTerminalExitResponse>;
-  'terminal/kill': RequestHandler<acp.KillTerminalRequest, acp.KillTerminalResponse | null>;
-  'elicitation/create': RequestHandler<acp.CreateElicitationRequest, acp.CreateElicitationResponse>;
-  /** agentao's question to the user: answer `{outcome: 'answered', text}` or `{outcome: 'cancelled'}`. */
-  '_agentao.cn/ask_user': RequestHandler<{ sessionId: string; question: string; [k: string]: unknown }, { outcome: 'answered'; text: string } | { outcome: 'cancelled' }>;
-}
+/** What a handler may return for `R`: an empty result (only `_meta`) may be omitted. */
+type HandlerReturn<E extends { result: unknown; empty: boolean }> = E['empty'] extends true ? E['result'] | void | null : E['result'];
+
+/** A request handler: a value or a Promise of it. */
+export type RequestHandler<P = unknown, R = unknown, M extends string = string> = (params: P, ctx: HandlerContext<M>) => R | Promise<R>;
+
+/** The handler of a known agent → client request. */
+export type ClientRequestHandler<M extends keyof acp.ClientRequests> = RequestHandler<
+  acp.ClientRequests[M]['params'],
+  HandlerReturn<acp.ClientRequests[M]>,
+  M
+>;
+
+/** Extension handlers in `handlers`: annotate `params` with your type, or narrow the `unknown`. */
+type ExtensionHandler = {
+  // A method signature is bivariant in its parameter: `(p: MyParams) => …` fits.
+  bivariant(params: unknown, ctx: HandlerContext): unknown;
+}['bivariant'];
 
 /**
- * Handlers by wire method name. Any other method (extensions start with
- * `_`) may be added too. The methods present decide the
- * `clientCapabilities` sent by `initialize()` (fs flags, `terminal` when all
- * five terminal methods are handled, `elicitation.form`).
+ * Handlers by wire method. Known ACP methods are typed from the schema (a
+ * misspelt one is an error); extension methods (`_vendor/…`) take any
+ * handler. The methods present decide the `clientCapabilities` sent by
+ * `initialize()` (fs flags, `terminal` when all five terminal methods are
+ * handled, `elicitation.form`).
  *
- * A handler may return a value or a Promise. If it throws, rejects, returns
- * something invalid or outlives `handlerTimeoutMs`, the agent still gets an
- * answer: `session/request_permission` is answered
- * `{outcome:{outcome:"cancelled"}}`, other methods a JSON-RPC error.
- * A request without a handler is answered -32601.
+ * If a handler throws, rejects, returns something invalid or outlives
+ * `handlerTimeoutMs`, the agent still gets an answer:
+ * `session/request_permission` `{outcome:{outcome:"cancelled"}}`,
+ * `elicitation/create` `{action:"cancel"}`, other methods a JSON-RPC error.
+ * A request without a handler is answered -32601 (a permission request:
+ * cancelled).
  */
-export type Handlers = Partial<ClientRequestHandlers> & { [method: string]: RequestHandler | undefined };
+export type Handlers = { [M in keyof acp.ClientRequests]?: ClientRequestHandler<M> } & {
+  [M in ExtensionMethod]?: ExtensionHandler;
+};
+
+/** A notification handler; a returned Promise holds later batches (backpressure), any other value is ignored. */
+export type NotificationHandler<P = unknown, M extends string = string> = (
+  params: P,
+  message: { jsonrpc: '2.0'; method: M; params: P },
+) => unknown;
+
+/** agentao's `_agentao.cn/ask_user` (see lib/vendor/agentao.js): answer `{outcome: 'answered', text}` or `{outcome: 'cancelled'}`. */
+export interface AgentaoAskUserRequest {
+  sessionId: string;
+  question: string;
+  [k: string]: unknown;
+}
+export type AgentaoAskUserResponse = { outcome: 'answered'; text: string } | { outcome: 'cancelled' };
 
 /**
  * Built-in `fs/read_text_file` and `fs/write_text_file`, answered in the
@@ -177,11 +246,17 @@ export interface AcpClientOptions {
   replaceEnv?: boolean;
   /** Sent in `initialize`; default `{name: 'acp-native', version}`. */
   clientInfo?: acp.Implementation;
+  /**
+   * Handlers of agent requests, by wire method — the same registrations as
+   * {@link AcpClient.onRequest}, given here because they must be known at
+   * spawn (a host handler wins over a built-in) and at `initialize()` (they
+   * decide the advertised capabilities).
+   */
   handlers?: Handlers;
   /** Called for every `session/update`, in wire order. Return a Promise to slow delivery down (backpressure). */
-  onSessionUpdate?: (params: acp.SessionNotification, message: object) => void | Promise<void>;
+  onSessionUpdate?: NotificationHandler<acp.SessionNotification, 'session/update'>;
   /** Called for every notification (after the per-method handlers). */
-  onNotification?: (method: string, params: unknown, message: object) => void | Promise<void>;
+  onNotification?: NotificationHandler<unknown, string>;
   /** Default timeout of requests other than `session/prompt`. Default 60000; 0 = none. */
   requestTimeoutMs?: number;
   /** Timeout of `initialize`; on expiry the agent is killed. Default 30000. */
@@ -211,7 +286,7 @@ export interface AcpClientOptions {
    */
   restart?: { maxRestarts?: number; windowMs?: number; backoffMs?: number; maxBackoffMs?: number };
   /** Runs after each automatic restart: re-`initialize()` and reload your sessions here. */
-  onRestart?: (client: AcpClient, info: { attempt: number; exit: ExitInfo }) => void | Promise<void>;
+  onRestart?: (client: AcpClient, info: { attempt: number; exit: ExitInfo }) => unknown;
   /** Delivery tuning: messages per batch (default 1024). */
   batchMaxMessages?: number;
   /** Delivery tuning: bytes per batch (default 64 KiB; one larger message still goes alone). */
@@ -323,25 +398,31 @@ export interface ClientStatus {
  */
 export declare function setLogger(logger: ((record: LogRecord) => void) | null, options?: { level?: LogLevel }): void;
 
+
 export interface Disposable {
   dispose(): void;
 }
 
 export interface AcpClientEvents {
-  /** The agent is gone; every pending call has been settled. */
+  /** The current agent process is gone; every pending call has been settled. */
   exit: [info: ExitInfo];
   /** Whole lines the agent wrote to stderr. */
   stderr: [text: string];
   /** A non-JSON line on stdout (a banner, a stray print). Never answered. */
   protocolNoise: [noise: { line: string; count: number }];
-  /** A line that is JSON but not usable JSON-RPC, an oversized line, a response to an unknown id. */
+  /** A line that is JSON but not usable JSON-RPC, an oversized line, a response to an id we never sent. */
   protocolError: [error: { kind: 'badJson' | 'batch' | 'notJsonRpc' | 'oversized' | 'unknownResponse'; message: string; line: string }];
   /** The restart policy started a new agent process. */
   restart: [info: { attempt: number; exit: ExitInfo }];
   /** The restart policy gave up (budget spent, or the respawn failed). */
   restartFailed: [info: { reason: string; exit: ExitInfo; error?: unknown }];
-  /** A notification handler, the `trace` callback or the `logger` threw or rejected (without a listener: a process warning). */
-  handlerError: [error: unknown, method: string];
+  /**
+   * A host callback threw or rejected — a handler, an event listener,
+   * `trace`, `logger`, `onRestart`. Also in `status().lastError`
+   * (`ERR_ACP_HANDLER`) and logged; without a listener, a process warning.
+   * `where` is the method, `'<event> listener'`, `'trace'`, `'logger'`…
+   */
+  handlerError: [error: unknown, where: string];
   /**
    * The lifecycle state changed: `starting → initializing → ready ⇄ busy →
    * closing → closed`, or `failed` (unexpected exit, failed initialize);
@@ -350,25 +431,37 @@ export interface AcpClientEvents {
   state: [change: { state: ClientState; previous: ClientState; reason?: string }];
 }
 
+type Listener<E extends keyof AcpClientEvents> = (...args: AcpClientEvents[E]) => void;
+
+/** Params of the session-opening calls: `cwd` (absolute) defaults to `process.cwd()`, `mcpServers` to `[]`. */
+type Opening<P extends { cwd: string }> = Omit<P, 'cwd' | 'mcpServers'> & Partial<Pick<P, Extract<keyof P, 'cwd' | 'mcpServers'>>>;
+
+/** Result of a known client → agent request. */
+type ResultOf<M extends keyof acp.AgentRequests> = acp.AgentRequests[M]['result'];
+
+/** Not a known method (so the loose overload cannot swallow a known one). */
+type Unknown<M extends string, Known extends string> = M extends Known ? never : M;
+
 /**
  * A connection to one ACP agent process.
  *
- * ```js
+ * ```ts
+ * import { AcpClient } from 'acp-native';
  * const client = new AcpClient({ command: 'agentao', args: ['--acp', '--stdio'],
- *   onSessionUpdate: ({ update }) => render(update),
- *   handlers: { 'session/request_permission': (p) => askUser(p) } });
+ *   handlers: { 'session/request_permission': async () => ({ outcome: { outcome: 'cancelled' } }) } });
  * await client.initialize();
  * const { sessionId } = await client.newSession({ cwd: '/abs/project' });
  * const { stopReason } = await client.prompt({ sessionId, prompt: 'hello' });
  * await client.close();
  * ```
  *
- * The constructor spawns the agent (throws ERR_ACP_SPAWN if it cannot).
- * Everything the agent sends is delivered in wire order: when a call's
- * Promise resolves, every notification sent before its response has
- * already reached your handlers.
+ * The constructor spawns the agent (throws ERR_ACP_SPAWN if it cannot, and
+ * ERR_ACP_INVALID_ARGUMENT for bad options). Every other call that returns
+ * a Promise rejects — never throws — on bad arguments. Everything the agent
+ * sends is delivered in wire order: when a call's Promise resolves, every
+ * notification sent before its response has already reached your handlers.
  */
-export declare class AcpClient extends EventEmitter<AcpClientEvents> {
+export declare class AcpClient extends EventEmitter {
   constructor(options: AcpClientOptions);
   /** Spawn + `initialize()`; kills the agent if initialize fails. */
   static connect(options: AcpClientOptions, initializeParams?: Partial<acp.InitializeRequest>): Promise<AcpClient>;
@@ -376,14 +469,18 @@ export declare class AcpClient extends EventEmitter<AcpClientEvents> {
   readonly pid: number;
   /** The `initialize` result, once known. */
   readonly agent: acp.InitializeResponse | null;
-  /** The exit report once the agent is gone. */
+  /** The exit report once the current agent process is gone, else `null`. */
   readonly exitInfo: ExitInfo | null;
-  readonly closed: boolean;
+  /**
+   * Resolves with the last exit report once the client is finished:
+   * `close()`/`kill()`/`dispose()`, or an exit the restart policy does not
+   * (or no longer) restart. Never rejects.
+   */
+  readonly closed: Promise<ExitInfo>;
   /** Non-JSON stdout lines seen so far. */
   readonly noiseLines: number;
   /** Built-in terminals the agent created and has not released. */
   readonly openTerminals: number;
-
   /** The lifecycle state (the `state` event reports each change). */
   readonly state: ClientState;
 
@@ -395,11 +492,21 @@ export declare class AcpClient extends EventEmitter<AcpClientEvents> {
   saveHistory(path: string): Promise<number>;
 
   /** Register (or replace) the handler of an agent → client request. */
-  onRequest<M extends keyof ClientRequestHandlers>(method: M, handler: ClientRequestHandlers[M]): Disposable;
-  onRequest(method: string, handler: RequestHandler): Disposable;
-  /** Add a notification handler; `'*'` receives `(method, params, message)` for all. */
-  onNotification(method: string, handler: (params: any, message: object) => void | Promise<void>): Disposable;
-  onSessionUpdate(handler: (params: acp.SessionNotification, message: object) => void | Promise<void>): Disposable;
+  onRequest<M extends keyof acp.ClientRequests>(method: M, handler: ClientRequestHandler<M>): Disposable;
+  onRequest<P = unknown, R = unknown>(method: ExtensionMethod, handler: RequestHandler<P, R>): Disposable;
+  /** Add a notification handler; `'*'` receives every notification (read `message.method`). */
+  onNotification<M extends keyof acp.ClientNotifications>(method: M, handler: NotificationHandler<acp.ClientNotifications[M], M>): Disposable;
+  onNotification(method: '*', handler: NotificationHandler<unknown, string>): Disposable;
+  onNotification<P = unknown>(method: ExtensionMethod, handler: NotificationHandler<P>): Disposable;
+  onSessionUpdate(handler: NotificationHandler<acp.SessionNotification, 'session/update'>): Disposable;
+  /**
+   * One session's `session/update`s as an async iterator. Consumption
+   * drives reading: while `highWaterMark` (default 64) updates wait unread,
+   * the agent's output is not read further. Ends when `signal` aborts or
+   * the agent exits (after what already arrived), at once on `break`.
+   * Tie it to a turn: `prompt(…).finally(() => controller.abort())`.
+   */
+  updates(sessionId: string, options?: { signal?: AbortSignal; highWaterMark?: number }): AsyncIterableIterator<acp.SessionNotification>;
   /**
    * A live view of a session, folded in the core (see SessionView); the
    * same view for the same session until closed. Opt-in: sessions without
@@ -409,44 +516,59 @@ export declare class AcpClient extends EventEmitter<AcpClientEvents> {
 
   /** Sends protocolVersion 1 and capabilities derived from the handlers and the enabled built-ins; checks the agent's version. */
   initialize(params?: Partial<acp.InitializeRequest>, options?: CallOptions): Promise<acp.InitializeResponse>;
-  authenticate(params: acp.AuthenticateRequest, options?: CallOptions): Promise<acp.AuthenticateResponse>;
-  logout(params?: acp.LogoutRequest, options?: CallOptions): Promise<acp.LogoutResponse>;
-  /** `cwd` defaults to `process.cwd()`, `mcpServers` to `[]`. */
-  newSession(params?: Partial<acp.NewSessionRequest>, options?: CallOptions): Promise<acp.NewSessionResponse>;
+  authenticate(params: acp.AuthenticateRequest, options?: CallOptions): Promise<acp.AuthenticateResponse | null>;
+  logout(params?: acp.LogoutRequest, options?: CallOptions): Promise<acp.LogoutResponse | null>;
+  newSession(params?: Opening<acp.NewSessionRequest>, options?: CallOptions): Promise<acp.NewSessionResponse>;
   /** History is replayed as `session/update`s before this resolves. */
-  loadSession(params: Partial<acp.LoadSessionRequest> & { sessionId: string }, options?: CallOptions): Promise<acp.LoadSessionResponse>;
+  loadSession(params: Opening<acp.LoadSessionRequest>, options?: CallOptions): Promise<acp.LoadSessionResponse | null>;
   listSessions(params?: acp.ListSessionsRequest, options?: CallOptions): Promise<acp.ListSessionsResponse>;
-  resumeSession(params: Partial<acp.ResumeSessionRequest> & { sessionId: string }, options?: CallOptions): Promise<acp.ResumeSessionResponse>;
-  closeSession(params: acp.CloseSessionRequest, options?: CallOptions): Promise<acp.CloseSessionResponse>;
-  deleteSession(params: acp.DeleteSessionRequest, options?: CallOptions): Promise<acp.DeleteSessionResponse>;
-  setSessionMode(params: acp.SetSessionModeRequest, options?: CallOptions): Promise<acp.SetSessionModeResponse>;
+  resumeSession(params: Opening<acp.ResumeSessionRequest>, options?: CallOptions): Promise<acp.ResumeSessionResponse>;
+  closeSession(params: acp.CloseSessionRequest, options?: CallOptions): Promise<acp.CloseSessionResponse | null>;
+  deleteSession(params: acp.DeleteSessionRequest, options?: CallOptions): Promise<acp.DeleteSessionResponse | null>;
+  setSessionMode(params: acp.SetSessionModeRequest, options?: CallOptions): Promise<acp.SetSessionModeResponse | null>;
   setSessionConfigOption(params: acp.SetSessionConfigOptionRequest, options?: CallOptions): Promise<acp.SetSessionConfigOptionResponse>;
-  /** One turn. `prompt` may be a string (one text block). No timeout by default. */
+  /**
+   * One turn. `prompt` may be a string (one text block). No timeout by
+   * default; a timeout or abort also sends `session/cancel`.
+   */
   prompt(params: Omit<acp.PromptRequest, 'prompt'> & { prompt: acp.ContentBlock[] | string }, options?: CallOptions): Promise<acp.PromptResponse>;
   /**
    * Cancel the session's turn: sends `session/cancel` and answers every
    * permission, elicitation and extension request of that session still
    * pending with its cancelled outcome (their handlers' signals abort).
-   * Returns how many were answered. The turn's `prompt()` then resolves
-   * with `stopReason: 'cancelled'`.
+   * Resolves with how many were answered; the turn's `prompt()` then
+   * resolves with `stopReason: 'cancelled'`.
    */
-  cancel(sessionId: string): number;
-  /** Any request, e.g. unstable or extension methods (`_agentao.cn/set_model`). */
-  request<R = unknown>(method: string, params?: unknown, options?: CallOptions): Promise<R>;
-  /** Any notification. */
-  notify(method: string, params?: unknown): void;
+  cancel(params: string | acp.CancelNotification): Promise<number>;
+  /** A known request, typed from the schema. */
+  request<M extends keyof acp.AgentRequests>(method: M, params: acp.AgentRequests[M]['params'], options?: CallOptions): Promise<ResultOf<M>>;
+  /** Any other request (extension `_vendor/…` or unstable methods); the result type is yours to state. */
+  request<R = unknown, M extends string = string>(method: Unknown<M, keyof acp.AgentRequests>, params?: unknown, options?: CallOptions): Promise<R>;
+  /** A known notification, typed from the schema. */
+  notify<M extends keyof acp.AgentNotifications>(method: M, params: acp.AgentNotifications[M]): Promise<void>;
+  notify<M extends string>(method: Unknown<M, keyof acp.AgentNotifications>, params?: unknown): Promise<void>;
 
   /**
    * Stop the agent: stdin EOF (stdout is still read: agents answer and
    * persist on EOF), then SIGTERM and SIGKILL to its process group after
-   * `closeGraceMs` / `termGraceMs`. Resolves once it is gone and every
-   * pending call has been rejected with ERR_ACP_CLOSED.
+   * `closeGraceMs` / `termGraceMs`. Resolves with the exit report (the same
+   * as `closed`) once every pending call has been rejected ERR_ACP_CLOSED.
    */
   close(): Promise<ExitInfo>;
   /** SIGKILL the agent's process group now. */
   kill(): void;
+  /** `close()`, resolving to nothing: for `context.subscriptions` (VS Code) and `await using`. */
+  dispose(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
   /** Keep Node running while this client is open (like `socket.ref()`). */
   ref(): this;
   /** Default: Node may exit while this client is idle; pending calls always keep it alive. */
   unref(): this;
+
+  on<E extends keyof AcpClientEvents>(event: E, listener: Listener<E>): this;
+  once<E extends keyof AcpClientEvents>(event: E, listener: Listener<E>): this;
+  off<E extends keyof AcpClientEvents>(event: E, listener: Listener<E>): this;
+  addListener<E extends keyof AcpClientEvents>(event: E, listener: Listener<E>): this;
+  removeListener<E extends keyof AcpClientEvents>(event: E, listener: Listener<E>): this;
+  prependListener<E extends keyof AcpClientEvents>(event: E, listener: Listener<E>): this;
 }

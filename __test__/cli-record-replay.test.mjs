@@ -182,7 +182,7 @@ test('replay waits for the live answer to a recorded agent request, and replays 
 
   const second = client.prompt({ sessionId, prompt: 'y' });
   await until(() => /waiting$/.test(agentText(updates)));
-  client.cancel(sessionId);
+  await client.cancel(sessionId);
   assert.deepEqual(await second, { stopReason: 'cancelled' });
 });
 
@@ -222,7 +222,7 @@ test('replay ends an open prompt as cancelled on a session/cancel the recording 
   const { sessionId } = await client.newSession();
   const turn = client.prompt({ sessionId, prompt: 'x' });
   await until(() => agentText(updates) === 'stuck');
-  client.cancel(sessionId);
+  await client.cancel(sessionId);
   assert.deepEqual(await turn, { stopReason: 'cancelled' });
 });
 

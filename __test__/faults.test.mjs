@@ -20,7 +20,7 @@ test('an agent crash mid-prompt rejects the prompt with ERR_ACP_CLOSED, exit cod
   assert.equal(exits[0].reason, 'exited');
   // Later calls fail at once, with the same report.
   await assert.rejects(client.newSession(), { code: 'ERR_ACP_CLOSED', exitCode: 3 });
-  assert.throws(() => client.notify('x'), { code: 'ERR_ACP_CLOSED' });
+  await assert.rejects(client.notify('x'), { code: 'ERR_ACP_CLOSED' });
   assert.deepEqual(await client.close(), exits[0]);
 });
 

@@ -100,10 +100,16 @@ test('handler errors: other methods get a JSON-RPC error, RpcError picks the cod
       '_x/typed': () => Promise.reject(new RpcError(-32002, 'Resource not found', { path: '/nope' })),
     },
   });
+  const faults = [];
+  client.on('handlerError', (err, where) => faults.push([err.message, where]));
   await client.prompt({ sessionId, prompt: 'request:_x/plain' });
-  assert.deepEqual(reported(updates, 'request').error, { code: -32603, message: 'disk on fire' });
+  // A fault is the host's bug: reported to the host, not its message to the agent.
+  assert.deepEqual(reported(updates, 'request').error, { code: -32603, message: 'Internal error: the handler for _x/plain failed' });
+  assert.deepEqual(faults, [['disk on fire', '_x/plain']]);
+  assert.equal(client.status().lastError.code, 'ERR_ACP_HANDLER');
   await client.prompt({ sessionId, prompt: 'request:_x/typed' });
   assert.deepEqual(reported(updates, 'request').error, { code: -32002, message: 'Resource not found', data: { path: '/nope' } });
+  assert.equal(faults.length, 1, 'an RpcError is an answer, not a fault');
   await client.close();
 });
 
@@ -131,7 +137,7 @@ test('cancel() with a pending permission answers it cancelled and the turn ends 
   });
   const turn = client.prompt({ sessionId, prompt: 'permission text:1' });
   await asked;
-  assert.equal(client.cancel(sessionId), 1);
+  assert.equal(await client.cancel(sessionId), 1);
   assert.deepEqual(await turn, { stopReason: 'cancelled' });
   assert.deepEqual(reported(updates, 'permission').result, CANCELLED);
   assert.equal(signal.aborted, true);
@@ -144,7 +150,7 @@ test('cancel() during a streaming turn without open requests', async () => {
   const { client, sessionId } = await mockSession();
   const turn = client.prompt({ sessionId, prompt: 'text:1 wait-cancel text:1' });
   await new Promise((r) => setTimeout(r, 50));
-  assert.equal(client.cancel(sessionId), 0);
+  assert.equal(await client.cancel({ sessionId }), 0);
   assert.deepEqual(await turn, { stopReason: 'cancelled' });
   await client.close();
 });
@@ -153,7 +159,7 @@ test('notification handlers: per method, catch-all, and a throwing one does not 
   const seen = [];
   const errors = [];
   const { client, sessionId } = await mockSession({
-    onNotification: (method, params) => seen.push([method, params.sessionId]),
+    onNotification: (params, { method }) => seen.push([method, params.sessionId]),
   });
   client.on('handlerError', (err, where) => errors.push([err.message, where]));
   const sub = client.onNotification('_vendor/hello', () => {

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -138,12 +139,15 @@ test('a crash mid-turn rejects the pending prompt promptly with exit code and st
 });
 
 test('a hung agent: initialize times out, the agent is killed and its stderr reported', async () => {
-  const client = mockClient({ initializeTimeoutMs: 300 }, ['--hang-init', '--banner']);
+  // The tail comes from the core's ring (JS keeps no copy): wait until the
+  // core has read the line, so the timeout cannot race the agent's start.
+  const client = mockClient({ initializeTimeoutMs: 300 }, ['--hang-init', '--banner', '--stderr-line', 'loading model weights…']);
   const pid = client.pid;
+  await once(client.ref(), 'stderr'); // ref: nothing else keeps Node alive meanwhile
   await assert.rejects(client.initialize(), (err) => {
     assert.equal(err.code, 'ERR_ACP_TIMEOUT');
     assert.equal(err.method, 'initialize');
-    assert.equal(typeof err.stderrTail, 'string');
+    assert.match(err.stderrTail, /loading model weights…/);
     return true;
   });
   assert.equal(await goneWithin(pid, 2000), true);

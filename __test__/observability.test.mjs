@@ -94,7 +94,7 @@ test('state follows start, prompt, close, and a crash ends in failed', async () 
   const { sessionId } = await client.newSession();
   const turn = client.prompt({ sessionId, prompt: 'wait-cancel' });
   assert.equal(client.state, 'busy');
-  client.cancel(sessionId);
+  await client.cancel(sessionId);
   await turn;
   await client.close();
   assert.deepEqual(states, ['initializing', 'ready', 'busy', 'ready', 'closing', 'closed']);

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const read = (path) => JSON.parse(readFileSync(join(ROOT, path), 'utf8'));
@@ -58,7 +58,10 @@ test('the root package ships the CLI as a bin and lists every CLI file', () => {
   const cliFiles = readdirSync(join(ROOT, 'cli')).map((f) => `cli/${f}`).sort();
   assert.deepEqual(root.files.filter((f) => f.startsWith('cli/')).sort(), cliFiles);
   // Exact file lists: a new lib/ file must be added to "files" or the package breaks.
-  const libFiles = readdirSync(join(ROOT, 'lib')).map((f) => `lib/${f}`).sort();
+  const libFiles = readdirSync(join(ROOT, 'lib'), { recursive: true })
+    .filter((f) => f.endsWith('.js'))
+    .map((f) => `lib/${f.split(sep).join('/')}`)
+    .sort();
   assert.deepEqual(root.files.filter((f) => f.startsWith('lib/')).sort(), libFiles);
   assert.match(readFileSync(join(ROOT, 'cli/acp-native.mjs'), 'utf8'), /^#!\/usr\/bin\/env node\n/);
 });

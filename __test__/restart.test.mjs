@@ -24,7 +24,7 @@ test('restart policy (opt-in): respawns after a crash, runs the hook, gives up a
     assert.equal(attempt, round);
     assert.equal(exit.exitCode, 5);
     while (restarts.length < round) await new Promise((r) => setTimeout(r, 10));
-    assert.equal(client.closed, false);
+    assert.equal(client.exitInfo, null);
     pids.push(client.pid);
     assert.notEqual(pids[round], pids[round - 1]);
     assert.equal(alive(pids[round - 1]), false);
@@ -34,7 +34,7 @@ test('restart policy (opt-in): respawns after a crash, runs the hook, gives up a
   await assert.rejects(client.prompt({ sessionId: restarts[1].sessionId, prompt: 'crash:6' }), { code: 'ERR_ACP_CLOSED' });
   const [{ reason }] = await failed;
   assert.match(reason, /2 restarts/);
-  assert.equal(client.closed, true);
+  assert.equal((await client.closed).exitCode, 6, 'closed resolves once the policy gives up');
 });
 
 test('no restart after close(), and none by default', async () => {

@@ -25,7 +25,7 @@ test('a full turn streams every update in wire order, then resolves', async () =
   const exit = await client.close();
   assert.equal(exit.exitCode, 0);
   assert.equal(exit.reason, 'closed');
-  assert.equal(client.closed, true);
+  assert.equal(await client.closed, exit);
 });
 
 test('initialize sends protocolVersion 1, clientInfo and capabilities derived from handlers', async () => {
@@ -88,7 +88,7 @@ test('session methods, the generic request() and notify()', async () => {
   // Extension methods go through request(); params come back unchanged.
   const payload = { model: 'gpt-x', nested: { a: [1, 2, { b: null }] }, unicode: 'ü\u2028😀' };
   assert.deepEqual(await client.request('_mock/echo', payload), payload);
-  client.notify('_agentao.cn/ping', { n: 1 });
+  await client.notify('_agentao.cn/ping', { n: 1 });
   const { received } = await client.request('_mock/received');
   assert.deepEqual(received.at(-1), { jsonrpc: '2.0', method: '_agentao.cn/ping', params: { n: 1 } });
   await client.close();

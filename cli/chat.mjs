@@ -41,11 +41,9 @@ export async function runChat({ agent, cwd: cwdOption, showStderr = false, clien
       turn.cancelled = true;
       input.breakLine(true);
       renderer.note('^C cancelling the turn… (Ctrl-C again to exit)');
-      try {
-        client.cancel(sessionId);
-      } catch (err) {
+      client.cancel(sessionId).catch((err) => {
         renderer.error(`cancel failed: ${err.message}`);
-      }
+      });
       return;
     }
     requestQuit(exitCode);

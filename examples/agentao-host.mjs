@@ -228,7 +228,7 @@ async function command(text) {
 }
 
 function stop() {
-  if (turn) client.cancel(sessionId); // the stop button
+  if (turn) client.cancel(sessionId).catch(() => {}); // the stop button
   else rl.close(); // Ctrl-C when idle quits
 }
 

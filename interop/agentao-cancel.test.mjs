@@ -30,7 +30,7 @@ test('cancel during a slow stream ends the turn cancelled', async (t) => {
   // The fake LLM streams this answer until the agent hangs up.
   const turn = client.prompt({ sessionId, prompt: 'slow' });
   await waitFor((e) => e.kind === 'update' && e.update.sessionUpdate === 'agent_message_chunk');
-  assert.equal(client.cancel(sessionId), 0, 'no agent request was pending');
+  assert.equal(await client.cancel(sessionId), 0, 'no agent request was pending');
   assert.deepEqual(await turn, { stopReason: 'cancelled' });
   // Streamed text up to the cancel reached the host (how much depends on when agentao stops).
   assert.ok(agentText(seen).startsWith('Starting a long '), agentText(seen));
@@ -46,7 +46,7 @@ test('cancel while a permission request is pending: the client answers it and th
   const turn = client.prompt({ sessionId, prompt: 'shell: touch never.txt' });
   await waitFor((e) => e.kind === 'request' && e.method === 'session/request_permission');
   // One request answered `cancelled` on the host's behalf; the handler's signal fired.
-  assert.equal(client.cancel(sessionId), 1);
+  assert.equal(await client.cancel(sessionId), 1);
   assert.deepEqual(await turn, { stopReason: 'cancelled' });
   assert.equal(aborted.length, 1);
   assert.equal(aborted[0].code, 'ERR_ACP_ABORTED');
@@ -60,7 +60,7 @@ test('cancel while ask_user is pending: answered {outcome: cancelled}, the turn 
   const { client, sessionId, waitFor } = await session(t, { '_agentao.cn/ask_user': waitForAbort(aborted) });
   const turn = client.prompt({ sessionId, prompt: 'ask: Which database?' });
   await waitFor((e) => e.kind === 'request' && e.method === '_agentao.cn/ask_user');
-  assert.equal(client.cancel(sessionId), 1);
+  assert.equal(await client.cancel(sessionId), 1);
   assert.deepEqual(await turn, { stopReason: 'cancelled' });
   assert.equal(aborted.length, 1);
   await client.close();

@@ -16,7 +16,7 @@ test('no LLM configuration: initialize works, session/new rejects with JSON-RPC 
     return true;
   });
   // The connection is still usable after the error.
-  assert.equal(client.closed, false);
+  assert.equal(client.exitInfo, null);
   assert.equal((await client.close()).exitCode, 0);
 });
 
@@ -41,7 +41,9 @@ test('the LLM answers 401: the prompt rejects with -32603 and data.reason', asyn
 test('a relative cwd is rejected with -32602 before any session exists', async (t) => {
   const { client } = await startAgentao(t);
   await client.initialize();
-  await assert.rejects(client.newSession({ cwd: 'relative/dir' }), (err) => {
+  // newSession() refuses it locally; agentao refuses it on the wire too.
+  await assert.rejects(client.newSession({ cwd: 'relative/dir' }), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'params.cwd' });
+  await assert.rejects(client.request('session/new', { cwd: 'relative/dir', mcpServers: [] }), (err) => {
     assert.equal(err.code, 'ERR_ACP_RPC');
     assert.equal(err.rpcCode, -32602);
     return true;

@@ -75,7 +75,7 @@ test('echo_agent.py: cancel() sends session/cancel to an agent that ignores it; 
   await client.initialize();
   const { sessionId } = await client.newSession({ cwd: scratchDir(t, 'echo') });
   const turn = client.prompt({ sessionId, prompt: 'ping' });
-  assert.equal(client.cancel(sessionId), 0);
+  assert.equal(await client.cancel(sessionId), 0);
   // This agent never reports `cancelled`: the client takes its stopReason as is.
   assert.deepEqual(await turn, { stopReason: 'end_turn' });
   assert.deepEqual(await client.prompt({ sessionId, prompt: 'again' }), { stopReason: 'end_turn' });
@@ -111,7 +111,7 @@ test('agent.py: cancel() reaches the agent (its log says so) and the session kee
   await client.initialize();
   const { sessionId } = await client.newSession({ cwd: scratchDir(t, 'sdk') });
   const turn = client.prompt({ sessionId, prompt: 'long task' });
-  assert.equal(client.cancel(sessionId), 0);
+  assert.equal(await client.cancel(sessionId), 0);
   await turn;
   // The agent logs every notification it handles; by the time a later
   // request is answered, the cancel was handled before it (stdin order).

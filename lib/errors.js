@@ -8,11 +8,11 @@
  * | ERR_ACP_RPC | the agent answered with a JSON-RPC error | rpcCode, data, method |
  * | ERR_ACP_SPAWN | the agent could not be started | errno, command |
  * | ERR_ACP_CLOSED | the agent exited (or was closed) before answering | exitCode, signal, stderrTail, reason, method |
- * | ERR_ACP_TIMEOUT | no answer within the timeout | method, timeoutMs |
+ * | ERR_ACP_TIMEOUT | no answer within the timeout | method, timeoutMs, stderrTail (initialize) |
  * | ERR_ACP_PROTOCOL | the agent broke the protocol (e.g. wrong protocolVersion) | method, result |
  * | ERR_ACP_ABORTED | the caller's AbortSignal fired | method |
  * | ERR_ACP_BACKPRESSURE | the agent is not reading its stdin and the write queue is full | |
- * | ERR_ACP_INVALID_ARGUMENT | a call was made with arguments that cannot be sent | |
+ * | ERR_ACP_INVALID_ARGUMENT | a call was made with arguments that cannot be sent | argument |
  */
 class AcpError extends Error {
   constructor(code, message, fields) {
@@ -37,6 +37,11 @@ class RpcError extends Error {
   }
 }
 
+/** `argument` is the name the caller knows it by, e.g. `params.sessionId`. */
+function invalidArgument(argument, message) {
+  return new AcpError('ERR_ACP_INVALID_ARGUMENT', `${argument} ${message}`, { argument });
+}
+
 /** The agent's JSON-RPC error object → ERR_ACP_RPC. */
 function fromRpcError(error, method) {
   const rpcCode = typeof error?.code === 'number' ? error.code : undefined;
@@ -49,28 +54,25 @@ function fromRpcError(error, method) {
 }
 
 /** A local failure item from the core (`{code, message, …}`) → AcpError. */
-function fromLocalFailure(failure) {
+function fromFailure(failure) {
   return new AcpError(failure.code, failure.message, failure);
 }
 
-const PREFIX = /^(ERR_ACP_[A-Z_]+): ([\s\S]*)$/;
-
-/** A native exception ("ERR_ACP_X: message") → AcpError; anything else unchanged. */
+/**
+ * An error the binding threw → AcpError. The binding puts the stable code
+ * in `err.code` (and a spawn failure's OS error name in `err.cause.message`);
+ * anything else (a bug, napi's own checks) passes through unchanged.
+ */
 function fromNativeError(err, extra) {
-  const match = PREFIX.exec(err?.message ?? '');
-  if (!match) return err;
+  const code = err?.code;
+  if (typeof code !== 'string' || !code.startsWith('ERR_ACP_')) return err;
   const fields = { ...extra };
-  let message = match[2];
-  const errno = / \[errno=([A-Z]+)\]$/.exec(message);
-  if (errno) {
-    fields.errno = errno[1];
-    message = message.slice(0, errno.index);
-  }
-  return new AcpError(match[1], message, fields);
+  if (code === 'ERR_ACP_SPAWN' && typeof err.cause?.message === 'string') fields.errno = err.cause.message;
+  return new AcpError(code, err.message, fields);
 }
 
 function abortError(method, reason) {
   return new AcpError('ERR_ACP_ABORTED', `${method} was aborted`, { method, cause: reason });
 }
 
-module.exports = { AcpError, RpcError, fromRpcError, fromLocalFailure, fromNativeError, abortError };
+module.exports = { AcpError, RpcError, invalidArgument, fromRpcError, fromFailure, fromNativeError, abortError };

@@ -93,4 +93,12 @@ function forget(client) {
   refresh();
 }
 
-module.exports = { setLogger, register, attach, forget, LEVELS };
+/** A record produced in JS about `client` (e.g. a host callback threw). */
+function local(client, record) {
+  const full = { time: Date.now(), ...record };
+  const entry = clients.get(client);
+  if (entry) deliver(entry, full);
+  if (global) deliver(global, full);
+}
+
+module.exports = { setLogger, register, attach, forget, local, LEVELS };

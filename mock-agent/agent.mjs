@@ -7,7 +7,7 @@
 //
 // Flags: --string-ids (agent→client ids like agentao's "srv_<hex>"),
 // --protocol-version N, --banner (noise on stdout at start),
-// --stderr-before-init BYTES, --ignore-eof, --ignore-sigterm, --wire-log FILE.
+// --stderr-before-init BYTES, --stderr-line TEXT, --ignore-eof, --ignore-sigterm, --wire-log FILE.
 import { createInterface } from 'node:readline';
 import { appendFileSync, readFileSync } from 'node:fs';
 
@@ -35,6 +35,8 @@ if (wireLog) {
   };
 }
 if (flag('--banner')) process.stdout.write('mock-agent 1.0 starting (this line is not JSON)\n');
+// --stderr-line TEXT: one line on stderr at start (crash reports, stderr tails).
+if (value('--stderr-line')) process.stderr.write(`${value('--stderr-line')}\n`);
 
 const send = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
 const respond = (id, result) => send({ jsonrpc: '2.0', id, result });

@@ -4,10 +4,11 @@ use std::time::Duration;
 use acp_core::{Connection, ConnectionConfig};
 use napi::bindgen_prelude::Function;
 use napi::threadsafe_function::UnknownReturnValue;
-use napi::{Env, Result};
+use napi::Env;
 use napi_derive::napi;
 
-use crate::errors::{call_error, spawn_error};
+use crate::cleanup;
+use crate::errors::{call_error, spawn_error, Result};
 use crate::options::ConnectionOptions;
 use crate::runtime;
 use crate::sink::{JsBatchSink, JsTextCallback};
@@ -22,28 +23,41 @@ use crate::sink::{JsBatchSink, JsTextCallback};
 pub struct AgentConnection {
     pub(crate) conn: Connection,
     sink: Arc<JsBatchSink>,
+    /// Registration with the environment's cleanup hook.
+    cleanup_key: u64,
+}
+
+impl Drop for AgentConnection {
+    fn drop(&mut self) {
+        cleanup::forget(self.cleanup_key);
+    }
 }
 
 #[napi]
 impl AgentConnection {
-    /// Spawn the agent. Throws `ERR_ACP_SPAWN: …` if it cannot start.
+    /// Spawn the agent. Throws an error with `code: 'ERR_ACP_SPAWN'` (and
+    /// the OS error name, e.g. `ENOENT`, as `cause.message`) if it cannot.
     #[napi(constructor)]
     pub fn new(
         env: Env,
         options: ConnectionOptions,
         on_batch: Function<String, UnknownReturnValue>,
     ) -> Result<Self> {
-        let sink = Arc::new(JsBatchSink(JsTextCallback::new(on_batch)?));
+        let sink = Arc::new(JsBatchSink(
+            JsTextCallback::new(on_batch).map_err(crate::errors::internal)?,
+        ));
         let config: ConnectionConfig = options.into();
         // Spawned here, on the JS thread, so PR_SET_PDEATHSIG ties the
         // agent to the host's main thread rather than a pool thread.
         let conn =
             Connection::spawn(config, sink.clone(), &runtime::handle()).map_err(spawn_error)?;
-        // The environment is going away (worker exit, natural exit): kill
-        // the agent synchronously, nothing asynchronous will run after.
-        let weak = conn.downgrade();
-        env.add_env_cleanup_hook(weak, |weak| weak.kill())?;
-        Ok(Self { conn, sink })
+        let cleanup_key =
+            cleanup::register(&env, conn.downgrade()).map_err(crate::errors::internal)?;
+        Ok(Self {
+            conn,
+            sink,
+            cleanup_key,
+        })
     }
 
     /// Send a request; returns its id. `params` is JSON text.
@@ -122,8 +136,22 @@ impl AgentConnection {
 
     /// Keep Node alive while `true` (pending calls), let it exit when `false`.
     #[napi]
-    pub fn set_ref(&self, env: Env, keep_alive: bool) -> Result<()> {
+    pub fn set_ref(&self, env: Env, keep_alive: bool) -> napi::Result<()> {
         self.sink.0.set_ref(&env, keep_alive)
+    }
+
+    /// The agent is gone and the host is done with it: leave the
+    /// environment's cleanup hook (idempotent).
+    #[napi]
+    pub fn release(&self) {
+        cleanup::forget(self.cleanup_key);
+    }
+
+    /// The last bytes the agent wrote to stderr (`stderrTailBytes`), read
+    /// from the same ring as the exit report's.
+    #[napi]
+    pub fn stderr_tail(&self) -> String {
+        self.conn.stderr_tail()
     }
 
     #[napi(getter)]

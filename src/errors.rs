@@ -1,19 +1,52 @@
-//! Errors thrown synchronously by the binding carry a stable code as the
-//! message prefix (`ERR_ACP_CLOSED: …`); `index.js` turns that into
-//! `err.code`. napi itself would only give the napi status name.
+//! Errors thrown synchronously by the binding carry their stable code as
+//! the JS error's `code` (napi's custom status), so the facade never parses
+//! a message. A spawn failure's OS error name (`ENOENT`…) is its `cause`'s
+//! message.
 
 use acp_core::connection::CallError;
 use acp_core::transport::SpawnError;
 
-pub fn spawn_error(e: SpawnError) -> napi::Error {
-    napi::Error::from_reason(format!("ERR_ACP_SPAWN: {e} [errno={}]", e.errno))
+/// The `code` of an error the binding throws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AcpStatus {
+    Spawn,
+    Closed,
+    Backpressure,
+    InvalidArgument,
+    /// A failure of napi itself, under napi's own status name.
+    Napi(napi::Status),
 }
 
-pub fn call_error(e: CallError) -> napi::Error {
-    let code = match &e {
-        CallError::Closed(_) => "ERR_ACP_CLOSED",
-        CallError::Backpressure(_) => "ERR_ACP_BACKPRESSURE",
-        CallError::InvalidArgument(_) => "ERR_ACP_INVALID_ARGUMENT",
+impl AsRef<str> for AcpStatus {
+    fn as_ref(&self) -> &str {
+        match self {
+            AcpStatus::Spawn => "ERR_ACP_SPAWN",
+            AcpStatus::Closed => "ERR_ACP_CLOSED",
+            AcpStatus::Backpressure => "ERR_ACP_BACKPRESSURE",
+            AcpStatus::InvalidArgument => "ERR_ACP_INVALID_ARGUMENT",
+            AcpStatus::Napi(status) => status.as_ref(),
+        }
+    }
+}
+
+pub type Result<T> = napi::Result<T, AcpStatus>;
+
+pub fn spawn_error(e: SpawnError) -> napi::Error<AcpStatus> {
+    let mut err = napi::Error::new(AcpStatus::Spawn, e.to_string());
+    err.set_cause(napi::Error::from_reason(e.errno.to_string()));
+    err
+}
+
+pub fn call_error(e: CallError) -> napi::Error<AcpStatus> {
+    let status = match &e {
+        CallError::Closed(_) => AcpStatus::Closed,
+        CallError::Backpressure(_) => AcpStatus::Backpressure,
+        CallError::InvalidArgument(_) => AcpStatus::InvalidArgument,
     };
-    napi::Error::from_reason(format!("{code}: {e}"))
+    napi::Error::new(status, e.to_string())
+}
+
+/// A napi failure (not one of ours) under our error type.
+pub fn internal(e: napi::Error) -> napi::Error<AcpStatus> {
+    napi::Error::new(AcpStatus::Napi(e.status), e.reason.clone())
 }

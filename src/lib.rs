@@ -3,6 +3,7 @@
 //! protocol logic lives in `crates/acp-core`; the public JS API
 //! (`AcpClient`) lives in `index.js`.
 
+mod cleanup;
 mod connection;
 mod errors;
 mod logging;
@@ -22,6 +23,23 @@ pub use view::fold_recording;
 #[napi]
 pub fn client_capabilities(methods: Vec<String>) -> String {
     acp_core::acp::client_capabilities(methods.iter().map(String::as_str)).to_string()
+}
+
+/// The kinds of batch items (see `acp_core::connection::ItemKind`), by
+/// name: the facade reads the numbers from here instead of repeating them.
+#[napi]
+pub fn item_kinds() -> std::collections::HashMap<String, u32> {
+    acp_core::connection::ItemKind::ALL
+        .iter()
+        .map(|(name, kind)| ((*name).to_string(), *kind as u32))
+        .collect()
+}
+
+/// Connections registered with this thread's environment cleanup hook
+/// (agents not yet released): for tests that no hook accumulates.
+#[napi]
+pub fn live_connections() -> u32 {
+    cleanup::live_count() as u32
 }
 
 /// The ACP protocol version this binding speaks.

@@ -38,6 +38,9 @@ pub struct ConnectionOptions {
     pub terminals: Option<TerminalOptions>,
     /// Agent request methods the host handles itself (they win).
     pub host_methods: Option<Vec<String>>,
+    /// Extension method → the result (JSON text) `cancelSession` answers
+    /// its pending requests with (default: a -32800 error).
+    pub cancelled_results: Option<HashMap<String, String>>,
 }
 
 /// Built-in file system (absolute `roots`; none = the session cwd).
@@ -152,6 +155,7 @@ impl From<ConnectionOptions> for ConnectionConfig {
                     .history_max_payload_bytes
                     .map_or(t.history_max_payload, |v| v as usize),
             },
+            cancelled_results: o.cancelled_results.unwrap_or_default(),
         }
     }
 }

@@ -4118,3 +4118,43 @@ export type WriteTextFileResponse = {
     [key: string]: unknown;
   } | null;
 };
+
+/** Requests the client sends the agent, by method: params, result, and whether the result is empty (only `_meta`). */
+export interface AgentRequests {
+  "authenticate": { params: AuthenticateRequest; result: AuthenticateResponse; empty: true };
+  "initialize": { params: InitializeRequest; result: InitializeResponse; empty: false };
+  "logout": { params: LogoutRequest; result: LogoutResponse; empty: true };
+  "session/close": { params: CloseSessionRequest; result: CloseSessionResponse; empty: true };
+  "session/delete": { params: DeleteSessionRequest; result: DeleteSessionResponse; empty: true };
+  "session/list": { params: ListSessionsRequest; result: ListSessionsResponse; empty: false };
+  "session/load": { params: LoadSessionRequest; result: LoadSessionResponse; empty: false };
+  "session/new": { params: NewSessionRequest; result: NewSessionResponse; empty: false };
+  "session/prompt": { params: PromptRequest; result: PromptResponse; empty: false };
+  "session/resume": { params: ResumeSessionRequest; result: ResumeSessionResponse; empty: false };
+  "session/set_config_option": { params: SetSessionConfigOptionRequest; result: SetSessionConfigOptionResponse; empty: false };
+  "session/set_mode": { params: SetSessionModeRequest; result: SetSessionModeResponse; empty: true };
+}
+
+/** Notifications the client sends the agent, by method. */
+export interface AgentNotifications {
+  "session/cancel": CancelNotification;
+}
+
+/** Requests the agent sends the client, by method. */
+export interface ClientRequests {
+  "elicitation/create": { params: CreateElicitationRequest; result: CreateElicitationResponse; empty: false };
+  "fs/read_text_file": { params: ReadTextFileRequest; result: ReadTextFileResponse; empty: false };
+  "fs/write_text_file": { params: WriteTextFileRequest; result: WriteTextFileResponse; empty: true };
+  "session/request_permission": { params: RequestPermissionRequest; result: RequestPermissionResponse; empty: false };
+  "terminal/create": { params: CreateTerminalRequest; result: CreateTerminalResponse; empty: false };
+  "terminal/kill": { params: KillTerminalRequest; result: KillTerminalResponse; empty: true };
+  "terminal/output": { params: TerminalOutputRequest; result: TerminalOutputResponse; empty: false };
+  "terminal/release": { params: ReleaseTerminalRequest; result: ReleaseTerminalResponse; empty: true };
+  "terminal/wait_for_exit": { params: WaitForTerminalExitRequest; result: WaitForTerminalExitResponse; empty: false };
+}
+
+/** Notifications the agent sends the client, by method. */
+export interface ClientNotifications {
+  "elicitation/complete": CompleteElicitationNotification;
+  "session/update": SessionNotification;
+}

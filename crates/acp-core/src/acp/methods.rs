@@ -31,9 +31,6 @@ pub const ELICITATION_COMPLETE: &str = "elicitation/complete";
 // Both directions.
 pub const CANCEL_REQUEST: &str = "$/cancel_request";
 
-/// agentao's free-form question to the user (an extension request).
-pub const AGENTAO_ASK_USER: &str = "_agentao.cn/ask_user";
-
 pub const TERMINAL_METHODS: [&str; 5] = [
     TERMINAL_CREATE,
     TERMINAL_OUTPUT,

@@ -24,14 +24,15 @@ pub fn is_cancellable(method: &str) -> bool {
     method == SESSION_REQUEST_PERMISSION || method == ELICITATION_CREATE || is_extension(method)
 }
 
-/// The reply for a request cancelled by the host.
+/// The reply for a request cancelled by the host. Extension methods get
+/// -32800 unless the host named their cancelled result (vendor modules do,
+/// see `ConnectionConfig::cancelled_results`).
 pub fn cancelled_reply(method: &str) -> Reply {
     match method {
         SESSION_REQUEST_PERMISSION => {
             Reply::Result(r#"{"outcome":{"outcome":"cancelled"}}"#.into())
         }
         ELICITATION_CREATE => Reply::Result(r#"{"action":"cancel"}"#.into()),
-        AGENTAO_ASK_USER => Reply::Result(r#"{"outcome":"cancelled"}"#.into()),
         _ => Reply::Error {
             code: ErrorCode::REQUEST_CANCELLED,
             message: "Request cancelled".into(),
@@ -45,12 +46,14 @@ pub fn failure_reply(method: &str, message: &str) -> Reply {
     error_reply(method, ErrorCode::INTERNAL_ERROR, message, None)
 }
 
-/// The reply for an error the host wants to send. A permission or
-/// elicitation request must never get an error (agents treat that as a
-/// crash of the tool call): it is answered `cancelled` instead.
+/// The reply for an error the host wants to send. A permission request
+/// must never get an error (agents treat that as a crash of the tool
+/// call): it is answered `cancelled` instead; so is a failed elicitation.
+/// An elicitation nobody handles gets -32601 like any unhandled request.
 pub fn error_reply(method: &str, code: i64, message: &str, data: Option<&str>) -> Reply {
     match method {
-        SESSION_REQUEST_PERMISSION | ELICITATION_CREATE => cancelled_reply(method),
+        SESSION_REQUEST_PERMISSION => cancelled_reply(method),
+        ELICITATION_CREATE if code != ErrorCode::METHOD_NOT_FOUND => cancelled_reply(method),
         _ => Reply::Error {
             code,
             message: message.to_string(),
@@ -142,6 +145,22 @@ mod tests {
     }
 
     #[test]
+    fn an_unhandled_elicitation_is_method_not_found_a_failed_one_cancelled() {
+        assert!(matches!(
+            error_reply(ELICITATION_CREATE, -32601, "Method not found", None),
+            Reply::Error { code: -32601, .. }
+        ));
+        assert_eq!(
+            error_reply(ELICITATION_CREATE, -32603, "boom", None),
+            Reply::Result(r#"{"action":"cancel"}"#.into())
+        );
+        assert_eq!(
+            error_reply(SESSION_REQUEST_PERMISSION, -32601, "x", None),
+            Reply::Result(CANCELLED.into())
+        );
+    }
+
+    #[test]
     fn other_methods_fail_with_an_error() {
         assert!(matches!(
             failure_reply(FS_READ_TEXT_FILE, "boom"),
@@ -152,9 +171,5 @@ mod tests {
             cancelled_reply("_x/y"),
             Reply::Error { code: -32800, .. }
         ));
-        assert_eq!(
-            cancelled_reply(AGENTAO_ASK_USER),
-            Reply::Result(r#"{"outcome":"cancelled"}"#.into())
-        );
     }
 }

@@ -2,6 +2,9 @@
 //! `session/load` and `session/resume` name the session and its cwd;
 //! `session/new` names the cwd and the agent's answer names the session.
 //! `additionalDirectories` (absolute paths) widen the workspace.
+//! A relative cwd is refused (the spec requires absolute paths; resolving
+//! it against the host's cwd would widen the roots silently), and the
+//! table shrinks on `session/close`/`session/delete` and stays bounded.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -14,6 +17,9 @@ use crate::acp::methods;
 /// `session/new` requests remembered while unanswered, at most (one that
 /// never gets an answer must not grow this forever).
 const MAX_UNANSWERED: usize = 256;
+/// Sessions remembered, at most: the oldest is forgotten first (its
+/// built-in requests are then refused as an unknown session).
+pub const MAX_SESSIONS: usize = 4096;
 
 /// Where a session works.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,8 +32,35 @@ pub struct Workspace {
 
 #[derive(Debug, Default)]
 pub struct Sessions {
-    known: Mutex<HashMap<Box<str>, Workspace>>,
+    known: Mutex<Known>,
     unanswered_new: Mutex<HashMap<u64, Workspace>>,
+}
+
+/// Workspaces by session id, with the order they were learnt in.
+#[derive(Debug, Default)]
+struct Known {
+    map: HashMap<Box<str>, Workspace>,
+    order: std::collections::VecDeque<Box<str>>,
+}
+
+impl Known {
+    fn insert(&mut self, id: Box<str>, workspace: Workspace) {
+        if self.map.insert(id.clone(), workspace).is_none() {
+            self.order.push_back(id);
+        }
+        while self.map.len() > MAX_SESSIONS {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            self.map.remove(&old);
+        }
+    }
+
+    fn remove(&mut self, id: &str) {
+        if self.map.remove(id).is_some() {
+            self.order.retain(|k| &**k != id);
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -45,13 +78,21 @@ impl Sessions {
             additional_directories: Option<Vec<PathBuf>>,
         }
         let is_new = method == methods::SESSION_NEW;
+        if method == methods::SESSION_CLOSE || method == methods::SESSION_DELETE {
+            if let Some(p) = params.and_then(|p| serde_json::from_str::<P>(p).ok()) {
+                if let Some(id) = p.session_id {
+                    lock(&self.known).remove(&id);
+                }
+            }
+            return;
+        }
         if !is_new && method != methods::SESSION_LOAD && method != methods::SESSION_RESUME {
             return;
         }
         let Some(p) = params.and_then(|p| serde_json::from_str::<P>(p).ok()) else {
             return;
         };
-        let Some(cwd) = p.cwd else {
+        let Some(cwd) = p.cwd.filter(|c| c.is_absolute()) else {
             return;
         };
         let workspace = Workspace {
@@ -93,7 +134,7 @@ impl Sessions {
     }
 
     pub fn workspace(&self, session_id: &str) -> Option<Workspace> {
-        lock(&self.known).get(session_id).cloned()
+        lock(&self.known).map.get(session_id).cloned()
     }
 }
 
@@ -125,6 +166,26 @@ mod tests {
             Some(r#"{"cwd":"/x","sessionId":"sess_1"}"#),
         );
         assert_eq!(cwd(&s, "sess_1"), Some(PathBuf::from("/p")));
+    }
+
+    #[test]
+    fn relative_cwd_is_not_learnt_and_closed_sessions_are_forgotten() {
+        let s = Sessions::default();
+        s.on_request(1, "session/load", Some(r#"{"cwd":"rel","sessionId":"r"}"#));
+        assert_eq!(cwd(&s, "r"), None);
+        s.on_request(2, "session/load", Some(r#"{"cwd":"/a","sessionId":"a"}"#));
+        s.on_request(3, "session/close", Some(r#"{"sessionId":"a"}"#));
+        assert_eq!(cwd(&s, "a"), None);
+        s.on_request(4, "session/load", Some(r#"{"cwd":"/b","sessionId":"b"}"#));
+        s.on_request(5, "session/delete", Some(r#"{"sessionId":"b"}"#));
+        assert_eq!(cwd(&s, "b"), None);
+        for i in 0..=MAX_SESSIONS {
+            let params = format!(r#"{{"cwd":"/p","sessionId":"s{i}"}}"#);
+            s.on_request(10, "session/resume", Some(&params));
+        }
+        assert_eq!(lock(&s.known).map.len(), MAX_SESSIONS);
+        assert_eq!(cwd(&s, "s0"), None, "the oldest is forgotten");
+        assert!(cwd(&s, &format!("s{MAX_SESSIONS}")).is_some());
     }
 
     #[test]

@@ -1,3 +1,4 @@
+use std::collections::HashMap;
 use std::time::Duration;
 
 use super::trace::TraceConfig;
@@ -35,6 +36,10 @@ pub struct ConnectionConfig {
     pub builtins: BuiltinConfig,
     /// Message history and live tracing.
     pub trace: TraceConfig,
+    /// The result (JSON text) `cancel_session` answers an extension
+    /// request with, by method; others get -32800. Vendor knowledge stays
+    /// with the host (e.g. agentao's `_agentao.cn/ask_user`).
+    pub cancelled_results: HashMap<String, String>,
 }
 
 impl Default for ConnectionConfig {
@@ -55,6 +60,7 @@ impl Default for ConnectionConfig {
             in_flight_batches: 2,
             builtins: BuiltinConfig::default(),
             trace: TraceConfig::default(),
+            cancelled_results: HashMap::new(),
         }
     }
 }

@@ -18,6 +18,41 @@ use std::fmt::Write;
 
 use crate::rpc::push_json_str;
 
+/// What an item is: the first of its three values. The binding hands
+/// these numbers to JS (`itemKinds()`), so they are written down once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ItemKind {
+    Notification = 0,
+    Request = 1,
+    Response = 2,
+    Failed = 3,
+    RequestSettled = 4,
+    Host = 5,
+    Trace = 6,
+    ViewChanged = 7,
+}
+
+impl ItemKind {
+    /// Every kind with its JS name.
+    pub const ALL: [(&'static str, ItemKind); 8] = [
+        ("notification", ItemKind::Notification),
+        ("request", ItemKind::Request),
+        ("response", ItemKind::Response),
+        ("failed", ItemKind::Failed),
+        ("requestSettled", ItemKind::RequestSettled),
+        ("host", ItemKind::Host),
+        ("trace", ItemKind::Trace),
+        ("viewChanged", ItemKind::ViewChanged),
+    ];
+
+    /// Append `kind,` (every kind is one digit).
+    fn push_into(self, out: &mut String) {
+        out.push(char::from(b'0' + self as u8));
+        out.push(',');
+    }
+}
+
 /// Agent output waiting between the reader and the host, at most. With the
 /// in-flight batches this bounds host memory whatever the agent sends.
 pub const QUEUE_BUDGET_BYTES: u32 = 8 * 1024 * 1024;
@@ -93,7 +128,7 @@ impl Event {
         let borrowed = (base..base + text.len()).contains(&(method.as_ptr() as usize));
         let params = params.unwrap_or("null");
         let mut item = String::with_capacity(params.len() + method.len() + 8);
-        item.push_str("0,");
+        ItemKind::Notification.push_into(&mut item);
         if borrowed {
             // No escapes: the token on the wire is the slice plus its quotes.
             let start = method.as_ptr() as usize - base - 1;
@@ -127,31 +162,37 @@ impl Event {
         match self {
             Event::Notification { item } => out.push_str(item),
             Event::Request { token, raw } => {
-                let _ = write!(out, "1,{token},");
+                ItemKind::Request.push_into(out);
+                let _ = write!(out, "{token},");
                 out.push_str(raw);
             }
             Event::Response { id, raw } => {
-                let _ = write!(out, "2,{id},");
+                ItemKind::Response.push_into(out);
+                let _ = write!(out, "{id},");
                 out.push_str(raw);
             }
             Event::Failed { id, error } => {
-                let _ = write!(out, "3,{id},");
+                ItemKind::Failed.push_into(out);
+                let _ = write!(out, "{id},");
                 out.push_str(error);
             }
             Event::RequestSettled { token, reason } => {
-                let _ = write!(out, "4,{token},\"{reason}\"");
+                ItemKind::RequestSettled.push_into(out);
+                let _ = write!(out, "{token},\"{reason}\"");
             }
             Event::Host { name, payload } => {
-                let _ = write!(out, "5,\"{name}\",");
+                ItemKind::Host.push_into(out);
+                let _ = write!(out, "\"{name}\",");
                 out.push_str(payload);
             }
             Event::Trace { record, .. } => {
-                out.push_str("6,");
+                ItemKind::Trace.push_into(out);
                 out.push_str(record);
                 out.push_str(",0");
             }
             Event::ViewChanged { view } => {
-                let _ = write!(out, "7,{view},0");
+                ItemKind::ViewChanged.push_into(out);
+                let _ = write!(out, "{view},0");
             }
         }
     }

@@ -70,6 +70,7 @@ impl Connection {
             pid: agent.pid,
             outbox,
             outgoing: Default::default(),
+            given_up: Default::default(),
             incoming: Default::default(),
             events,
             slots: slots.clone(),
@@ -86,6 +87,7 @@ impl Connection {
             builtins: Builtins::new(config.builtins.clone()),
             tracer: Tracer::new(config.trace.clone()),
             views: Default::default(),
+            cancelled_results: config.cancelled_results.clone(),
         });
 
         rt.spawn(run_delivery(
@@ -221,14 +223,11 @@ impl Connection {
 
     /// Stop waiting for request `id` (the caller gave up on it). With
     /// `notify_agent`, the agent is told with `$/cancel_request`.
+    /// Its late answer is traced, not reported as a protocol error.
     pub fn abandon(&self, id: u64, notify_agent: bool) -> bool {
         let taken = self.shared.outgoing.take(id).is_some();
-        if taken && notify_agent && !self.shared.closing.load(Ordering::SeqCst) {
-            let params = format!(r#"{{"requestId":{id}}}"#);
-            let _ = self.shared.send_line(
-                rpc::notification(methods::CANCEL_REQUEST, Some(&params)),
-                notification_meta(methods::CANCEL_REQUEST),
-            );
+        if taken {
+            self.shared.give_up(id, notify_agent);
         }
         taken
     }
@@ -279,7 +278,7 @@ impl Connection {
         self.notify(methods::SESSION_CANCEL, Some(&params))?;
         for (_, req) in &taken {
             self.shared
-                .send_reply(req, acp::cancelled_reply(&req.method));
+                .send_reply(req, self.shared.cancelled_reply(&req.method));
         }
         Ok(taken.len())
     }
@@ -364,6 +363,16 @@ impl Connection {
             counts(self.shared.outgoing.count_by(|r| &r.method)),
             counts(self.shared.incoming.count_by(|r| &r.method)),
         )
+    }
+
+    /// The last bytes the agent wrote to stderr (the ring behind
+    /// `ExitInfo::stderr_tail`), while it runs or after.
+    pub fn stderr_tail(&self) -> String {
+        self.shared
+            .stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .tail()
     }
 
     /// Non-JSON lines seen on stdout so far.

@@ -17,7 +17,7 @@ mod views;
 
 pub use config::ConnectionConfig;
 pub use delivery::{Batch, DeliverySink};
-pub use event::Event;
+pub use event::{Event, ItemKind};
 pub use exit::ExitInfo;
 pub use handle::{CallError, Connection, WeakConnection};
 pub use trace::TraceConfig;

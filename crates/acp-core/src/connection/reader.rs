@@ -178,6 +178,15 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             }
             trace(shared, meta, text, out);
             let Some((id, req)) = pending else {
+                let given_up = id
+                    .get()
+                    .parse::<u64>()
+                    .is_ok_and(|n| shared.given_up.take(n));
+                if given_up {
+                    // Cancelled or timed out: the spec says it is still answered.
+                    tracing::debug!(pid = shared.pid, id = %id.get(), "late answer to a request given up on");
+                    return;
+                }
                 out.push(protocol_error(
                     shared,
                     "unknownResponse",

@@ -1,5 +1,6 @@
 //! State shared by the connection's tasks and the host's calls.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -11,10 +12,11 @@ use super::event::Event;
 use super::exit::ExitInfo;
 use super::trace::{Direction, Kind, Tracer, WireMeta};
 use super::views::Views;
+use crate::acp::methods;
 use crate::acp::{self, Reply};
 use crate::builtin::Builtins;
 use crate::rpc::json_str;
-use crate::rpc::{self, IncomingRequest, IncomingTable, OutgoingTable};
+use crate::rpc::{self, GivenUp, IncomingRequest, IncomingTable, OutgoingTable};
 use crate::transport::{Outbox, OutboxError, StderrRing};
 
 pub(super) struct Shared {
@@ -22,6 +24,8 @@ pub(super) struct Shared {
     pub pid: u32,
     pub outbox: Outbox,
     pub outgoing: OutgoingTable,
+    /// Our requests the host stopped waiting for (timeout, abort).
+    pub given_up: GivenUp,
     pub incoming: IncomingTable,
     pub events: mpsc::Sender<Event>,
     pub slots: Arc<Semaphore>,
@@ -44,6 +48,8 @@ pub(super) struct Shared {
     pub tracer: Tracer,
     /// Live session views the reader folds into.
     pub views: Views,
+    /// Host-given cancelled results of extension requests, by method.
+    pub cancelled_results: HashMap<String, String>,
 }
 
 impl Shared {
@@ -107,6 +113,8 @@ impl Shared {
             tokio::time::sleep(timeout).await;
             if shared.outgoing.take(id).is_some() {
                 tracing::warn!(pid = shared.pid, id, method = %method, timeout_ms = timeout.as_millis() as u64, "request timed out");
+                // Giving up is cancelling: the agent should stop the work.
+                shared.give_up(id, true);
                 let error = format!(
                     r#"{{"code":"ERR_ACP_TIMEOUT","message":{},"method":{},"timeoutMs":{}}}"#,
                     json_str(&format!(
@@ -149,6 +157,36 @@ impl Shared {
             }
         });
         self.incoming.set_timer(token, timer.abort_handle());
+    }
+
+    /// We stopped waiting for our request `id` (already taken from the
+    /// pending table): remember it so its late answer is only traced, and
+    /// with `notify_agent` send `$/cancel_request`.
+    pub fn give_up(self: &Arc<Self>, id: u64, notify_agent: bool) {
+        self.given_up.insert(id);
+        if notify_agent && !self.closing.load(Ordering::SeqCst) {
+            let params = format!(r#"{{"requestId":{id}}}"#);
+            let meta = WireMeta {
+                direction: Direction::Send,
+                kind: Kind::Notification,
+                method: Some(methods::CANCEL_REQUEST),
+                id: None,
+                at: std::time::Instant::now(),
+                request_at: None,
+            };
+            let _ = self.send_line(
+                rpc::notification(methods::CANCEL_REQUEST, Some(&params)),
+                meta,
+            );
+        }
+    }
+
+    /// What `cancel_session` answers an agent request of `method` with.
+    pub fn cancelled_reply(&self, method: &str) -> Reply {
+        match self.cancelled_results.get(method) {
+            Some(result) if methods::is_extension(method) => Reply::Result(result.clone()),
+            _ => acp::cancelled_reply(method),
+        }
     }
 
     pub fn request_stop(&self, reason: &'static str) {

@@ -3,12 +3,14 @@
 
 mod codes;
 mod envelope;
+mod given_up;
 mod json_text;
 mod outgoing;
 mod pending;
 
 pub use codes::ErrorCode;
 pub use envelope::{classify, Inbound, Invalid};
+pub use given_up::GivenUp;
 pub use json_text::{json_str, push_json_str};
 pub use outgoing::{error_response, notification, request, response};
 pub use pending::{IncomingRequest, IncomingTable, OutgoingRequest, OutgoingTable};

@@ -1,0 +1,30 @@
+// updates(): a real agent's turn consumed as an async iterator, slowly.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mockClient } from './helpers.mjs';
+
+test('updates() yields every update of the turn in order, at the consumer pace, and ends with the turn', async () => {
+  const client = mockClient({ batchMaxMessages: 16 });
+  await client.initialize();
+  const { sessionId } = await client.newSession();
+  const done = new AbortController();
+  const turn = client.prompt({ sessionId, prompt: 'burst:2000 text:2' }).finally(() => done.abort());
+  const texts = [];
+  let delivered = 0; // updates handed to JS so far
+  client.onSessionUpdate(() => void delivered++);
+  let maxAhead = 0;
+  for await (const { update } of client.updates(sessionId, { signal: done.signal, highWaterMark: 8 })) {
+    texts.push(update.content.text);
+    // A slow consumer: the agent's output waits in its pipe, not in host memory.
+    if (texts.length % 100 === 0) await new Promise((r) => setTimeout(r, 5));
+    maxAhead = Math.max(maxAhead, delivered - texts.length);
+  }
+  assert.equal((await turn).stopReason, 'end_turn');
+  assert.equal(texts.length, 2002);
+  assert.deepEqual(texts.slice(0, 3), ['b0', 'b1', 'b2']);
+  assert.equal(texts[1999], 'b1999');
+  // JS holds at most the high-water mark plus the in-flight batches (2 × 16),
+  // not the burst; the rest waits in the core's bounded queue and the pipe.
+  assert.ok(maxAhead <= 8 + 2 * 16, `JS ran ahead of the consumer by ${maxAhead} updates`);
+  await client.close();
+});

@@ -1,0 +1,285 @@
+'use strict';
+
+// The JS mirror of the core's connection: our requests waiting for an
+// answer, the agent's requests our handlers are working on, and the
+// decoding of delivered batches. Every host callback runs isolated: a
+// throw is reported through `host.report` and never loses an item or the
+// batch's acknowledgement.
+
+const native = require('./loader.js');
+const { AcpError, RpcError, fromRpcError, fromFailure, abortError } = require('./errors.js');
+
+// Item kinds, as the core numbers them (crates/acp-core/src/connection/event.rs).
+const KIND = native.itemKinds();
+const NOTIFICATION = KIND.notification;
+const REQUEST = KIND.request;
+const RESPONSE = KIND.response;
+const FAILED = KIND.failed;
+const REQUEST_SETTLED = KIND.requestSettled;
+const HOST = KIND.host;
+const TRACE = KIND.trace;
+const VIEW_CHANGED = KIND.viewChanged;
+
+function isThenable(v) {
+  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof v.then === 'function';
+}
+
+/**
+ * `host` is what the dispatcher reports to:
+ * - `report(err, where)`: a host callback threw (never throws itself);
+ * - `event(name, payload)`: a connection event (`stderr`, `protocolError`…);
+ * - `exit(info)`: the agent is gone, every pending call already settled;
+ * - `trace(record)`: a wire message, when tracing is on;
+ * - `viewChanged(id)`: session view `id` has changes to drain;
+ * - `failed(err)`: one of our requests failed (for `status().lastError`);
+ * - `pendingChanged()`: our pending request count changed (ref counting).
+ */
+class Dispatcher {
+  #conn = null;
+  #handlers;
+  #host;
+  #pending = new Map(); // our request id → { resolve, reject, method }
+  #running = new Map(); // agent request token → AbortController
+
+  constructor(handlers, host) {
+    this.#handlers = handlers;
+    this.#host = host;
+  }
+
+  /** Follow a new agent process; batches of the previous one are ignored. */
+  attach(conn) {
+    this.#conn = conn;
+  }
+
+  /** The batch callback for `conn`. */
+  batchCallback(conn) {
+    return (text) => {
+      if (this.#conn === conn) this.#onBatch(conn, text);
+    };
+  }
+
+  get pendingCount() {
+    return this.#pending.size;
+  }
+
+  /**
+   * Track request `id` (already sent) until it settles. With a `signal`,
+   * an abort stops waiting and cancels it on the wire.
+   */
+  track(id, method, signal) {
+    return new Promise((resolve, reject) => {
+      const entry = { resolve, reject, method };
+      if (signal) {
+        const conn = this.#conn;
+        const onAbort = () => {
+          if (this.#pending.delete(id)) {
+            conn.abandon(id, true);
+            this.#host.pendingChanged();
+            reject(abortError(method, signal.reason));
+          }
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        entry.resolve = (v) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(v);
+        };
+        entry.reject = (e) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(e);
+        };
+      }
+      this.#pending.set(id, entry);
+      this.#host.pendingChanged();
+    });
+  }
+
+  #onBatch(conn, text) {
+    let waits = null;
+    try {
+      const items = JSON.parse(text);
+      // Items are flat triples: kind, a, b (see the core's event.rs).
+      for (let i = 0; i < items.length; i += 3) {
+        try {
+          const pending = this.#dispatch(items[i], items[i + 1], items[i + 2]);
+          if (pending) (waits ??= []).push(...pending);
+        } catch (err) {
+          // Each callback is already isolated; this guards the loop itself.
+          this.#host.report(err, 'dispatch');
+        }
+      }
+    } catch (err) {
+      this.#host.report(err, 'batch');
+    }
+    // Backpressure: the next batches wait for async notification handlers.
+    if (waits) {
+      Promise.allSettled(waits).then(() => this.#ack(conn));
+    } else {
+      this.#ack(conn);
+    }
+  }
+
+  /**
+   * Ask for the next batch only after the event loop had a turn: Node
+   * runs queued native calls back to back, so acknowledging at once would
+   * let a flood keep timers and I/O of the host waiting.
+   */
+  #ack(conn) {
+    setImmediate(() => conn.ack());
+  }
+
+  #dispatch(kind, a, b) {
+    switch (kind) {
+      case NOTIFICATION:
+        return this.#notification(a, b ?? undefined);
+      case REQUEST:
+        this.#request(a, b);
+        return null;
+      case RESPONSE:
+        this.#settle(a, b);
+        return null;
+      case FAILED:
+        this.#fail(a, fromFailure(b));
+        return null;
+      case REQUEST_SETTLED:
+        this.#running.get(a)?.abort(new AcpError('ERR_ACP_ABORTED', `request ${b}`));
+        this.#running.delete(a);
+        return null;
+      case HOST:
+        if (a === 'exit') this.#exit(b);
+        else this.#host.event(a, b);
+        return null;
+      case TRACE:
+        this.#host.trace(a);
+        return null;
+      case VIEW_CHANGED:
+        this.#host.viewChanged(a);
+        return null;
+      default:
+        return null;
+    }
+  }
+
+  #notification(method, params) {
+    const [specific, any] = this.#handlers.notificationHandlers(method);
+    if (specific.length === 0 && any.length === 0) return null;
+    const msg = { jsonrpc: '2.0', method, params };
+    let pending = null;
+    for (let i = 0; i < specific.length; i++) pending = this.#invoke(specific[i], msg, pending);
+    for (let i = 0; i < any.length; i++) pending = this.#invoke(any[i], msg, pending);
+    return pending;
+  }
+
+  /** Call one notification handler; collect its Promise for backpressure. */
+  #invoke(handler, msg, pending) {
+    try {
+      const r = handler(msg.params, msg);
+      if (r !== undefined && isThenable(r)) {
+        (pending ??= []).push(Promise.resolve(r).catch((err) => this.#host.report(err, msg.method)));
+      }
+    } catch (err) {
+      this.#host.report(err, msg.method);
+    }
+    return pending;
+  }
+
+  #request(token, msg) {
+    const conn = this.#conn;
+    const handler = this.#handlers.requestHandler(msg.method);
+    if (!handler) {
+      conn.respondError(token, -32601, `Method not found: ${msg.method}`);
+      return;
+    }
+    const controller = new AbortController();
+    this.#running.set(token, controller);
+    const context = { signal: controller.signal, method: msg.method, requestId: msg.id };
+    let result;
+    try {
+      result = handler(msg.params, context);
+    } catch (err) {
+      this.#replyError(conn, token, msg.method, err);
+      return;
+    }
+    if (isThenable(result)) {
+      Promise.resolve(result).then(
+        (value) => this.#reply(conn, token, msg.method, value),
+        (err) => this.#replyError(conn, token, msg.method, err),
+      );
+    } else {
+      this.#reply(conn, token, msg.method, result);
+    }
+  }
+
+  #reply(conn, token, method, value) {
+    this.#running.delete(token);
+    let json;
+    try {
+      json = JSON.stringify(value === undefined ? null : value) ?? 'null';
+    } catch (err) {
+      this.#replyError(conn, token, method, err);
+      return;
+    }
+    conn.respond(token, json);
+  }
+
+  /**
+   * A handler failed. An `RpcError` is the host's chosen answer; anything
+   * else is a fault: reported, and the agent gets -32603 without the host's
+   * message (permission/elicitation: `cancelled`, see the core's replies.rs).
+   */
+  #replyError(conn, token, method, err) {
+    this.#running.delete(token);
+    if (err instanceof RpcError || (err?.name === 'RpcError' && Number.isInteger(err?.rpcCode))) {
+      let data;
+      try {
+        data = err.data === undefined ? undefined : JSON.stringify(err.data);
+      } catch {
+        data = undefined;
+      }
+      conn.respondError(token, err.rpcCode, String(err.message), data);
+      return;
+    }
+    this.#host.report(err, method);
+    conn.respondError(token, -32603, `Internal error: the handler for ${method} failed`);
+  }
+
+  #settle(id, msg) {
+    const entry = this.#pending.get(id);
+    if (!entry) return;
+    this.#pending.delete(id);
+    this.#host.pendingChanged();
+    if (msg.error !== undefined && msg.error !== null) {
+      const err = fromRpcError(msg.error, entry.method);
+      this.#host.failed(err);
+      entry.reject(err);
+    } else entry.resolve(msg.result);
+  }
+
+  #fail(id, err) {
+    const entry = this.#pending.get(id);
+    if (!entry) return;
+    this.#pending.delete(id);
+    this.#host.pendingChanged();
+    this.#host.failed(err);
+    entry.reject(err);
+  }
+
+  #exit(info) {
+    // The core settled every pending call before this item; anything left
+    // here was registered in the same instant and is settled the same way.
+    for (const [id, entry] of this.#pending) {
+      this.#pending.delete(id);
+      entry.reject(
+        new AcpError('ERR_ACP_CLOSED', `agent connection closed before answering ${entry.method}`, {
+          ...info,
+          method: entry.method,
+        }),
+      );
+    }
+    for (const controller of this.#running.values()) controller.abort(new AcpError('ERR_ACP_CLOSED', 'agent exited'));
+    this.#running.clear();
+    this.#host.pendingChanged();
+    this.#host.exit(info);
+  }
+}
+
+module.exports = { Dispatcher };

@@ -1,0 +1,93 @@
+'use strict';
+
+// `client.updates(sessionId, {signal})`: one session's updates as an async
+// iterator. Backpressure comes from the batch protocol: while the buffer
+// is full the notification handler returns a pending Promise, the batch is
+// not acknowledged, and the core stops reading the agent's stdout once its
+// in-flight batches are spent. So the consumer's pace is the read pace.
+
+const DEFAULT_HIGH_WATER_MARK = 64;
+
+class UpdateStream {
+  #queue = [];
+  #waiters = []; // resolve functions of next() calls waiting for an update
+  #room = null; // { promise, resolve } while the buffer is full
+  #done = false;
+  #highWaterMark;
+  #subscription;
+  #client;
+  #onExit;
+  #signal;
+  #onAbort;
+
+  constructor(client, sessionId, signal, highWaterMark) {
+    this.#client = client;
+    this.#highWaterMark = Number.isInteger(highWaterMark) && highWaterMark > 0 ? highWaterMark : DEFAULT_HIGH_WATER_MARK;
+    this.#subscription = client.onSessionUpdate((params) => {
+      if (this.#done || params?.sessionId !== sessionId) return undefined;
+      const waiter = this.#waiters.shift();
+      if (waiter) {
+        waiter({ value: params, done: false });
+        return undefined;
+      }
+      this.#queue.push(params);
+      if (this.#queue.length < this.#highWaterMark) return undefined;
+      if (!this.#room) {
+        let resolve;
+        const promise = new Promise((r) => (resolve = r));
+        this.#room = { promise, resolve };
+      }
+      return this.#room.promise;
+    });
+    // The session ends with its agent process: what is buffered is still delivered.
+    this.#onExit = () => this.#end(false);
+    client.on('exit', this.#onExit);
+    if (signal) {
+      this.#signal = signal;
+      // The signal means "nothing new": what already arrived is still delivered.
+      this.#onAbort = () => this.#end(false);
+      if (signal.aborted) this.#end(false);
+      else signal.addEventListener('abort', this.#onAbort, { once: true });
+    }
+  }
+
+  next() {
+    if (this.#queue.length > 0) {
+      const value = this.#queue.shift();
+      if (this.#room && this.#queue.length < this.#highWaterMark) this.#release();
+      return Promise.resolve({ value, done: false });
+    }
+    if (this.#done) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  /** `break` out of `for await`, or stop early: unsubscribes and lets reading go on. */
+  return() {
+    this.#end(true);
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  #release() {
+    const room = this.#room;
+    this.#room = null;
+    room?.resolve();
+  }
+
+  /** Stop listening; `drop` discards what is buffered (`return()`, i.e. `break`). */
+  #end(drop) {
+    if (this.#done) return;
+    this.#done = true;
+    this.#subscription.dispose();
+    this.#client.off('exit', this.#onExit);
+    this.#signal?.removeEventListener('abort', this.#onAbort);
+    if (drop) this.#queue.length = 0;
+    this.#release();
+    for (const waiter of this.#waiters.splice(0)) waiter({ value: undefined, done: true });
+  }
+}
+
+module.exports = { UpdateStream };
