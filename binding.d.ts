@@ -2,14 +2,6 @@
 /* eslint-disable */
 
 /**
- * Which binding artifact the generated loader actually loaded: `'native'` for
- * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
- * flavor napi-rs can build is listed, because `NAPI_RS_NATIVE_LIBRARY_PATH`
- * can point the loader at a WASI artifact this package does not build itself.
- */
-export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
-
-/**
  * Low-level connection to one agent process. Use `AcpClient` from the
  * package instead; this class is its engine and may change.
  *
@@ -96,6 +88,8 @@ export interface ConnectionOptions {
   cwd?: string
   env?: Record<string, string>
   clearEnv?: boolean
+  /** Let the agent's detached (`setsid`) processes outlive it. */
+  keepDetached?: boolean
   maxLineBytes?: number
   stderrTailBytes?: number
   forwardStderr?: boolean

@@ -17,6 +17,18 @@ export * from './types/session-view';
 /** The ACP protocol version this client speaks (`1`). */
 export declare const PROTOCOL_VERSION: number;
 
+/**
+ * Load the native binary now, from `file` (an absolute path to an
+ * `acp-native.<platform>.node`) or, without it, from the default places
+ * (next to the package or the bundle, then the `acp-native-<platform>`
+ * package). The binary otherwise loads with the first client; a bundle
+ * that moved it calls this first. The choice is this package copy's only
+ * (not process-wide). Returns the path loaded. Throws `ERR_ACP_NATIVE_BINDING`
+ * naming every place tried, or `ERR_ACP_INVALID_ARGUMENT` when another file
+ * is already loaded.
+ */
+export declare function loadNativeBinding(file?: string): string;
+
 /** Stable error codes; see {@link AcpError}. */
 export type AcpErrorCode = AcpError['code'];
 
@@ -45,6 +57,12 @@ export interface AcpSpawnError extends AcpErrorBase {
 /** The agent exited or was closed before answering; every later call. */
 export interface AcpClosedError extends AcpErrorBase, Partial<ExitInfo> {
   readonly code: 'ERR_ACP_CLOSED';
+  /**
+   * A failed `initialize()` (exit, closed stdout, or a timeout): the first
+   * lines (up to 5, 200 characters each) the agent printed on stdout that
+   * were not JSON-RPC, e.g. a usage message. Also quoted in `message`.
+   */
+  readonly stdoutHead?: string[];
 }
 /** No answer within the timeout. */
 export interface AcpTimeoutError extends AcpErrorBase {
@@ -53,6 +71,8 @@ export interface AcpTimeoutError extends AcpErrorBase {
   readonly timeoutMs: number;
   /** A timed-out `initialize()`: the end of the agent's stderr (the agent is killed). */
   readonly stderrTail?: string;
+  /** A timed-out `initialize()`: the first non-JSON lines the agent printed on stdout (see {@link AcpClosedError.stdoutHead}). */
+  readonly stdoutHead?: string[];
 }
 /** The agent broke the protocol, e.g. answered `initialize` with another protocolVersion. */
 export interface AcpProtocolError extends AcpErrorBase {
@@ -71,6 +91,16 @@ export interface AcpBackpressureError extends AcpErrorBase {
 export interface AcpInvalidArgumentError extends AcpErrorBase {
   readonly code: 'ERR_ACP_INVALID_ARGUMENT';
   readonly argument?: string;
+}
+/** The native binary could not be loaded (first client, or `loadNativeBinding`); see README "Bundling". */
+export interface AcpNativeBindingError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_NATIVE_BINDING';
+  /** This process's platform, e.g. `linux-x64-gnu`. */
+  readonly platform: string;
+  /** Its Rust target, e.g. `x86_64-unknown-linux-gnu`; absent when no prebuilt binary exists for it. */
+  readonly triple?: string;
+  /** Every place looked, in order, and why it did not load. */
+  readonly tried: ReadonlyArray<{ where: string; file?: string; reason: string }>;
 }
 
 /**
@@ -92,7 +122,8 @@ export type AcpError =
   | AcpProtocolError
   | AcpAbortedError
   | AcpBackpressureError
-  | AcpInvalidArgumentError;
+  | AcpInvalidArgumentError
+  | AcpNativeBindingError;
 export declare const AcpError: {
   new (code: AcpErrorCode, message: string, fields?: Record<string, unknown>): AcpError;
   readonly prototype: AcpError;
@@ -244,6 +275,12 @@ export interface AcpClientOptions {
   env?: Record<string, string | undefined>;
   /** Start the agent with only `env`, not the host's environment. */
   replaceEnv?: boolean;
+  /**
+   * Let processes that left the agent's process tree (`setsid` daemons)
+   * outlive the agent and the host. Default `false`: everything the agent
+   * started dies with it (Linux; see README "Lifecycle guarantees").
+   */
+  keepDetached?: boolean;
   /** Sent in `initialize`; default `{name: 'acp-native', version}`. */
   clientInfo?: acp.Implementation;
   /**
@@ -555,7 +592,7 @@ export declare class AcpClient extends EventEmitter {
    * as `closed`) once every pending call has been rejected ERR_ACP_CLOSED.
    */
   close(): Promise<ExitInfo>;
-  /** SIGKILL the agent's process group now. */
+  /** SIGKILL the agent and everything it started (its whole process tree) now. */
   kill(): void;
   /** `close()`, resolving to nothing: for `context.subscriptions` (VS Code) and `await using`. */
   dispose(): Promise<void>;

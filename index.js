@@ -1,8 +1,10 @@
 'use strict';
 // acp-native: drive any Agent Client Protocol agent over stdio from Node.
+// Requiring this file does not load the native binary: the first client (or
+// `loadNativeBinding`) does, so a bundle can say where it is first.
 const { AcpClient } = require('./lib/client.js');
 const { AcpError, RpcError } = require('./lib/errors.js');
-const native = require('./lib/loader.js');
+const { loadNativeBinding, PROTOCOL_VERSION, native } = require('./lib/loader.js');
 const { setLogger } = require('./lib/logging.js');
 const { SessionView } = require('./lib/session-view.js');
 const { SessionFold, foldRecording, applyChanges, toMarkdown } = require('./lib/session-fold.js');
@@ -12,15 +14,13 @@ function foldRecordingNative(text, limits) {
   return JSON.parse(native.foldRecording(text, limits));
 }
 
-/** The ACP protocol version this client speaks. */
-const PROTOCOL_VERSION = native.protocolVersion();
-
 module.exports = {
   AcpClient,
   AcpError,
   RpcError,
   PROTOCOL_VERSION,
   setLogger,
+  loadNativeBinding,
   SessionView,
   SessionFold,
   foldRecording,

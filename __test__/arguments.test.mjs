@@ -4,7 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mockClient, mockSession, reported } from './helpers.mjs';
 import { AcpClient } from '../index.mjs';
-import native from '../binding.js';
+import loader from '../lib/loader.js';
+
+const { native } = loader;
 
 /** `call()` must return a Promise rejecting ERR_ACP_INVALID_ARGUMENT whose message names `argument`. */
 async function refuses(call, argument) {

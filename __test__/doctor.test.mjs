@@ -33,7 +33,7 @@ function tempDir(t) {
   return dir;
 }
 
-/** The binary binding.js loads in this checkout (the debug build, or the CI's prebuilt one). */
+/** The binary lib/loader.js loads in this checkout (the debug build, or the CI's prebuilt one). */
 function builtBinary() {
   const { report } = doctorJson();
   const suffix = report.package.name.slice('acp-native-'.length);

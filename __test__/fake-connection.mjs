@@ -1,7 +1,9 @@
 // A stand-in for the binding's AgentConnection: unit tests of lib/ drive
 // the facade with hand-made batches, no process spawned. It records every
 // call the facade makes; `deliver(items)` hands it a batch.
-import native from '../binding.js';
+import loader from '../lib/loader.js';
+
+const { native } = loader;
 
 export const CONNECTION_FACTORY = Symbol.for('acp-native.connectionFactory');
 export const KIND = native.itemKinds();

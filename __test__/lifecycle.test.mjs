@@ -59,13 +59,14 @@ for (const [mode, how] of [
 
 for (const signal of ['SIGTERM', 'SIGKILL']) {
   test(`no agent is left after the host is killed with ${signal}`, LINUX_ONLY, async () => {
-    const { host, pids, exited } = startHost('wait');
+    // The grandchild ignores stdin EOF: only the reaper stops it.
+    const { host, pids, exited } = startHost('wait', ['--ignore-eof']);
     const { agent, wrapper, go } = await pids;
     go();
     await sleep(100);
     host.kill(signal);
     assert.equal((await exited).signal, signal);
-    // PR_SET_PDEATHSIG kills the wrapper; the agent sees stdin EOF and exits.
+    // The lifeline closes with the host; the reaper kills the whole tree.
     assert.equal(await goneWithin(wrapper, 2000), true, 'wrapper survived');
     assert.equal(await goneWithin(agent, 3000), true, 'agent survived');
   });

@@ -9,10 +9,12 @@ import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { platformPackages } from '../scripts/platform-packages.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SCRIPT = join(ROOT, 'scripts', 'release-notes.mjs');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+const PLATFORM_PACKAGES = platformPackages(pkg);
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
 
 function doctorReport() {
@@ -29,7 +31,7 @@ function filledNpmDir(t) {
   const doctor = doctorReport();
   const build = readFileSync(doctor.binary.path);
   const files = new Map();
-  for (const name of Object.keys(pkg.optionalDependencies)) {
+  for (const name of Object.keys(PLATFORM_PACKAGES)) {
     const platformDir = join(npmDir, name.slice('acp-native-'.length));
     const main = JSON.parse(readFileSync(join(platformDir, 'package.json'), 'utf8')).main;
     // This platform's package gets the build itself; the others (which
@@ -54,9 +56,9 @@ test('the release notes list the SHA-256 of every platform binary', (t) => {
 
   const md = readFileSync(notes, 'utf8');
   const rows = [...md.matchAll(/^\| `(\S+)@(\S+)` \| `(\S+)` \| (\d+) \| `([0-9a-f]{64})` \|$/gm)];
-  assert.equal(rows.length, Object.keys(pkg.optionalDependencies).length, md);
+  assert.equal(rows.length, Object.keys(PLATFORM_PACKAGES).length, md);
   for (const [, name, version, file, bytes, hash] of rows) {
-    assert.equal(version, pkg.optionalDependencies[name]);
+    assert.equal(version, PLATFORM_PACKAGES[name]);
     assert.equal(Number(bytes), files.get(file).length);
     assert.equal(hash, sha256(files.get(file)), file);
   }
@@ -76,7 +78,7 @@ test('SHA256SUMS passes sha256sum --check next to the release assets', { skip: s
   const { dir, npmDir, files } = filledNpmDir(t);
   const assets = join(dir, 'assets');
   mkdirSync(assets);
-  for (const name of Object.keys(pkg.optionalDependencies)) {
+  for (const name of Object.keys(PLATFORM_PACKAGES)) {
     const platformDir = join(npmDir, name.slice('acp-native-'.length));
     const main = JSON.parse(readFileSync(join(platformDir, 'package.json'), 'utf8')).main;
     copyFileSync(join(platformDir, main), join(assets, main));
@@ -96,7 +98,7 @@ test('SHA256SUMS passes sha256sum --check next to the release assets', { skip: s
 
 test('a platform package without its binary fails the release', (t) => {
   const { npmDir } = filledNpmDir(t);
-  const name = Object.keys(pkg.optionalDependencies).at(-1);
+  const name = Object.keys(PLATFORM_PACKAGES).at(-1);
   const platformDir = join(npmDir, name.slice('acp-native-'.length));
   const main = JSON.parse(readFileSync(join(platformDir, 'package.json'), 'utf8')).main;
   rmSync(join(platformDir, main));

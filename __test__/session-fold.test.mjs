@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { rng, genRecording, genLimits, canonical } from './fold-gen.mjs';
 
 const require = createRequire(import.meta.url);
-const native = require('../lib/loader.js');
+const { native } = require('../lib/loader.js');
 const { foldRecording, SessionFold, toMarkdown } = require('../lib/session-fold.js');
 
 const CASES = 400;

@@ -14,6 +14,14 @@ t.saveHistory('/tmp/x').then((n: number) => [n, h, pending]);
 setLogger((r) => r.level === 'warn', { level: 'warn' });
 setLogger(null);
 const b = new AcpClient({ command: 'x', fs: { roots: ['/p'], readOnly: true }, terminals: { maxTerminals: 4, env: { CI: '1' } } }); const open: number = b.openTerminals; void open;
+import { loadNativeBinding } from '../index.js';
+const loadedFrom: string = loadNativeBinding('/abs/acp-native.linux-x64-gnu.node');
+function firstErrors(e: AcpError) {
+  if (e.code === 'ERR_ACP_NATIVE_BINDING') return e.tried.map((t) => [t.where, t.reason, e.platform, e.triple, loadedFrom]);
+  if (e.code === 'ERR_ACP_CLOSED' || e.code === 'ERR_ACP_TIMEOUT') return e.stdoutHead?.join('\n');
+  return undefined;
+}
+void firstErrors;
 
 // ---- session views ----
 import { SessionFold, applyChanges, foldRecording, type SessionViewState, type SessionViewChanges } from '../index.js';

@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
 
+const { TRIPLES } = createRequire(import.meta.url)('../lib/loader.js');
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const workflow = readFileSync(join(ROOT, '.github/workflows/release.yml'), 'utf8');
 const ciRun = readFileSync(join(ROOT, '.ci/run'), 'utf8');
@@ -29,7 +31,7 @@ test('every napi target is built by the workflow, the release way', () => {
     if (target.endsWith('linux-gnu')) assert.match(build, /--use-napi-cross$/, `${target}: glibc 2.17 toolchain`);
     else if (target.endsWith('linux-musl')) assert.match(build, / -x$/, `${target}: zig`);
     else assert.equal(build, `npm run build -- --target ${target}`);
-    assert.ok(pkg.optionalDependencies[`acp-native-${platform}`], `${platform} is a platform package`);
+    assert.equal(TRIPLES[platform], target, `${platform} is the platform package the loader looks for on ${target}`);
   }
 });
 

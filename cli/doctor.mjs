@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, readSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { glibcVersionName, highestGlibc, newerThan, versionNeeds } from './elf.mjs';
 
@@ -20,15 +20,19 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LOAD_TIMEOUT_MS = 60_000;
 /** Files larger than this are hashed but not parsed (release binaries are a few MB; debug ones tens). */
 const MAX_ELF_BYTES = 512 * 1024 * 1024;
-/** Bound on the load-error chain we report (binding.js chains one error per place it tried). */
+/** Bound on the load errors we report (the loader lists one per place it tried). */
 const MAX_ERRORS = 8;
 
-/** Loads `argv[1]` (a .node file, or binding.js) and prints what happened as JSON. */
+/** Loads `argv[1]` (a .node file, or through lib/loader.js) and prints what happened as JSON. */
 const LOAD_SCRIPT = `
 const target = process.argv[1];
 const before = new Set(Object.keys(require.cache));
 const messages = (err) => {
   const out = [];
+  if (Array.isArray(err && err.tried)) {
+    // The loader's ERR_ACP_NATIVE_BINDING: each place it looked, and why.
+    return [String(err.message).split('\\n')[0], ...err.tried.slice(0, ${MAX_ERRORS}).map((t) => t.where + ': ' + t.reason)];
+  }
   for (let e = err; e && out.length < ${MAX_ERRORS}; e = e.cause) {
     // First lines only: Node appends a require stack that means nothing to the user.
     if (Array.isArray(e)) { out.push(...e.slice(0, ${MAX_ERRORS}).map((x) => String(x && x.message || x).split('\\n')[0])); break; }
@@ -38,7 +42,7 @@ const messages = (err) => {
 };
 let m;
 try {
-  m = require(target);
+  m = target.endsWith('loader.js') ? require(require(target).loadNativeBinding()) : require(target);
 } catch (err) {
   process.stdout.write(JSON.stringify({ ok: false, errors: messages(err) }));
   process.exit(0);
@@ -52,7 +56,7 @@ process.stdout.write(JSON.stringify({ ok: typeof m.AgentConnection === 'function
 /** glibc version string of this process, 'musl', or null off Linux. */
 function libc() {
   if (process.platform !== 'linux') return null;
-  // As binding.js does: the network part of the report can block on DNS.
+  // The network part of the report can block on DNS.
   if (process.report) process.report.excludeNetwork = true;
   const report = process.report?.getReport?.();
   const glibc = report?.header?.glibcVersionRuntime;
@@ -69,21 +73,14 @@ function platformSuffix(libcInfo) {
   return `${platform}-${arch}`;
 }
 
-/** Where binding.js would load the binary from, checked in its order. */
+/** Where lib/loader.js would load the binary from, checked in its order. */
 function expectedBinary(binaryName, packageName) {
-  const override = process.env.NAPI_RS_NATIVE_LIBRARY_PATH;
-  const requireHere = createRequire(join(ROOT, 'binding.js'));
-  if (override) {
-    try {
-      return { path: requireHere.resolve(override), source: 'NAPI_RS_NATIVE_LIBRARY_PATH' };
-    } catch {
-      return { path: resolve(override), source: 'NAPI_RS_NATIVE_LIBRARY_PATH' };
-    }
-  }
-  const local = join(ROOT, `${binaryName}.${packageName.slice(binaryName.length + 1)}.node`);
+  const file = `${binaryName}.${packageName.slice(binaryName.length + 1)}.node`;
+  const local = join(ROOT, file);
   if (existsSync(local)) return { path: local, source: 'local build next to the package' };
   try {
-    return { path: requireHere.resolve(packageName), source: `package ${packageName}` };
+    const requireHere = createRequire(join(ROOT, 'lib', 'loader.js'));
+    return { path: join(dirname(requireHere.resolve(`${packageName}/package.json`)), file), source: `package ${packageName}` };
   } catch {
     return { path: null, source: null };
   }
@@ -170,15 +167,16 @@ export function diagnose({ binary } = {}) {
   const libcInfo = libc();
   const suffix = platformSuffix(libcInfo);
   const packageName = `${pkg.name}-${suffix}`;
-  const supported = Object.hasOwn(pkg.optionalDependencies ?? {}, packageName);
+  const { TRIPLES } = createRequire(import.meta.url)('../lib/loader.js');
+  const supported = Object.hasOwn(TRIPLES, suffix);
 
   const expected = binary ? { path: resolve(binary), source: '--binary' } : expectedBinary(binaryName, packageName);
-  // Through binding.js (the real loader) unless a file was named.
-  const load = tryLoad(binary ? resolve(binary) : join(ROOT, 'binding.js'));
+  // Through lib/loader.js (the real loader) unless a file was named.
+  const load = tryLoad(binary ? resolve(binary) : join(ROOT, 'lib', 'loader.js'));
   // The file named, or else the one the loader really loaded (the expected one if it failed).
   const path = binary || !(load.ok && load.path) ? expected.path : load.path;
   const problems = [];
-  if (!supported) problems.push(`no prebuilt binary for ${suffix} (supported: ${Object.keys(pkg.optionalDependencies ?? {}).join(', ')})`);
+  if (!supported) problems.push(`no prebuilt binary for ${suffix} (supported: ${Object.keys(TRIPLES).join(', ')})`);
   if (load.ok && expected.path && load.path && realPath(load.path) !== realPath(expected.path)) {
     problems.push(`loaded ${load.path}, expected ${expected.path}`);
   }

@@ -36,7 +36,7 @@ export async function runExport({ file, agent, options }) {
 function fromRecording(file, sessionId) {
   // Validates the file (a header, whole payloads) with the replay's rules.
   readRecording(file);
-  const native = require('../lib/loader.js');
+  const { native } = require('../lib/loader.js');
   const { readFileSync } = require('node:fs');
   const { sessions } = JSON.parse(native.foldRecording(readFileSync(file, 'utf8')));
   const ids = Object.keys(sessions);

@@ -4,7 +4,7 @@
 // What is ACP-specific lives here: initialize and its capabilities, the
 // session methods and their bookkeeping, prompt/cancel, session updates.
 
-const native = require('./loader.js');
+const { native } = require('./loader.js');
 const check = require('./validate.js');
 const { ConnectionBase, INTERNAL, AGENT_STATUS, RESTARTED, VIEW_CHANGED, rejecting } = require('./connection.js');
 const { SessionView } = require('./session-view.js');
@@ -158,6 +158,11 @@ class AcpClient extends ConnectionBase {
           if (err.code === 'ERR_ACP_TIMEOUT') {
             err.stderrTail = conn().stderrTail();
             this.kill();
+          }
+          const head = this[INTERNAL].stdoutHead();
+          if (head.length && (err.code === 'ERR_ACP_TIMEOUT' || err.code === 'ERR_ACP_CLOSED')) {
+            err.stdoutHead = head;
+            err.message += `\nThe agent printed on stdout (not JSON-RPC: is it started in its ACP mode?):\n${head.map((l) => `  ${l}`).join('\n')}`;
           }
           throw err;
         },

@@ -12,7 +12,7 @@
 
 const { EventEmitter } = require('node:events');
 const { writeFile } = require('node:fs/promises');
-const native = require('./loader.js');
+const { native } = require('./loader.js');
 const logging = require('./logging.js');
 const exitHook = require('./exit-hook.js');
 const check = require('./validate.js');
@@ -44,6 +44,11 @@ function rejecting(fn) {
   }
 }
 
+// The first non-JSON stdout lines of an agent process, kept for initialize
+// errors: a usage message or a shell prompt says what went wrong.
+const NOISE_HEAD_LINES = 5;
+const NOISE_LINE_CHARS = 200;
+
 class ConnectionBase extends EventEmitter {
   #conn = null; // the binding's AgentConnection of the current process
   #options;
@@ -61,6 +66,7 @@ class ConnectionBase extends EventEmitter {
   #finish;
   #done = false;
   #internal;
+  #stdoutNoise = []; // the first non-JSON stdout lines of the current process
 
   constructor(opts) {
     super();
@@ -70,7 +76,12 @@ class ConnectionBase extends EventEmitter {
     this.#handlers = new HandlerRegistry((method, handled) => this.#conn?.setHostHandler(method, handled));
     this.#dispatcher = new Dispatcher(this.#handlers, {
       report: (err, where) => this.#report(err, where),
-      event: (name, payload) => this.#emit(name, payload),
+      event: (name, payload) => {
+        if (name === 'protocolNoise' && this.#stdoutNoise.length < NOISE_HEAD_LINES) {
+          this.#stdoutNoise.push(String(payload?.line).slice(0, NOISE_LINE_CHARS));
+        }
+        this.#emit(name, payload);
+      },
       exit: (info) => this.#onExit(info),
       trace: (record) => this.#trace(record),
       viewChanged: (id) => this[VIEW_CHANGED](id),
@@ -101,6 +112,7 @@ class ConnectionBase extends EventEmitter {
     }
     onBatch = this.#dispatcher.batchCallback(conn);
     this.#conn = conn;
+    this.#stdoutNoise = [];
     this.#dispatcher.attach(conn);
     this.#exit = null;
     this.#closing = false;
@@ -397,6 +409,7 @@ class ConnectionBase extends EventEmitter {
       options: this.#options,
       handlers: this.#handlers,
       conn: () => this.#conn,
+      stdoutHead: () => [...this.#stdoutNoise],
       call: (method, json, timeoutMs, signal) => this.#call(method, json, timeoutMs, signal),
       nativeError: (err) => this.#nativeError(err),
       report: (err, where) => this.#report(err, where),

@@ -6,19 +6,20 @@
 // throw is reported through `host.report` and never loses an item or the
 // batch's acknowledgement.
 
-const native = require('./loader.js');
+const { native } = require('./loader.js');
 const { AcpError, RpcError, fromRpcError, fromFailure, abortError } = require('./errors.js');
 
 // Item kinds, as the core numbers them (crates/acp-core/src/connection/event.rs).
-const KIND = native.itemKinds();
-const NOTIFICATION = KIND.notification;
-const REQUEST = KIND.request;
-const RESPONSE = KIND.response;
-const FAILED = KIND.failed;
-const REQUEST_SETTLED = KIND.requestSettled;
-const HOST = KIND.host;
-const TRACE = KIND.trace;
-const VIEW_CHANGED = KIND.viewChanged;
+// Read from the binary when the first dispatcher is made, not at require
+// time: a bundle must be able to call loadNativeBinding first.
+let NOTIFICATION, REQUEST, RESPONSE, FAILED, REQUEST_SETTLED, HOST, TRACE, VIEW_CHANGED;
+function readKinds() {
+  if (NOTIFICATION !== undefined) return;
+  const k = native.itemKinds();
+  [NOTIFICATION, REQUEST, RESPONSE, FAILED, REQUEST_SETTLED, HOST, TRACE, VIEW_CHANGED] = [
+    k.notification, k.request, k.response, k.failed, k.requestSettled, k.host, k.trace, k.viewChanged,
+  ];
+}
 
 function isThenable(v) {
   return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof v.then === 'function';
@@ -42,6 +43,7 @@ class Dispatcher {
   #running = new Map(); // agent request token → AbortController
 
   constructor(handlers, host) {
+    readKinds();
     this.#handlers = handlers;
     this.#host = host;
   }

@@ -13,6 +13,7 @@
  * | ERR_ACP_ABORTED | the caller's AbortSignal fired | method |
  * | ERR_ACP_BACKPRESSURE | the agent is not reading its stdin and the write queue is full | |
  * | ERR_ACP_INVALID_ARGUMENT | a call was made with arguments that cannot be sent | argument |
+ * | ERR_ACP_NATIVE_BINDING | the native binary could not be loaded | platform, triple, tried |
  */
 class AcpError extends Error {
   constructor(code, message, fields) {
@@ -64,6 +65,7 @@ function fromFailure(failure) {
  * anything else (a bug, napi's own checks) passes through unchanged.
  */
 function fromNativeError(err, extra) {
+  if (err instanceof AcpError) return err; // already ours (e.g. the loader's ERR_ACP_NATIVE_BINDING)
   const code = err?.code;
   if (typeof code !== 'string' || !code.startsWith('ERR_ACP_')) return err;
   const fields = { ...extra };

@@ -4,7 +4,7 @@
 // module routes each record to the client whose agent it is about (by pid)
 // and to the process-wide logger set with `setLogger`.
 
-const native = require('./loader.js');
+const { native } = require('./loader.js');
 
 const LEVELS = ['off', 'error', 'warn', 'info', 'debug', 'trace'];
 

@@ -85,6 +85,7 @@ function nativeOptions(o, hostMethods) {
     cwd: o.cwd,
     env: o.env,
     clearEnv: o.replaceEnv === true,
+    keepDetached: o.keepDetached === true,
     maxLineBytes: o.maxLineBytes,
     stderrTailBytes: o.stderrTailBytes,
     forwardStderr: o.forwardStderr,

@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 // Packaging check (run by .ci/run and the release workflow): build the
 // linux-x64-gnu binary the release way, check what it needs from glibc,
-// pack the root and platform packages, install both tarballs offline into
-// a fresh directory, and use the package from there (require, import, a
-// session against the mock agent, `npx acp-native chat`, `npx acp-native
-// doctor` finding the installed binary and its SHA-256).
+// pack the root and platform packages as the release publishes them (the
+// root with the optionalDependencies `napi pre-publish` adds, the platform
+// package with LICENSE and notices), run `npm publish --dry-run`, publint
+// and arethetypeswrong on them, install both tarballs offline into a fresh
+// directory, and use the package from there (require, import, a session
+// against the mock agent, `npx acp-native chat`, `npx acp-native doctor`
+// finding the installed binary and its SHA-256).
 //
 //   node scripts/pack-check.mjs                  # build, then check
 //   node scripts/pack-check.mjs --prebuilt FILE  # check an already built .node
@@ -15,6 +18,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { glibcNeeded, newerThan, versionName } from './glibc-ceiling.mjs';
+import { NOTICE_FILES, stageNotices } from './stage-notices.mjs';
+import { platformPackages } from './platform-packages.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TARGET = 'x86_64-unknown-linux-gnu';
@@ -82,6 +87,37 @@ function pack(dir, into) {
   return join(into, report.filename);
 }
 
+/** What `napi pre-publish` adds to the root package.json: every target's package at the root version. */
+function publishedOptionalDependencies() {
+  return platformPackages(pkg);
+}
+
+/** The root package as the release publishes it: ROOT's tarball, plus the optionalDependencies. */
+function packPublishedRoot(stage, into) {
+  const raw = join(stage, 'root-raw');
+  mkdirSync(raw, { recursive: true });
+  const tgz = pack(ROOT, raw);
+  run('tar', ['xzf', tgz, '-C', raw]);
+  const dir = join(raw, 'package');
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  manifest.optionalDependencies = publishedOptionalDependencies();
+  writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
+  return { dir, tgz: pack(dir, into) };
+}
+
+/** `npm publish --dry-run`, publint and (for a package with types) arethetypeswrong; any error fails. */
+function lintForPublish(what, dir, tgz, { types }) {
+  run('npm', ['publish', '--dry-run', '--ignore-scripts', '--tag', 'pack-check'], { cwd: dir });
+  const bin = (name) => join(ROOT, 'node_modules', '.bin', name);
+  // --strict: publint's warnings are errors too.
+  run(bin('publint'), ['run', '--strict', tgz]);
+  if (types) {
+    // Exit status 1 on any problem (masquerading CJS/ESM, missing or untyped resolution, …).
+    run(bin('attw'), [tgz, '--format', 'ascii', '--no-color']);
+  }
+  process.stdout.write(`pack-check: ${what}: npm publish --dry-run, publint${types ? ', attw' : ''}: no errors\n`);
+}
+
 const SESSION_SCRIPT = `
 import { AcpClient, PROTOCOL_VERSION } from 'acp-native';
 import { createRequire } from 'node:module';
@@ -144,18 +180,29 @@ function main() {
     cpSync(join(ROOT, 'npm'), npmDir, { recursive: true });
     writeFileSync(join(stage, 'package.json'), JSON.stringify({ ...pkg, napi: { ...pkg.napi, targets: [TARGET] } }, null, 2));
     run('npx', ['--no-install', 'napi', 'artifacts', '--cwd', stage, '--output-dir', artifacts, '--npm-dir', npmDir]);
+    stageNotices(npmDir);
   });
   const platformDir = join(npmDir, PLATFORM);
 
   step('package contents', () => {
     assertSameFiles('the root package', packedFiles(ROOT), [...pkg.files, 'package.json', 'README.md'].sort());
-    assertSameFiles(`the ${PLATFORM} package`, packedFiles(platformDir), ['README.md', NODE_FILE, 'package.json'].sort());
+    for (const file of ['LICENSE', 'THIRD_PARTY_NOTICES.md']) if (!pkg.files.includes(file)) fail(`the root package does not ship ${file}`);
+    assertSameFiles(`the ${PLATFORM} package`, packedFiles(platformDir), ['README.md', NODE_FILE, 'package.json', ...NOTICE_FILES].sort());
     const platformPkg = JSON.parse(readFileSync(join(platformDir, 'package.json'), 'utf8'));
-    if (pkg.optionalDependencies?.[platformPkg.name] !== pkg.version) fail(`root optionalDependencies lack ${platformPkg.name}@${pkg.version}`);
+    if (publishedOptionalDependencies()[platformPkg.name] !== pkg.version) fail(`the published optionalDependencies would lack ${platformPkg.name}@${pkg.version}`);
     if (JSON.stringify(platformPkg.engines) !== JSON.stringify(pkg.engines)) fail('engines differ between the root and platform packages');
   });
 
-  const [rootTgz, platformTgz] = step('npm pack', () => [pack(ROOT, tarballs), pack(platformDir, tarballs)]);
+  const [root, platformTgz] = step('npm pack (the root with the optionalDependencies napi pre-publish adds)', () => [
+    packPublishedRoot(stage, tarballs),
+    pack(platformDir, tarballs),
+  ]);
+  const rootTgz = root.tgz;
+
+  step('npm publish --dry-run, publint, arethetypeswrong', () => {
+    lintForPublish('the root package', root.dir, rootTgz, { types: true });
+    lintForPublish(`the ${PLATFORM} package`, platformDir, platformTgz, { types: false });
+  });
 
   const app = mkdtempSync(join(tmpdir(), 'acp-native-pack-check-'));
   try {

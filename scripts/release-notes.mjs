@@ -2,7 +2,7 @@
 // The release job's record of what it publishes: the SHA-256 of the binary
 // in every platform package, as a Markdown table for the GitHub release
 // notes and as a SHA256SUMS file (`sha256sum --check` format). Fails when a
-// platform package of the root's optionalDependencies lacks its binary.
+// platform package (scripts/platform-packages.mjs) lacks its binary.
 //
 //   node scripts/release-notes.mjs [--npm-dir npm] [--notes FILE] [--sums FILE]
 //
@@ -12,14 +12,15 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { platformPackages } from './platform-packages.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** `[{ name, version, file, bytes, sha256 }]`, one per platform package, in optionalDependencies order. */
+/** `[{ name, version, file, bytes, sha256 }]`, one per platform package, in napi target order. */
 export function hashPlatformBinaries(npmDir, rootPkg) {
   const prefix = `${rootPkg.name}-`;
   const rows = [];
-  for (const [name, version] of Object.entries(rootPkg.optionalDependencies ?? {})) {
+  for (const [name, version] of Object.entries(rootPkg.optionalDependencies ?? platformPackages(rootPkg))) {
     if (!name.startsWith(prefix)) continue;
     const dir = join(npmDir, name.slice(prefix.length));
     const manifestPath = join(dir, 'package.json');
@@ -32,7 +33,7 @@ export function hashPlatformBinaries(npmDir, rootPkg) {
     const bytes = readFileSync(file);
     rows.push({ name, version, file: basename(file), bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
   }
-  if (rows.length === 0) throw new Error(`${rootPkg.name} has no platform packages in optionalDependencies`);
+  if (rows.length === 0) throw new Error(`${rootPkg.name} has no platform packages`);
   return rows;
 }
 

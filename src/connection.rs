@@ -47,8 +47,6 @@ impl AgentConnection {
             JsTextCallback::new(on_batch).map_err(crate::errors::internal)?,
         ));
         let config: ConnectionConfig = options.into();
-        // Spawned here, on the JS thread, so PR_SET_PDEATHSIG ties the
-        // agent to the host's main thread rather than a pool thread.
         let conn =
             Connection::spawn(config, sink.clone(), &runtime::handle()).map_err(spawn_error)?;
         let cleanup_key =

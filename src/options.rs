@@ -15,6 +15,8 @@ pub struct ConnectionOptions {
     pub cwd: Option<String>,
     pub env: Option<HashMap<String, String>>,
     pub clear_env: Option<bool>,
+    /// Let the agent's detached (`setsid`) processes outlive it.
+    pub keep_detached: Option<bool>,
     pub max_line_bytes: Option<u32>,
     pub stderr_tail_bytes: Option<u32>,
     pub forward_stderr: Option<bool>,
@@ -119,6 +121,7 @@ impl From<ConnectionOptions> for ConnectionConfig {
                 cwd: o.cwd.map(Into::into),
                 env: sorted_env(o.env),
                 clear_env: o.clear_env.unwrap_or(false),
+                keep_detached: o.keep_detached.unwrap_or(false),
             },
             max_line_bytes: o.max_line_bytes.map_or(d.max_line_bytes, |v| v as usize),
             stderr_tail_bytes: o

@@ -21,6 +21,14 @@ pub fn open_for_read(target: &Target, label: &str) -> Result<File, BuiltinError>
     imp::open_for_read(target, label)
 }
 
+/// Open the target directory (a terminal's cwd) the same way: a component
+/// swapped for a symlink after the check is refused, so the descriptor is
+/// the directory that was checked.
+#[cfg(unix)]
+pub fn open_dir(target: &Target, label: &str) -> Result<std::os::fd::OwnedFd, BuiltinError> {
+    imp::walk(target, &target.existing, label)
+}
+
 /// Replace (or create) the target with `content`, atomically: readers see
 /// the old file or the new one, never a half-written one. Missing parent
 /// directories are created.
@@ -126,7 +134,7 @@ mod imp {
     }
 
     /// Open the directories `names` below the root, one at a time.
-    fn walk(
+    pub(super) fn walk(
         target: &Target,
         names: &[std::ffi::OsString],
         label: &str,

@@ -1,19 +1,19 @@
-//! One terminal: a command run without a shell in its own process group,
-//! its stdout and stderr captured together, its exit status kept.
+//! One terminal: a command run without a shell as its own process tree
+//! (see `transport::tree`), its stdout and stderr captured together, its
+//! exit status kept.
 
 use std::io;
 use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
 use super::output::OutputBuffer;
-use crate::transport::{adopt_spawned, isolate_process_tree, signal_group, GroupSignal};
+use crate::transport::{launch, Cwd, LaunchSpec, ProcessTree, SpawnError, StdioShape, TreeControl};
 
 /// After the command exits, how long its last output may take to arrive
 /// (a background process still holding the pipe must not delay the exit).
@@ -68,7 +68,7 @@ impl TerminalExit {
 
 pub struct Terminal {
     pub session_id: Box<str>,
-    pid: u32,
+    tree: TreeControl,
     output: Arc<Mutex<OutputBuffer>>,
     exit: watch::Receiver<Option<TerminalExit>>,
 }
@@ -78,33 +78,28 @@ fn lock(m: &Mutex<OutputBuffer>) -> MutexGuard<'_, OutputBuffer> {
 }
 
 impl Terminal {
-    /// Start the command. Must be called inside a tokio runtime.
-    pub fn spawn(session_id: &str, spec: &TerminalSpec) -> io::Result<Self> {
-        let mut cmd = Command::new(&spec.command);
-        cmd.args(&spec.args)
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&spec.cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .kill_on_drop(false);
-        merge_stderr_into_stdout(&mut cmd);
-        isolate_process_tree(&mut cmd);
-        let mut child = cmd.spawn()?;
-        adopt_spawned(&child);
-        let pid = child.id().unwrap_or_default();
+    /// Start the command in `cwd` (on Unix the checked directory, already
+    /// opened). Must be called inside a tokio runtime.
+    pub fn spawn(session_id: &str, spec: &TerminalSpec, cwd: Cwd<'_>) -> Result<Self, SpawnError> {
+        let launched = launch(&LaunchSpec {
+            program: &spec.command,
+            args: &spec.args,
+            env: &spec.env,
+            clear_env: false,
+            cwd,
+            stdio: StdioShape::Terminal,
+            keep_detached: false,
+        })?;
         let output = Arc::new(Mutex::new(OutputBuffer::new(spec.output_limit)));
         let (exit_tx, exit) = watch::channel(None);
-        let mut pumps = Vec::new();
-        if let Some(stdout) = child.stdout.take() {
-            pumps.push(tokio::spawn(pump(stdout, output.clone())));
-        }
-        if let Some(stderr) = child.stderr.take() {
+        let mut pumps = vec![tokio::spawn(pump(launched.stdout, output.clone()))];
+        if let Some(stderr) = launched.stderr {
             pumps.push(tokio::spawn(pump(stderr, output.clone())));
         }
-        tokio::spawn(watch_exit(child, pumps, exit_tx));
+        tokio::spawn(watch_exit(launched.tree, pumps, exit_tx));
         Ok(Self {
             session_id: session_id.into(),
-            pid,
+            tree: launched.control,
             output,
             exit,
         })
@@ -138,34 +133,16 @@ impl Terminal {
         })
     }
 
-    /// SIGKILL the command's whole process group; synchronous, for exit
-    /// hooks. Whatever it started in the background goes too.
+    /// SIGKILL the command and everything it started (`setsid` daemons
+    /// included); synchronous, for exit hooks. The exit status is kept.
     pub fn kill(&self) {
-        signal_group(self.pid, GroupSignal::Kill);
+        self.tree.kill();
     }
-}
 
-/// Both streams into one pipe, so the output interleaves exactly as the
-/// command wrote it.
-#[cfg(unix)]
-fn merge_stderr_into_stdout(cmd: &mut Command) {
-    cmd.stderr(Stdio::null());
-    // SAFETY: runs in the forked child after its stdio is set up and before
-    // exec; dup2 is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::dup2(1, 2) < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
+    /// [`Terminal::kill`], and let go of the process tree for good.
+    pub fn release(&self) {
+        self.tree.release();
     }
-}
-
-/// Without `dup2` before exec: two pipes, merged in arrival order.
-#[cfg(not(unix))]
-fn merge_stderr_into_stdout(cmd: &mut Command) {
-    cmd.stderr(Stdio::piped());
 }
 
 async fn pump<R: AsyncRead + Unpin>(mut pipe: R, output: Arc<Mutex<OutputBuffer>>) {
@@ -179,11 +156,11 @@ async fn pump<R: AsyncRead + Unpin>(mut pipe: R, output: Arc<Mutex<OutputBuffer>
 }
 
 async fn watch_exit(
-    mut child: Child,
+    mut tree: ProcessTree,
     pumps: Vec<tokio::task::JoinHandle<()>>,
     exit_tx: watch::Sender<Option<TerminalExit>>,
 ) {
-    let status = child.wait().await;
+    let status = tree.wait().await;
     let drained = async {
         for p in pumps {
             let _ = p.await;

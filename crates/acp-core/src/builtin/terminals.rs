@@ -14,6 +14,7 @@ use super::config::TerminalConfig;
 use super::error::BuiltinError;
 use super::roots::Scope;
 use super::terminal::{Terminal, TerminalExit, TerminalSpec};
+use crate::transport::Cwd;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -104,12 +105,17 @@ impl Terminals {
                 "cwd {cwd_asked} does not exist"
             )));
         }
-        let cwd = cwd.path();
+        let target = cwd;
+        let cwd = target.path();
         if !cwd.is_dir() {
             return Err(BuiltinError::invalid(format!(
                 "cwd {cwd_asked} is not a directory"
             )));
         }
+        // Opened now, entered with fchdir in the child: a directory swapped
+        // for a symlink after the check is refused here, or not followed.
+        #[cfg(unix)]
+        let dir = super::confined::open_dir(&target, &cwd_asked)?;
         let output_limit = p
             .output_byte_limit
             .map_or(self.config.default_output_byte_limit, |l| {
@@ -129,8 +135,15 @@ impl Terminals {
         if open.len() >= self.config.max_terminals {
             return Err(BuiltinError::too_many_terminals(self.config.max_terminals));
         }
-        let terminal = Terminal::spawn(&p.session_id, &spec)
-            .map_err(|e| BuiltinError::spawn_failed(&p.command, &e))?;
+        #[cfg(unix)]
+        let start_in = Cwd::Dir {
+            fd: dir,
+            path: &spec.cwd,
+        };
+        #[cfg(not(unix))]
+        let start_in = Cwd::Path(&spec.cwd);
+        let terminal = Terminal::spawn(&p.session_id, &spec, start_in)
+            .map_err(|e| BuiltinError::spawn_failed(&p.command, &e.source))?;
         let id = format!("term_{}", self.next_id.fetch_add(1, Ordering::Relaxed));
         open.insert(id.clone(), Arc::new(terminal));
         Ok(json!({ "terminalId": id }).to_string())
@@ -173,7 +186,7 @@ impl Terminals {
             Some(t) if *t.session_id == *r.session_id => {
                 let t = open.remove(&r.terminal_id).expect("just seen");
                 drop(open);
-                t.kill();
+                t.release();
                 Ok("{}".into())
             }
             _ => Err(unknown(r)),
@@ -184,7 +197,7 @@ impl Terminals {
     pub fn kill_all(&self) {
         let all: Vec<_> = self.lock().drain().map(|(_, t)| t).collect();
         for t in all {
-            t.kill();
+            t.release();
         }
     }
 

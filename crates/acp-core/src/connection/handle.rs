@@ -21,9 +21,7 @@ use crate::acp::{self, methods};
 use crate::builtin::Builtins;
 use crate::rpc::json_str;
 use crate::rpc::{self, OutgoingRequest};
-use crate::transport::{
-    kill_group_now, run_writer, spawn_agent, Outbox, OutboxError, SpawnError, StderrRing,
-};
+use crate::transport::{run_writer, spawn_agent, Outbox, OutboxError, SpawnError, StderrRing};
 
 /// Events waiting for the delivery task, at most.
 const EVENT_QUEUE: usize = 4096;
@@ -49,8 +47,7 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Spawn the agent and start its tasks on `rt`. Call from the thread
-    /// that should own the child (see [`spawn_agent`]).
+    /// Spawn the agent and start its tasks on `rt`.
     pub fn spawn(
         config: ConnectionConfig,
         sink: Arc<dyn DeliverySink>,
@@ -68,6 +65,7 @@ impl Connection {
         let shared = Arc::new(Shared {
             rt: rt.clone(),
             pid: agent.pid,
+            tree: agent.control,
             outbox,
             outgoing: Default::default(),
             given_up: Default::default(),
@@ -115,7 +113,7 @@ impl Connection {
         rt.spawn(supervise(
             shared.clone(),
             Supervised {
-                child: agent.child,
+                tree: agent.tree,
                 reader,
                 stderr,
                 close_grace: config.close_grace,
@@ -303,13 +301,14 @@ impl Connection {
         self.shared.request_stop("closed");
     }
 
-    /// Immediate SIGKILL of the agent's process group, synchronously: for
-    /// exit hooks, where nothing asynchronous will run any more.
+    /// Immediate SIGKILL of the agent and everything it started,
+    /// synchronously: for exit hooks, where nothing asynchronous will run
+    /// any more.
     pub fn kill(&self) {
         // Reason first, so the exit is reported as "killed" however fast
         // the process dies; the supervisor sends no SIGTERM for this reason.
         self.shared.request_stop("killed");
-        kill_group_now(self.shared.pid);
+        self.shared.tree.kill();
         self.shared.builtins.shutdown();
     }
 

@@ -17,11 +17,13 @@ use crate::acp::{self, Reply};
 use crate::builtin::Builtins;
 use crate::rpc::json_str;
 use crate::rpc::{self, GivenUp, IncomingRequest, IncomingTable, OutgoingTable};
-use crate::transport::{Outbox, OutboxError, StderrRing};
+use crate::transport::{Outbox, OutboxError, StderrRing, TreeControl};
 
 pub(super) struct Shared {
     pub rt: Handle,
     pub pid: u32,
+    /// Stops the agent's process tree; the only way we signal it.
+    pub tree: TreeControl,
     pub outbox: Outbox,
     pub outgoing: OutgoingTable,
     /// Our requests the host stopped waiting for (timeout, abort).

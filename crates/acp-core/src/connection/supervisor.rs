@@ -6,14 +6,13 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::process::Child;
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
 
 use super::event::Event;
 use super::exit::ExitInfo;
 use super::shared::Shared;
-use crate::transport::{signal_group, GroupSignal};
+use crate::transport::ProcessTree;
 
 /// After the process exits, how long stdout may take to drain.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(100);
@@ -21,7 +20,7 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(100);
 const EXIT_AFTER_EOF: Duration = Duration::from_millis(50);
 
 pub(super) struct Supervised {
-    pub child: Child,
+    pub tree: ProcessTree,
     pub reader: JoinHandle<()>,
     pub stderr: JoinHandle<()>,
     pub close_grace: Duration,
@@ -30,19 +29,19 @@ pub(super) struct Supervised {
 
 pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
     let status = tokio::select! {
-        status = s.child.wait() => {
+        status = s.tree.wait() => {
             // Give stdout a moment to deliver what the agent wrote last.
             let _ = timeout(DRAIN_AFTER_EXIT, &mut s.reader).await;
             status.ok()
         }
         _ = &mut s.reader => {
-            match timeout(EXIT_AFTER_EOF, s.child.wait()).await {
+            match timeout(EXIT_AFTER_EOF, s.tree.wait()).await {
                 Ok(status) => status.ok(),
                 // stdout closed but the process lingers: it can no longer
                 // talk to us, so stop it.
                 Err(_) => {
                     shared.request_stop("stdout-closed");
-                    stop(&shared, &mut s.child, Duration::ZERO, s.term_grace).await
+                    stop(&shared, &mut s.tree, Duration::ZERO, s.term_grace).await
                 }
             }
         }
@@ -51,18 +50,17 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
                 // kill() already sent SIGKILL; a SIGTERM from here could
                 // race it and become the reported signal.
                 shared.outbox.close();
-                let _ = s.child.start_kill();
-                s.child.wait().await.ok()
+                s.tree.wait().await.ok()
             } else {
-                stop(&shared, &mut s.child, s.close_grace, s.term_grace).await
+                stop(&shared, &mut s.tree, s.close_grace, s.term_grace).await
             };
             let _ = timeout(DRAIN_AFTER_EXIT, &mut s.reader).await;
             status
         }
     };
-    // Whatever the agent left behind in its group goes with it, and so do
-    // the terminals it had us start.
-    signal_group(shared.pid, GroupSignal::Kill);
+    // Whatever the agent left behind goes with it, and so do the
+    // terminals it had us start.
+    shared.tree.release();
     shared.builtins.shutdown();
     if !s.reader.is_finished() {
         s.reader.abort();
@@ -120,10 +118,11 @@ fn stop_reason(shared: &Shared) -> &'static str {
         .unwrap_or("closed")
 }
 
-/// stdin EOF (already sent) → grace → SIGTERM the group → grace → SIGKILL.
+/// stdin EOF (already sent) → grace → SIGTERM the group → grace → SIGKILL
+/// the whole tree.
 async fn stop(
     shared: &Shared,
-    child: &mut Child,
+    tree: &mut ProcessTree,
     grace: Duration,
     term_grace: Duration,
 ) -> Option<ExitStatus> {
@@ -132,7 +131,7 @@ async fn stop(
         pid = shared.pid,
         "stdin closed; waiting for the agent to exit"
     );
-    if let Ok(status) = timeout(grace, child.wait()).await {
+    if let Ok(status) = timeout(grace, tree.wait()).await {
         return status.ok();
     }
     tracing::warn!(
@@ -140,15 +139,14 @@ async fn stop(
         grace_ms = grace.as_millis() as u64,
         "agent still running after stdin EOF; sending SIGTERM to its group"
     );
-    signal_group(shared.pid, GroupSignal::Terminate);
-    if let Ok(status) = timeout(term_grace, child.wait()).await {
+    shared.tree.terminate();
+    if let Ok(status) = timeout(term_grace, tree.wait()).await {
         return status.ok();
     }
     tracing::warn!(
         pid = shared.pid,
         "agent survived SIGTERM; sending SIGKILL to its group"
     );
-    signal_group(shared.pid, GroupSignal::Kill);
-    let _ = child.start_kill();
-    child.wait().await.ok()
+    shared.tree.kill();
+    tree.wait().await.ok()
 }

@@ -12,4 +12,7 @@ pub struct AgentCommand {
     pub env: Vec<(String, String)>,
     /// Start from an empty environment instead of the parent's.
     pub clear_env: bool,
+    /// Let processes that left the agent's tree (`setsid` daemons) outlive
+    /// it. Off: everything the agent started dies with it.
+    pub keep_detached: bool,
 }

@@ -5,12 +5,13 @@ mod framing;
 mod process_group;
 mod spawn;
 mod stderr_ring;
+mod tree;
 mod writer;
 
 pub use command::AgentCommand;
 pub use framing::{Frame, LineFramer};
-pub use process_group::{kill_group_now, signal_group, signal_name, GroupSignal};
-pub(crate) use spawn::{adopt_spawned, configure_platform as isolate_process_tree};
+pub use process_group::{signal_group, signal_name, GroupSignal};
 pub use spawn::{spawn_agent, SpawnError, SpawnedAgent};
 pub use stderr_ring::StderrRing;
+pub use tree::{launch, Cwd, LaunchSpec, Launched, ProcessTree, StdioShape, TreeControl};
 pub use writer::{run_writer, Outbox, OutboxError};

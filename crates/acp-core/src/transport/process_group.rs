@@ -29,12 +29,6 @@ pub fn signal_group(pid: u32, _signal: GroupSignal) -> bool {
     windows_tree::kill_tree(pid)
 }
 
-/// Synchronous, allocation-free SIGKILL of the whole group: safe to call
-/// from an exit hook while the process is going down.
-pub fn kill_group_now(pid: u32) -> bool {
-    signal_group(pid, GroupSignal::Kill)
-}
-
 /// `SIGTERM`-style name for a signal number.
 pub fn signal_name(sig: i32) -> String {
     #[cfg(unix)]

@@ -1,0 +1,330 @@
+// Every process we start dies with the host, however the host ends, and we
+// never signal a process that is not ours. Linux: the reaper design (see
+// README "Lifecycle guarantees"); elsewhere these skip visibly.
+import { describe, it, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { alive, reported, MOCK_AGENT } from './helpers.mjs';
+import { AcpClient } from '../index.mjs';
+import { builtinSession, tempTree, termArg } from './builtin-helpers.mjs';
+
+const LINUX = process.platform === 'linux';
+const linuxOnly = { skip: !LINUX && 'needs /proc and the Linux reaper' };
+const HOST = fileURLToPath(new URL('./fixtures/tree-host.mjs', import.meta.url));
+/** Hang guard only: the survivors are expected gone well within it. */
+const GONE_WITHIN_MS = 15_000;
+
+/** Live processes whose environment carries `ACP_TREE_MARK=mark`, with their session id. */
+function marked(mark) {
+  const needle = `ACP_TREE_MARK=${mark}\0`;
+  const out = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z' || fields[0] === 'X') continue;
+      if (!readFileSync(`/proc/${name}/environ`, 'latin1').includes(needle)) continue;
+      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0')[0];
+      out.push({ pid: Number(name), ppid: Number(fields[1]), sid: Number(fields[3]), cmd });
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return out;
+}
+
+/** SIGKILL a process of ours (found by our mark) that may have just ended. */
+function killOurs(pid) {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch (err) {
+    if (err.code !== 'ESRCH') throw err;
+  }
+}
+
+function lines(stream) {
+  let buf = '';
+  const waiters = [];
+  stream.on('data', (d) => {
+    buf += d;
+    for (const w of waiters.splice(0)) if (!w()) waiters.push(w);
+  });
+  return (text) =>
+    new Promise((resolve) => {
+      const check = () => buf.includes(text) && (resolve(), true);
+      if (!check()) waiters.push(check);
+    });
+}
+
+/** Wait until no marked process but `except` is left; the ms it took, or -1. */
+async function survivorsGone(mark, except) {
+  const start = Date.now();
+  while (Date.now() - start < GONE_WITHIN_MS) {
+    if (marked(mark).every((p) => p.pid === except)) return Date.now() - start;
+    await sleep(20);
+  }
+  return -1;
+}
+
+const SHAPES = ['direct', 'wrapper', 'daemon', 'terminal'];
+const MODES = ['close', 'kill', 'return', 'exit', 'throw', 'SIGTERM', 'SIGINT', 'SIGHUP', 'SIGKILL'];
+const table = [];
+
+describe('no survivors: host death mode × process shape', { ...linuxOnly, concurrency: 4 }, () => {
+  for (const shape of SHAPES) {
+    for (const mode of MODES) {
+      it(`${shape} agent, host ends by ${mode}`, async () => {
+        const mark = randomUUID();
+        const tree = tempTree(`tree-${shape}-${mode}`);
+        const host = spawn(process.execPath, [HOST, shape, mode, tree.root], {
+          env: { ...process.env, ACP_TREE_MARK: mark },
+          stdio: ['pipe', 'pipe', 'inherit'],
+        });
+        const exited = new Promise((resolve) => host.on('exit', (code, signal) => resolve({ code, signal })));
+        const said = lines(host.stdout);
+        try {
+          await Promise.race([said('ready'), exited.then((e) => assert.fail(`host ended early: ${JSON.stringify(e)}`))]);
+          const before = marked(mark).filter((p) => p.pid !== host.pid);
+          // The shape is really there before the host goes.
+          if (shape === 'wrapper') assert.ok(before.some((p) => p.cmd === 'sleep'), 'lingering grandchild');
+          if (shape === 'daemon' || shape === 'terminal') {
+            const hostSid = marked(mark).find((p) => p.pid === host.pid).sid;
+            assert.ok(before.some((p) => p.cmd === 'sleep' && p.sid !== hostSid), 'a setsid daemon runs');
+          }
+          let except = -1;
+          if (mode === 'close' || mode === 'kill') {
+            host.stdin.write('go\n');
+            await said('done');
+            except = host.pid; // the host lives on; its agent tree must not
+          } else if (mode.startsWith('SIG')) {
+            host.kill(mode);
+            assert.equal((await exited).signal, mode);
+          } else {
+            host.stdin.write('go\n');
+            await exited;
+          }
+          const ms = await survivorsGone(mark, except);
+          const left = marked(mark).filter((p) => p.pid !== except);
+          table.push({ shape, mode, survivors: left.length, ms });
+          assert.deepEqual(left, [], `survivors of ${shape}/${mode}`);
+        } finally {
+          host.stdin.end();
+          for (const p of marked(mark)) killOurs(p.pid); // ours: carries our mark
+          await exited;
+          tree.cleanup();
+        }
+      });
+    }
+  }
+});
+
+test('matrix summary', linuxOnly, () => {
+  // One line per case, for README's table.
+  for (const r of table) console.log(`# tree ${r.shape} ${r.mode}: ${r.survivors} survivors, gone in ${r.ms} ms`);
+});
+
+/** Start time of `pid` (clock ticks since boot), or null: a pid plus this names one process. */
+function startTime(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' || fields[0] === 'X' ? null : fields[19];
+  } catch {
+    return null;
+  }
+}
+
+/** Place a new process group leader at `pid` via ns_last_pid: {pid, start}, or null. */
+async function strangerAt(pid, mark) {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    // The write and the fork are two steps of one shell: little room for
+    // another process on the machine to take the pid in between.
+    const sh = spawn('sh', ['-c', `echo ${pid - 1} > /proc/sys/kernel/ns_last_pid; setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!`], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, ACP_TREE_MARK: mark },
+    });
+    let out = '';
+    sh.stdout.on('data', (d) => (out += d));
+    await new Promise((resolve) => sh.on('close', resolve));
+    const got = Number(out.trim());
+    if (got === pid) return { pid, start: startTime(pid) };
+    if (marked(mark).some((p) => p.pid === got)) killOurs(got); // ours (our mark)
+    await sleep(5);
+  }
+  return null;
+}
+
+/** Is the stranger the same process, alive, with no signal pending (a SIGKILL just sent may not have landed yet)? */
+function untouchedStranger(s) {
+  if (s.start === null || startTime(s.pid) !== s.start) return false;
+  try {
+    const status = readFileSync(`/proc/${s.pid}/status`, 'utf8');
+    return !/^(SigPnd|ShdPnd):\s*0*[1-9a-f]/m.test(status);
+  } catch {
+    return false;
+  }
+}
+
+function canSetLastPid() {
+  try {
+    writeFileSync('/proc/sys/kernel/ns_last_pid', readFileSync('/proc/sys/kernel/ns_last_pid', 'utf8'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Is the pid taken at all (a zombie counts: it cannot be reused)? */
+const taken = (pid) => {
+  try {
+    readFileSync(`/proc/${pid}/stat`);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+test('a reused pid is never signalled: terminal release/kill, agent kill/close', {
+  skip: (!LINUX && 'Linux only') || (!canSetLastPid() && 'needs root to write /proc/sys/kernel/ns_last_pid'),
+  timeout: 120_000,
+}, async (ctx) => {
+  const mark = randomUUID();
+  const t = tempTree('reuse');
+  const strangers = [];
+  const { client, run } = await builtinSession({ terminals: true }, t.root);
+  try {
+    const agentPid = client.pid;
+    // One process, so nothing else keeps its group id alive once it ends.
+    const env = [{ name: 'ACP_TREE_MARK', value: mark }];
+    await run(`term:${termArg({ command: 'sleep', args: ['1000'], env })}`);
+    const [leader] = marked(mark).map((p) => p.pid);
+    assert.ok(leader, 'the terminal runs');
+    process.kill(leader, 'SIGKILL'); // its command ends (we started it)
+    assert.equal((await run('term-wait', 'wait')).result.signal, 'SIGKILL');
+    if (taken(leader)) {
+      // Kept unreaped until release: nobody can get this pid (or group id).
+      assert.equal(await strangerAt(leader, mark), null, 'the pid of an unreleased terminal was reused');
+    } else {
+      // (Before the fix: reaped at once, so the pid was free for anyone.)
+      strangers.push(await strangerAt(leader, mark));
+    }
+    // Each stranger must be untouched after each step (checked right away:
+    // once reaped, a killed stranger's pid could be handed on again).
+    const untouched = (step) => {
+      for (const s of strangers.filter(Boolean)) {
+        assert.ok(untouchedStranger(s), `stranger ${s.pid} was signalled by ${step}`);
+      }
+    };
+    await run('term-release', 'release');
+    untouched('terminal/release');
+    for (let i = 0; i < 500 && taken(leader); i++) await sleep(10);
+    const stranger = await strangerAt(leader, mark);
+    // Other processes on a busy machine can take the pid first, 50 times.
+    if (!stranger) return ctx.skip('could not force the reuse of the released pid (machine busy)');
+    strangers.push(stranger);
+    await run('term-kill', 'kill'); // an unknown terminal now
+    untouched('terminal/kill');
+    // The agent ends; its pid too is handed to a stranger before kill/close.
+    await run('crash:3').catch(() => {});
+    await new Promise((resolve) => (client.closed ? resolve() : client.once('exit', resolve)));
+    for (let i = 0; i < 500 && taken(agentPid); i++) await sleep(10);
+    const agentStranger = await strangerAt(agentPid, mark);
+    if (!agentStranger) return ctx.skip('could not force the reuse of the agent pid (machine busy)');
+    strangers.push(agentStranger);
+    client.kill();
+    untouched('kill()');
+    await client.close();
+    await sleep(200); // a stray signal from a reaper would have landed by now
+    untouched('close()');
+  } finally {
+    for (const s of strangers.filter(Boolean)) if (untouchedStranger(s)) killOurs(s.pid);
+    await client.close();
+    t.cleanup();
+  }
+});
+
+test('a terminal starts in the directory that was checked: 200 runs against a symlink swap', { ...linuxOnly, timeout: 300_000 }, async () => {
+  const t = tempTree('cwd-race');
+  const d = join(t.root, 'd');
+  const real = join(t.root, 'real');
+  const link = join(t.root, 'link');
+  mkdirSync(real);
+  symlinkSync(t.outside, link);
+  // Swaps root/d between the real directory and a symlink to outside, nonstop.
+  const swapper = spawn(
+    process.execPath,
+    ['-e', `const fs = require('fs'); const [d, real, link] = process.argv.slice(1);
+      for (;;) for (const [a, b] of [[real, d], [d, real], [link, d], [d, link]]) try { fs.renameSync(a, b); } catch {}`,
+     d, real, link],
+    { stdio: 'ignore' },
+  );
+  const { client, run, updates } = await builtinSession({ terminals: true }, t.root);
+  const seen = { inside: 0, refused: 0, escaped: [] };
+  try {
+    const create = termArg({ command: 'sh', args: ['-c', 'pwd -P'], cwd: d });
+    for (let i = 0; i < 200; i++) {
+      updates.length = 0;
+      await run(`term:${create} term-wait term-output term-release`);
+      const term = reported(updates, 'term');
+      if (term.error) {
+        seen.refused++;
+        continue;
+      }
+      const where = reported(updates, 'output').result.output.trim();
+      if (where.startsWith(t.root + '/')) seen.inside++;
+      else seen.escaped.push(where);
+    }
+  } finally {
+    swapper.kill('SIGKILL');
+    await client.close();
+    t.cleanup();
+  }
+  console.log(`# cwd race: ${seen.inside} started inside, ${seen.refused} refused, ${seen.escaped.length} escaped`);
+  assert.deepEqual(seen.escaped, []);
+  assert.ok(seen.inside > 0, 'no run started at all: the race was not exercised');
+});
+
+test('keepDetached: the agent\'s setsid daemon outlives close(); by default it does not', linuxOnly, async () => {
+  const marks = [];
+  try {
+    for (const keepDetached of [true, false]) {
+      const mark = randomUUID();
+      const client = new AcpClient({
+        command: 'sh',
+        args: ['-c', `setsid sh -c 'sleep 1000 & exit'; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(MOCK_AGENT)}`],
+        env: { ACP_TREE_MARK: mark },
+        keepDetached,
+      });
+      await client.initialize();
+      const [daemon] = marked(mark).filter((p) => p.cmd === 'sleep');
+      assert.ok(daemon, 'the daemon runs');
+      marks.push(mark);
+      await client.close();
+      if (keepDetached) {
+        assert.equal(alive(daemon.pid), true, 'kept');
+      } else {
+        assert.notEqual(await survivorsGone(mark, -1), -1, 'the daemon survived');
+      }
+    }
+  } finally {
+    // Only what still carries our mark (a pid alone could be reused by now).
+    for (const mark of marks) for (const p of marked(mark)) killOurs(p.pid);
+  }
+});
+
+test('a bare command missing from PATH: ERR_ACP_SPAWN ENOENT names the PATH searched', linuxOnly, () => {
+  const path = '/nonexistent-a:/nonexistent-b';
+  assert.throws(() => new AcpClient({ command: 'no-such-agent-xyz', env: { PATH: path } }), (err) => {
+    assert.equal(err.code, 'ERR_ACP_SPAWN');
+    assert.equal(err.errno, 'ENOENT');
+    assert.match(err.message, /no-such-agent-xyz/);
+    assert.ok(err.message.includes(`PATH ${path}`), err.message);
+    return true;
+  });
+});
