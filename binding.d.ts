@@ -61,6 +61,15 @@ export declare class AgentConnection {
   /** Counters and pending requests by method, as JSON text. */
   statusJson(): string
   get noiseLines(): number
+  /** Open (or find) the live view of a session; returns its id. */
+  openView(sessionId: string, limits: ViewLimits | undefined | null, forward: boolean): number
+  /** Fold a `session/new|load|resume` result (JSON text) into a view. */
+  seedView(id: number, result: string): boolean
+  /** The view's whole state (JSON text). */
+  viewSnapshot(id: number): string | null
+  /** What changed since the last drain (JSON text), or null. */
+  drainView(id: number): string | null
+  closeView(id: number): boolean
 }
 
 /**
@@ -117,6 +126,12 @@ export interface ConnectionOptions {
   cancelledResults?: Record<string, string>
 }
 
+/**
+ * Fold a recording (NDJSON trace records) into `{sessions: {id: state}}`
+ * (JSON text), by the rules of a live view.
+ */
+export declare function foldRecording(text: string, limits?: ViewLimits | undefined | null): string
+
 /** Built-in file system (absolute `roots`; none = the session cwd). */
 export interface FsOptions {
   roots?: Array<string>
@@ -155,4 +170,16 @@ export interface TerminalOptions {
   maxOutputByteLimit?: number
   maxTotalOutputBytes?: number
   env?: Record<string, string>
+}
+
+/** Limits of one session view (see `acp_core::view`); absent = default. */
+export interface ViewLimits {
+  /** Entries kept (default 5000); the oldest go first. */
+  maxEntries?: number
+  /** Text bytes per entry (default 4 MiB); a chunk that does not fit is dropped and counted. */
+  maxTextBytes?: number
+  /** Content blocks per entry (default 1024). */
+  maxBlocks?: number
+  /** Keys per merged object (default 256). */
+  maxKeys?: number
 }

@@ -9,6 +9,11 @@ import type * as acp from './types/acp';
 export type * from './types/acp';
 export type { acp };
 
+// ---- session views (types/session-view.d.ts) ----
+import type { SessionView, SessionViewOptions } from './types/session-view';
+export * from './types/session-view';
+// ---- end session views ----
+
 /** The ACP protocol version this client speaks (`1`). */
 export declare const PROTOCOL_VERSION: number;
 
@@ -567,6 +572,12 @@ export declare class AcpClient extends EventEmitter {
    * Tie it to a turn: `prompt(…).finally(() => controller.abort())`.
    */
   updates(sessionId: string, options?: { signal?: AbortSignal; highWaterMark?: number }): AsyncIterableIterator<acp.SessionNotification>;
+  /**
+   * A live view of a session, folded in the core (see SessionView); the
+   * same view for the same session until closed. Opt-in: sessions without
+   * a view cost nothing.
+   */
+  session(sessionId: string, options?: SessionViewOptions): SessionView;
 
   /** Sends protocolVersion 1 and capabilities derived from the handlers and the enabled built-ins; checks the agent's version. */
   initialize(params?: Partial<acp.InitializeRequest>, options?: CallOptions): Promise<acp.InitializeResponse>;

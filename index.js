@@ -4,7 +4,27 @@
 // `loadNativeBinding`) does, so a bundle can say where it is first.
 const { AcpClient } = require('./lib/client.js');
 const { AcpError, RpcError } = require('./lib/errors.js');
-const { loadNativeBinding, PROTOCOL_VERSION } = require('./lib/loader.js');
+const { loadNativeBinding, PROTOCOL_VERSION, native } = require('./lib/loader.js');
 const { setLogger } = require('./lib/logging.js');
+const { SessionView } = require('./lib/session-view.js');
+const { SessionFold, foldRecording, applyChanges, toMarkdown } = require('./lib/session-fold.js');
 
-module.exports = { AcpClient, AcpError, RpcError, PROTOCOL_VERSION, setLogger, loadNativeBinding };
+/** Fold a recording in the core: the same result as `foldRecording`. */
+function foldRecordingNative(text, limits) {
+  return JSON.parse(native.foldRecording(text, limits));
+}
+
+module.exports = {
+  AcpClient,
+  AcpError,
+  RpcError,
+  PROTOCOL_VERSION,
+  setLogger,
+  loadNativeBinding,
+  SessionView,
+  SessionFold,
+  foldRecording,
+  foldRecordingNative,
+  applyChanges,
+  toMarkdown,
+};

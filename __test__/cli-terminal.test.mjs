@@ -68,7 +68,7 @@ test('chat streams text, thoughts, tool calls and plans, and asks for permission
   const screen = await term.waitFor(/\[turn ended: end_turn\]/);
   assert.match(screen, /^chunk0 chunk1 $/m);
   assert.match(screen, /^thinking: thinking0 thinking1 $/m);
-  assert.match(screen, /^▸ tool Read README\.md \[read\] pending$/m);
+  assert.match(screen, /^▸ tool Read README\.md \[read\]$/m);
   assert.match(screen, /^ {2}↳ Read README\.md: completed # README$/m);
   assert.match(screen, /^Plan:\n {2}\[x\] Look around \(high\)\n {2}\[>\] Write the code \(medium\)$/m);
   assert.match(screen, /^all done$/m);

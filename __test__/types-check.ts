@@ -22,3 +22,24 @@ function firstErrors(e: AcpError) {
   return undefined;
 }
 void firstErrors;
+
+// ---- session views ----
+import { SessionFold, applyChanges, foldRecording, type SessionViewState, type SessionViewChanges } from '../index.js';
+async function sessionViewTypes(client: AcpClient) {
+  const view = client.session('s', { intervalMs: 0, maxEntries: 100, setup: {} });
+  view.on('change', (c: SessionViewChanges) => {
+    for (const a of c.appended ?? []) a.text.toUpperCase();
+  });
+  const s: SessionViewState = view.snapshot();
+  for (const e of s.entries) {
+    if (e.kind === 'tool_call') s.toolCalls[e.toolCallId]?.status;
+    else if (e.kind === 'agent') e.content.length;
+  }
+  const md: string = view.toMarkdown();
+  const fold = new SessionFold('s', { maxKeys: 4 });
+  fold.applyUpdate({ sessionUpdate: 'plan', entries: [] });
+  applyChanges(fold.toJSON(), view.flush() ?? {});
+  foldRecording('').sessions['s']?.running;
+  return md;
+}
+void sessionViewTypes;

@@ -5,6 +5,9 @@
 //   small:N          N session/update lines with a 64-byte text chunk
 //   large:N:BYTES    N updates with a BYTES-long text chunk
 //   permission:N     N sequential session/request_permission round trips
+//   ui:N:M:T         "stream to a UI": N 64-byte text chunks across M
+//                    messages, each message after a tool call, plus T
+//                    tool_call_updates spread over the calls
 // `_bench/ping` is answered at once. With `--standalone SCRIPT` it writes
 // that flood to stdout without the protocol (for timing it into /dev/null).
 import { createInterface } from 'node:readline';
@@ -40,6 +43,33 @@ function floodChunks(sessionId, count, textBytes) {
     chunks.push(left >= perChunk ? full : full.subarray(0, left * line.length));
   }
   return { chunks, lineBytes: line.length };
+}
+
+/** The "stream to a UI" load (see the header); returns the bytes written. */
+async function uiFlood(out, sessionId, chunks, messages, toolUpdates) {
+  const line = (update) => JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId, update } }) + '\n';
+  const perMessage = Math.floor(chunks / messages);
+  const updatesPerTool = Math.floor(toolUpdates / messages);
+  let bytes = 0;
+  for (let m = 0; m < messages; m++) {
+    const toolCallId = `call_${m}`;
+    const parts = [line({ sessionUpdate: 'tool_call', toolCallId, title: `Tool ${m}`, kind: 'execute', status: 'pending' })];
+    const chunk = line({ sessionUpdate: 'agent_message_chunk', messageId: `msg_${m}`, content: { type: 'text', text: `${m}`.padEnd(64, 'x') } });
+    const every = Math.max(1, Math.floor(perMessage / Math.max(1, updatesPerTool)));
+    let sentUpdates = 0;
+    for (let i = 0; i < perMessage; i++) {
+      parts.push(chunk);
+      if ((i + 1) % every === 0 && sentUpdates < updatesPerTool) {
+        sentUpdates++;
+        const done = sentUpdates === updatesPerTool;
+        parts.push(line({ sessionUpdate: 'tool_call_update', toolCallId, status: done ? 'completed' : 'in_progress', rawOutput: { progress: sentUpdates } }));
+      }
+    }
+    const buf = Buffer.from(parts.join(''));
+    bytes += buf.length;
+    for (let at = 0; at < buf.length; at += CHUNK_BYTES) await write(out, buf.subarray(at, at + CHUNK_BYTES));
+  }
+  return bytes;
 }
 
 function parseScript(text) {
@@ -85,7 +115,10 @@ function serve() {
     const { sessionId } = msg.params;
     const { kind, count, bytes } = parseScript(msg.params.prompt[0].text);
     let floodBytes = 0;
-    if (kind === 'small' || kind === 'large') {
+    if (kind === 'ui') {
+      const [, n, m, t] = msg.params.prompt[0].text.trim().split(':').map(Number);
+      floodBytes = await uiFlood(out, sessionId, n, m, t);
+    } else if (kind === 'small' || kind === 'large') {
       floodBytes = await flood(out, sessionId, count, kind === 'small' ? 64 : bytes);
     } else if (kind === 'permission') {
       const params = {

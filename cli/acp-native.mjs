@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// acp-native CLI: `chat`, `record`, `replay` and `doctor` (see `acp-native --help`).
+// acp-native CLI: `chat`, `record`, `replay`, `export` and `doctor` (see `acp-native --help`).
 import { createRequire } from 'node:module';
 import { parseArgs, UsageError, USAGE } from './args.mjs';
 
@@ -38,6 +38,10 @@ async function main(argv) {
         out: options.out,
         clientOptions: builtins(options),
       });
+    }
+    case 'export': {
+      const { runExport } = await import('./export.mjs');
+      return runExport({ file, agent, options });
     }
     case 'replay': {
       const { runReplay } = await import('./replay.mjs');

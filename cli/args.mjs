@@ -5,6 +5,8 @@ export const USAGE = `Usage:
   acp-native chat [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
   acp-native record --out FILE [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
   acp-native replay [--realtime] FILE
+  acp-native export [--format md|json] [--session ID] [--out FILE] FILE
+  acp-native export --load ID [--format md|json] [--out FILE] [--cwd DIR] -- <agent command> [args...]
   acp-native doctor [--json] [--binary FILE]
   acp-native --help | --version
 
@@ -12,6 +14,8 @@ chat     talk to an ACP agent in this terminal (Ctrl-C cancels the turn,
          a second Ctrl-C or Ctrl-D exits)
 record   the same, and write every wire message to FILE as NDJSON
 replay   act as an ACP agent over stdio that replays a recorded session
+export   a session's transcript (Markdown, or the session view's state as
+         JSON) from a recording, or from an agent that replays session ID
 doctor   show the native binary this install runs (path, SHA-256, glibc it
          needs) and whether it loads; exit 1 if it does not
 
@@ -23,6 +27,9 @@ Options:
   --terminals   let the agent run commands in terminals under the session cwd
   --out FILE    (record) where to write the recording
   --realtime    (replay) keep the recorded pauses between messages
+  --format F    (export) md (default) or json
+  --session ID  (export) only this session of the recording
+  --load ID     (export) load session ID from the agent and export it
   --json        (doctor) print the report as JSON
   --binary FILE (doctor) check this .node file instead of the installed one
 `;
@@ -34,6 +41,8 @@ const SPECS = {
   chat: { values: ['--cwd'], flags: ['--stderr', '--fs', '--terminals'], agent: true },
   record: { values: ['--cwd', '--out'], flags: ['--stderr', '--fs', '--terminals'], agent: true, required: ['--out'] },
   replay: { values: [], flags: ['--realtime'], agent: false },
+  // With --load, the positionals are the agent command; else one FILE.
+  export: { values: ['--format', '--session', '--out', '--load', '--cwd'], flags: [], agent: false },
   doctor: { values: ['--binary'], flags: ['--json'], agent: false, file: false },
 };
 
@@ -79,7 +88,7 @@ export function parseArgs(argv) {
     if (options[name.slice(2)] === undefined) throw new UsageError(`${command} needs ${name} FILE`);
   }
 
-  if (spec.agent) {
+  if (spec.agent || (command === 'export' && options.load !== undefined)) {
     if (positional.length === 0) throw new UsageError(`${command} needs the agent command after --`);
     const [agentCommand, ...agentArgs] = positional;
     return { command, options, agent: { command: agentCommand, args: agentArgs } };

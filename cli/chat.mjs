@@ -4,6 +4,9 @@ import { resolve } from 'node:path';
 import { AcpClient } from '../index.mjs';
 import { Renderer } from './render.mjs';
 import { LineInput, choosePermission, askUser } from './prompts.mjs';
+import { createRequire } from 'node:module';
+
+const { applyChanges } = createRequire(import.meta.url)('../lib/session-fold.js');
 
 const QUIT = Symbol('quit');
 
@@ -32,6 +35,7 @@ export async function runChat({ agent, cwd: cwdOption, showStderr = false, clien
   const untilQuit = (promise) => Promise.race([promise, quit]);
 
   let client;
+  let view = null; // the session's live view: the chat renders from it
   const interrupt = () => {
     if (turn && !turn.cancelled && !quitting) {
       turn.cancelled = true;
@@ -59,12 +63,20 @@ export async function runChat({ agent, cwd: cwdOption, showStderr = false, clien
         args: agent.args,
         cwd,
         forwardStderr: showStderr,
+        // The session renders from its view; this sees only what the view
+        // does not fold (updates before the session was known).
         onSessionUpdate: ({ update }) => renderer.update(update),
         handlers: {
-          'session/request_permission': async (params, { signal }) => ({
-            outcome: await choosePermission(input, renderer, params, signal),
-          }),
-          '_agentao.cn/ask_user': (params, { signal }) => askUser(input, renderer, params, signal),
+          'session/request_permission': async (params, { signal }) => {
+            view?.flush(); // show the tool call before the question
+            renderer.settle();
+            return { outcome: await choosePermission(input, renderer, params, signal) };
+          },
+          '_agentao.cn/ask_user': (params, { signal }) => {
+            view?.flush();
+            renderer.settle();
+            return askUser(input, renderer, params, signal);
+          },
         },
         ...clientOptions,
       });
@@ -90,6 +102,11 @@ export async function runChat({ agent, cwd: cwdOption, showStderr = false, clien
     const session = await untilQuit(client.newSession({ cwd }));
     if (session === QUIT) return exitCode;
     sessionId = session.sessionId;
+    const { sessionId: _, ...setup } = session;
+    view = client.session(sessionId, { setup });
+    const state = view.snapshot();
+    renderer.viewStarted(state);
+    view.on('change', (changes) => renderer.changes(changes, applyChanges(state, changes)));
     renderer.note(`Connected to ${name}, session ${sessionId}. Enter a prompt; Ctrl-C cancels a turn, Ctrl-C when idle or Ctrl-D exits.`);
 
     for (;;) {
@@ -102,8 +119,12 @@ export async function runChat({ agent, cwd: cwdOption, showStderr = false, clien
       try {
         const result = await untilQuit(client.prompt({ sessionId, prompt: text }));
         if (result === QUIT) break;
+        view.flush();
+        renderer.settle();
         renderer.turnEnd(result?.stopReason ?? 'unknown');
       } catch (err) {
+        view.flush();
+        renderer.settle();
         if (err.code === 'ERR_ACP_CLOSED') break; // the exit listener reported it
         renderer.error(`The prompt failed: ${err.message}`);
       } finally {

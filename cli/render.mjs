@@ -138,6 +138,125 @@ export class Renderer {
     }
   }
 
+  // ---- rendering from a session view (the chat) -------------------------
+  //
+  // What is printed must not depend on how the view's changes were
+  // coalesced (a replay of the same session prints the same): entries
+  // (and tool calls, at their entry's place) are printed in index order,
+  // text as it grows, a tool call's line when first seen and one line
+  // when it completes or fails; the plan, mode, commands and title have
+  // no place among the entries, so they are printed at settle points (the
+  // end of a turn, before a question to the user).
+
+  #shownText = new Map(); // entry index → characters written
+  #shownTools = new Map(); // toolCallId → last status line written ('' = the tool line only)
+  #toolEntries = new Map(); // toolCallId → entry index, for tool calls already shown
+  #unsettled = { plan: null, modes: false, commands: false, info: false };
+  #shownModes = undefined;
+  #shownCommands = undefined;
+  #shownTitle = undefined;
+  #lastState = null;
+
+  /** The view's state when the chat starts: what needs no announcement. */
+  viewStarted(state) {
+    this.#shownModes = state.modes?.currentModeId;
+    this.#lastState = state;
+  }
+
+  /** A change event of a session view, and the state after it (see applyChanges). */
+  changes(changes, state) {
+    this.#lastState = state;
+    const first = state.entries.length > 0 ? state.entries[0].index : 0;
+    for (const index of this.#shownText.keys()) if (index < first) this.#shownText.delete(index);
+    for (const [id, index] of this.#toolEntries) if (index < first) this.#toolEntries.delete(id);
+    const touched = new Set();
+    for (const e of changes.newEntries ?? []) touched.add(e.index);
+    for (const e of changes.updatedEntries ?? []) touched.add(e.index);
+    for (const a of changes.appended ?? []) touched.add(a.index);
+    for (const id of Object.keys(changes.toolCalls ?? {})) {
+      if (this.#toolEntries.has(id)) touched.add(this.#toolEntries.get(id));
+    }
+    for (const index of [...touched].sort((a, b) => a - b)) {
+      const entry = state.entries[index - first];
+      if (entry) this.#entry(entry, state);
+    }
+    if (changes.plan && Array.isArray(changes.plan.entries)) this.#unsettled.plan = changes.plan;
+    if (changes.modes) this.#unsettled.modes = true;
+    if (changes.commands) this.#unsettled.commands = true;
+    if (changes.info) this.#unsettled.info = true;
+  }
+
+  /** Print what changed outside the transcript: the plan, mode, commands, title. */
+  settle() {
+    const state = this.#lastState;
+    const pending = this.#unsettled;
+    this.#unsettled = { plan: null, modes: false, commands: false, info: false };
+    if (!state) return;
+    if (pending.plan) this.#plan(pending.plan.entries);
+    const mode = state.modes?.currentModeId;
+    if (pending.modes && mode !== undefined && mode !== this.#shownModes) {
+      this.#shownModes = mode;
+      this.note(`(mode: ${mode})`);
+    }
+    if (pending.commands) {
+      const names = (state.commands.availableCommands ?? []).map((c) => `/${c?.name}`).join(' ') || 'none';
+      if (names !== this.#shownCommands) this.note(`(commands: ${names})`);
+      this.#shownCommands = names;
+    }
+    if (pending.info && typeof state.info.title === 'string' && state.info.title !== this.#shownTitle) {
+      this.#shownTitle = state.info.title;
+      this.note(`(session: ${state.info.title})`);
+    }
+  }
+
+  #entry(entry, state) {
+    switch (entry.kind) {
+      case 'agent':
+      case 'thought':
+      case 'user': {
+        const text = entry.content.map(contentText).join('');
+        const shown = this.#shownText.get(entry.index) ?? 0;
+        if (text.length <= shown) return;
+        this.#shownText.set(entry.index, text.length);
+        const fresh = text.slice(shown);
+        if (entry.kind === 'agent') return this.#chunk('agent', fresh, '', null);
+        if (entry.kind === 'thought') return this.#chunk('thought', fresh, 'thinking: ', 'dim');
+        return this.#chunk('user', fresh, 'you: ', 'cyan');
+      }
+      case 'tool_call': {
+        const call = state.toolCalls[entry.toolCallId];
+        if (!call) return;
+        if (this.#shownTools.has(call.toolCallId)) return this.#toolStatus(call);
+        const title = call.title ?? call.toolCallId;
+        this.#toolTitles.set(call.toolCallId, title);
+        this.#shownTools.set(call.toolCallId, '');
+        this.#toolEntries.set(call.toolCallId, entry.index);
+        if (this.#shownTools.size > 10_000) this.#shownTools.delete(this.#shownTools.keys().next().value);
+        this.line(`${this.#style('yellow', '▸ tool')} ${this.#style('bold', title)}${call.kind ? ` [${call.kind}]` : ''}`);
+        return this.#toolStatus(call);
+      }
+      case 'notice':
+        return this.note(`(${entry.notice?.severity ?? 'notice'}: ${entry.notice?.title ?? ''})`);
+      case 'compaction':
+        return this.note('(context compaction)');
+      case 'unknown':
+        return this.note(`(update: ${entry.update?.sessionUpdate ?? 'unknown'})`);
+    }
+  }
+
+  /** One line when a tool call completes or fails. */
+  #toolStatus(call) {
+    if (typeof call.title === 'string') this.#toolTitles.set(call.toolCallId, call.title);
+    const status = call.status;
+    if (status !== 'completed' && status !== 'failed') return;
+    if (this.#shownTools.get(call.toolCallId) === status) return;
+    this.#shownTools.set(call.toolCallId, status);
+    const title = this.#toolTitles.get(call.toolCallId) ?? call.toolCallId;
+    const first = (Array.isArray(call.content) ? call.content : []).map(contentText).find((t) => t !== '');
+    const detail = first === undefined ? '' : ` ${this.#style('dim', summary(first))}`;
+    this.line(`  ↳ ${title}: ${this.#style(status === 'completed' ? 'green' : 'red', status)}${detail}`);
+  }
+
   /** The permission question: the tool call and numbered options. */
   permission({ toolCall = {}, options = [] }) {
     const title = toolCall.title ?? this.#toolTitles.get(toolCall.toolCallId) ?? toolCall.toolCallId ?? 'a tool call';

@@ -6,7 +6,8 @@
 
 const { native } = require('./loader.js');
 const check = require('./validate.js');
-const { ConnectionBase, INTERNAL, AGENT_STATUS, RESTARTED, rejecting } = require('./connection.js');
+const { ConnectionBase, INTERNAL, AGENT_STATUS, RESTARTED, VIEW_CHANGED, rejecting } = require('./connection.js');
+const { SessionView } = require('./session-view.js');
 const { invalidArgument } = require('./errors.js');
 const { UpdateStream } = require('./updates.js');
 
@@ -43,6 +44,7 @@ function sessionIdOf(arg) {
  */
 class AcpClient extends ConnectionBase {
   #agent = null; // the initialize result of the current process
+  #views = new Map(); // sessionId → SessionView (lib/session-view.js)
 
   /** Spawn the agent and run `initialize`; resolves to the ready client. */
   static connect(options, initializeParams) {
@@ -74,6 +76,32 @@ class AcpClient extends ConnectionBase {
 
   [RESTARTED]() {
     this.#agent = null;
+    for (const view of this.#views.values()) view.reopen();
+  }
+
+  [VIEW_CHANGED](id) {
+    for (const view of this.#views.values()) if (view.id === id) view.changed();
+  }
+
+  /**
+   * A live view of a session, folded in the core (see lib/session-view.js);
+   * the same view for the same session until it is closed.
+   */
+  session(sessionId, opts) {
+    check.string('sessionId', sessionId);
+    check.optionalObject('options', opts);
+    let view = this.#views.get(sessionId);
+    if (!view || view.closed) {
+      const { conn, report } = this[INTERNAL];
+      const port = {
+        native: conn,
+        report,
+        closed: (v) => this.#views.get(sessionId) === v && this.#views.delete(sessionId),
+      };
+      view = new SessionView(port, sessionId, opts);
+      this.#views.set(sessionId, view);
+    }
+    return view;
   }
 
   onSessionUpdate(handler) {

@@ -28,6 +28,8 @@ const INTERNAL = Symbol('acp-native.internal');
 /** Hooks client.js overrides: the agent part of `status()`, and "a restart happened". */
 const AGENT_STATUS = Symbol('acp-native.agentStatus');
 const RESTARTED = Symbol('acp-native.restarted');
+/** Hook client.js overrides: session view `id` changed (lib/session-view.js). */
+const VIEW_CHANGED = Symbol('acp-native.viewChanged');
 /** Test seam: `options[CONNECTION_FACTORY](nativeOptions, onBatch)` replaces the binding's AgentConnection. */
 const CONNECTION_FACTORY = Symbol.for('acp-native.connectionFactory');
 
@@ -82,6 +84,7 @@ class ConnectionBase extends EventEmitter {
       },
       exit: (info) => this.#onExit(info),
       trace: (record) => this.#trace(record),
+      viewChanged: (id) => this[VIEW_CHANGED](id),
       failed: (err) => this.#status.error(err),
       pendingChanged: () => this.#updateRef(),
     });
@@ -398,6 +401,9 @@ class ConnectionBase extends EventEmitter {
   /** A restart spawned a new process (client.js forgets the old agent). */
   [RESTARTED]() {}
 
+  /** A session view changed (client.js owns the views). */
+  [VIEW_CHANGED]() {}
+
   /** For client.js and unit tests: state that belongs to this class. */
   get [INTERNAL]() {
     this.#internal ??= {
@@ -414,4 +420,4 @@ class ConnectionBase extends EventEmitter {
   }
 }
 
-module.exports = { ConnectionBase, INTERNAL, AGENT_STATUS, RESTARTED, CONNECTION_FACTORY, rejecting };
+module.exports = { ConnectionBase, INTERNAL, AGENT_STATUS, RESTARTED, VIEW_CHANGED, CONNECTION_FACTORY, rejecting };

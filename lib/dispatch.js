@@ -12,12 +12,12 @@ const { AcpError, RpcError, fromRpcError, fromFailure, abortError } = require('.
 // Item kinds, as the core numbers them (crates/acp-core/src/connection/event.rs).
 // Read from the binary when the first dispatcher is made, not at require
 // time: a bundle must be able to call loadNativeBinding first.
-let NOTIFICATION, REQUEST, RESPONSE, FAILED, REQUEST_SETTLED, HOST, TRACE;
+let NOTIFICATION, REQUEST, RESPONSE, FAILED, REQUEST_SETTLED, HOST, TRACE, VIEW_CHANGED;
 function readKinds() {
   if (NOTIFICATION !== undefined) return;
   const k = native.itemKinds();
-  [NOTIFICATION, REQUEST, RESPONSE, FAILED, REQUEST_SETTLED, HOST, TRACE] = [
-    k.notification, k.request, k.response, k.failed, k.requestSettled, k.host, k.trace,
+  [NOTIFICATION, REQUEST, RESPONSE, FAILED, REQUEST_SETTLED, HOST, TRACE, VIEW_CHANGED] = [
+    k.notification, k.request, k.response, k.failed, k.requestSettled, k.host, k.trace, k.viewChanged,
   ];
 }
 
@@ -31,6 +31,7 @@ function isThenable(v) {
  * - `event(name, payload)`: a connection event (`stderr`, `protocolError`…);
  * - `exit(info)`: the agent is gone, every pending call already settled;
  * - `trace(record)`: a wire message, when tracing is on;
+ * - `viewChanged(id)`: session view `id` has changes to drain;
  * - `failed(err)`: one of our requests failed (for `status().lastError`);
  * - `pendingChanged()`: our pending request count changed (ref counting).
  */
@@ -151,6 +152,9 @@ class Dispatcher {
         return null;
       case TRACE:
         this.#host.trace(a);
+        return null;
+      case VIEW_CHANGED:
+        this.#host.viewChanged(a);
         return null;
       default:
         return null;

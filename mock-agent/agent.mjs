@@ -9,7 +9,7 @@
 // --protocol-version N, --banner (noise on stdout at start),
 // --stderr-before-init BYTES, --stderr-line TEXT, --ignore-eof, --ignore-sigterm, --wire-log FILE.
 import { createInterface } from 'node:readline';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -63,6 +63,32 @@ function session(sessionId) {
   return s;
 }
 
+/** One update of every stable variant, a tool call's lifecycle included. */
+function everyVariant() {
+  return [
+    { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'Fix the build' } },
+    { sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'Looking at ' } },
+    { sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'the logs' } },
+    { sessionUpdate: 'agent_message_chunk', messageId: 'msg_1', content: { type: 'text', text: 'I will ' } },
+    { sessionUpdate: 'agent_message_chunk', messageId: 'msg_1', content: { type: 'text', text: 'read the file.' } },
+    { sessionUpdate: 'tool_call', toolCallId: 'call_1', title: 'Read Makefile', kind: 'read', status: 'pending', locations: [{ path: '/repo/Makefile', line: 3 }], rawInput: { path: '/repo/Makefile' } },
+    { sessionUpdate: 'tool_call_update', toolCallId: 'call_1', status: 'in_progress' },
+    { sessionUpdate: 'tool_call_update', toolCallId: 'call_1', status: 'completed', content: [{ type: 'content', content: { type: 'text', text: 'all: build' } }], rawOutput: { bytes: 10 } },
+    { sessionUpdate: 'plan', entries: [{ content: 'Read the Makefile', priority: 'high', status: 'completed' }, { content: 'Fix the target', priority: 'medium', status: 'pending' }] },
+    { sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'test', description: 'Run the tests' }] },
+    { sessionUpdate: 'current_mode_update', currentModeId: 'plan' },
+    { sessionUpdate: 'config_option_update', configOptions: [{ id: 'model', name: 'Model', type: 'select', currentValue: 'fast', options: [{ value: 'fast', name: 'Fast' }] }] },
+    { sessionUpdate: 'session_info_update', title: 'Fix the build', updatedAt: '2026-01-01T00:00:00Z' },
+    { sessionUpdate: 'usage_update', used: 1200, size: 200000, cost: { amount: 0.01, currency: 'USD' } },
+    { sessionUpdate: 'notice', severity: 'info', title: 'Context is getting long' },
+    { sessionUpdate: 'compaction_update', compactionId: 'cmp_1', status: 'started' },
+    { sessionUpdate: 'compaction_summary_chunk', compactionId: 'cmp_1', content: { type: 'text', text: 'Summary so far' } },
+    { sessionUpdate: 'compaction_update', compactionId: 'cmp_1', status: 'completed' },
+    { sessionUpdate: 'agent_message_chunk', messageId: 'msg_2', content: { type: 'text', text: 'Done.' }, _meta: { vendor: 1 } },
+    { sessionUpdate: 'hologram_projection', schema_version: 1, beam: { color: 'blue' } },
+  ];
+}
+
 async function runScript(id, params) {
   const sessionId = params.sessionId;
   const s = session(sessionId);
@@ -100,6 +126,21 @@ async function runScript(id, params) {
           ],
         }));
         break;
+      case 'all':
+        // Every stable session/update variant once (session views, export).
+        for (const u of everyVariant()) send(update(sessionId, u));
+        break;
+      case 'updates': {
+        // Each line of the NDJSON file (URI-encoded path) is one `update`.
+        const text = readFileSync(decodeURIComponent(arg), 'utf8');
+        for (const line of text.split('\n')) {
+          if (line === '') continue;
+          if (!process.stdout.write(JSON.stringify(update(sessionId, JSON.parse(line))) + '\n')) {
+            await new Promise((r) => process.stdout.once('drain', r));
+          }
+        }
+        break;
+      }
       case 'future':
         // A variant and fields no client knows yet: must pass through.
         send(update(sessionId, { sessionUpdate: 'hologram_projection', schema_version: 1, beam: { color: 'blue' } }));

@@ -20,7 +20,7 @@ use crate::sink::{JsBatchSink, JsTextCallback};
 /// once per batch when done with it.
 #[napi]
 pub struct AgentConnection {
-    conn: Connection,
+    pub(crate) conn: Connection,
     sink: Arc<JsBatchSink>,
     /// Registration with the environment's cleanup hook.
     cleanup_key: u64,

@@ -10,11 +10,13 @@ mod logging;
 mod options;
 mod runtime;
 mod sink;
+mod view;
 
 use napi_derive::napi;
 
 pub use connection::AgentConnection;
 pub use logging::set_log_sink;
+pub use view::fold_recording;
 
 /// `clientCapabilities` for the given agent → client methods the host
 /// handles (JSON text).

@@ -19,6 +19,7 @@ pub mod builtin;
 pub mod connection;
 pub mod rpc;
 pub mod transport;
+pub mod view;
 
 pub use connection::{Connection, ConnectionConfig, DeliverySink, ExitInfo};
 pub use transport::AgentCommand;

@@ -11,7 +11,8 @@
 //! - `4, token, reason`: the agent request `token` was answered for the
 //!   host (cancelled, timed out, connection closed): abort its handler;
 //! - `5, name, payload`: a connection event (`stderr`, `exit`, …);
-//! - `6, record, 0`: a live trace record of one wire message (see `trace`).
+//! - `6, record, 0`: a live trace record of one wire message (see `trace`);
+//! - `7, view, 0`: session view `view` changed; drain it (see `views`).
 
 use std::fmt::Write;
 
@@ -29,11 +30,12 @@ pub enum ItemKind {
     RequestSettled = 4,
     Host = 5,
     Trace = 6,
+    ViewChanged = 7,
 }
 
 impl ItemKind {
     /// Every kind with its JS name.
-    pub const ALL: [(&'static str, ItemKind); 7] = [
+    pub const ALL: [(&'static str, ItemKind); 8] = [
         ("notification", ItemKind::Notification),
         ("request", ItemKind::Request),
         ("response", ItemKind::Response),
@@ -41,6 +43,7 @@ impl ItemKind {
         ("requestSettled", ItemKind::RequestSettled),
         ("host", ItemKind::Host),
         ("trace", ItemKind::Trace),
+        ("viewChanged", ItemKind::ViewChanged),
     ];
 
     /// Append `kind,` (every kind is one digit).
@@ -113,6 +116,10 @@ pub enum Event {
         record: String,
         budgeted: bool,
     },
+    /// A session view turned dirty (at most one per drain, unbudgeted).
+    ViewChanged {
+        view: u32,
+    },
 }
 
 impl Event {
@@ -147,7 +154,7 @@ impl Event {
             | Event::Request { raw, .. }
             | Event::Response { raw, .. } => raw.ascii,
             Event::Failed { error, .. } => error.is_ascii(),
-            Event::RequestSettled { .. } => true,
+            Event::RequestSettled { .. } | Event::ViewChanged { .. } => true,
             Event::Host { payload, .. } => payload.is_ascii(),
             Event::Trace { record, .. } => record.is_ascii(),
         }
@@ -185,6 +192,10 @@ impl Event {
                 ItemKind::Trace.push_into(out);
                 out.push_str(record);
                 out.push_str(",0");
+            }
+            Event::ViewChanged { view } => {
+                ItemKind::ViewChanged.push_into(out);
+                let _ = write!(out, "{view},0");
             }
         }
     }

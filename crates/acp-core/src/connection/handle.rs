@@ -88,6 +88,7 @@ impl Connection {
             exit: OnceLock::new(),
             builtins: Builtins::new(config.builtins.clone()),
             tracer: Tracer::new(config.trace.clone()),
+            views: Default::default(),
             cancelled_results: config.cancelled_results.clone(),
         });
 
@@ -130,6 +131,10 @@ impl Connection {
         self.shared.pid
     }
 
+    pub(super) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// The exit report, once the agent is gone.
     pub fn exit_info(&self) -> Option<ExitInfo> {
         self.shared.exit.get().cloned()
@@ -164,6 +169,12 @@ impl Connection {
             },
         );
         shared.builtins.sessions().on_request(id, method, params);
+        if shared.views.any() {
+            // Before the line goes out: the answer cannot come first.
+            if let Some(event) = shared.views.on_request(id, method, params) {
+                shared.emit(event);
+            }
+        }
         let id_text = id.to_string();
         let meta = WireMeta {
             direction: Direction::Send,
@@ -175,6 +186,12 @@ impl Connection {
         };
         if let Err(e) = shared.send_line(rpc::request(id, method, params), meta) {
             shared.outgoing.take(id);
+            if shared.views.any() {
+                // Never sent: a view must not show this prompt as running.
+                if let Some(event) = shared.views.on_response(id, None) {
+                    shared.emit(event);
+                }
+            }
             return Err(self.send_failed(e));
         }
         if let Some(timeout) = timeout.filter(|d| !d.is_zero()) {
@@ -224,6 +241,7 @@ impl Connection {
         let Some(req) = self.shared.incoming.take(token) else {
             return false;
         };
+        self.view_settled(token);
         self.shared
             .send_reply(&req, acp::sanitize_reply(&req.method, result))
     }
@@ -235,6 +253,7 @@ impl Connection {
         let Some(req) = self.shared.incoming.take(token) else {
             return false;
         };
+        self.view_settled(token);
         self.shared
             .send_reply(&req, acp::error_reply(&req.method, code, message, data))
     }
@@ -251,6 +270,7 @@ impl Connection {
         // Settle events are queued before anything reaches the agent, so
         // the host sees them before the turn's `cancelled` answer.
         for (token, _) in &taken {
+            self.view_settled(*token);
             self.shared.emit(Event::RequestSettled {
                 token: *token,
                 reason: "cancelled",
@@ -263,6 +283,13 @@ impl Connection {
                 .send_reply(req, self.shared.cancelled_reply(&req.method));
         }
         Ok(taken.len())
+    }
+
+    /// A session view no longer shows agent request `token` as waiting.
+    fn view_settled(&self, token: u64) {
+        if let Some(event) = self.shared.views.on_settled(token) {
+            self.shared.emit(event);
+        }
     }
 
     /// The host finished processing one delivered batch.

@@ -13,6 +13,7 @@ mod shared;
 mod stderr;
 mod supervisor;
 mod trace;
+mod views;
 
 pub use config::ConnectionConfig;
 pub use delivery::{Batch, DeliverySink};

@@ -139,6 +139,11 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             );
             if method == methods::CANCEL_REQUEST {
                 cancel_incoming(shared, text, out);
+            } else if method == methods::SESSION_UPDATE
+                && shared.views.any()
+                && !fold_into_view(shared, params.map(|p| p.get()), out)
+            {
+                // Folded into a view that does not forward.
             } else {
                 out.push(Event::notification(
                     text,
@@ -176,6 +181,14 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             if builtin_route::try_serve(shared, token, method.as_ref(), params) {
                 return;
             }
+            if shared.views.any() {
+                let params = params.map(|p| p.get());
+                out.extend(
+                    shared
+                        .views
+                        .on_agent_request(token, id.get(), &method, params),
+                );
+            }
             shared.arm_handler_timeout(token);
             out.push(Event::Request {
                 token,
@@ -203,10 +216,15 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
                 let given_up = id
                     .get()
                     .parse::<u64>()
-                    .is_ok_and(|n| shared.given_up.take(n));
-                if given_up {
+                    .ok()
+                    .filter(|n| shared.given_up.take(*n));
+                if let Some(n) = given_up {
                     // Cancelled or timed out: the spec says it is still answered.
                     tracing::debug!(pid = shared.pid, id = %id.get(), "late answer to a request given up on");
+                    if shared.views.any() {
+                        // The turn is over for a view too (no answer to show).
+                        out.extend(shared.views.on_response(n, None));
+                    }
                     return;
                 }
                 out.push(protocol_error(
@@ -231,6 +249,10 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
                     out.push(Event::Failed { id, error });
                     return;
                 }
+            }
+            if shared.views.any() {
+                let answer = result.filter(|_| error.is_none()).map(|r| r.get());
+                out.extend(shared.views.on_response(id, answer));
             }
             out.push(Event::Response {
                 id,
@@ -281,6 +303,14 @@ fn refuse(shared: &Arc<Shared>, req: &IncomingRequest, full: Full, out: &mut Vec
             budgeted: true,
         });
     }
+}
+
+/// Offer a `session/update` to the views; queue their change item. True
+/// when the notification is to be delivered as well.
+fn fold_into_view(shared: &Shared, params: Option<&str>, out: &mut Vec<Event>) -> bool {
+    let folded = shared.views.on_update(params);
+    out.extend(folded.signal);
+    folded.forward
 }
 
 fn on_invalid(shared: &Shared, invalid: Invalid, line: &[u8], out: &mut Vec<Event>) {

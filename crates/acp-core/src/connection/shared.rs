@@ -11,6 +11,7 @@ use tokio::sync::{mpsc, Notify, Semaphore};
 use super::event::Event;
 use super::exit::ExitInfo;
 use super::trace::{Direction, Kind, Tracer, WireMeta};
+use super::views::Views;
 use crate::acp::methods;
 use crate::acp::{self, Reply};
 use crate::builtin::Builtins;
@@ -61,6 +62,8 @@ pub(super) struct Shared {
     /// The built-in fs/terminal handlers and the session cwds they use.
     pub builtins: Builtins,
     pub tracer: Tracer,
+    /// Live session views the reader folds into.
+    pub views: Views,
     /// Host-given cancelled results of extension requests, by method.
     pub cancelled_results: HashMap<String, String>,
 }

@@ -1,0 +1,91 @@
+// Property test: the core's fold (Rust, through `foldRecording` of the
+// binding) and the plain JS reference fold (lib/session-fold.js) give the
+// same state for the same random streams.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { rng, genRecording, genLimits, canonical } from './fold-gen.mjs';
+
+const require = createRequire(import.meta.url);
+const { native } = require('../lib/loader.js');
+const { foldRecording, SessionFold, toMarkdown } = require('../lib/session-fold.js');
+
+const CASES = 400;
+
+function toText(records) {
+  return records.map((r) => JSON.stringify(r)).join('\n');
+}
+
+test('Rust and JS folds agree on random streams (every variant, unknowns, lifecycles, limits)', () => {
+  let entries = 0;
+  for (let seed = 1; seed <= CASES; seed++) {
+    const r = rng(seed);
+    const text = toText(genRecording(r, { messages: 20 + r.int(200) }));
+    const limits = genLimits(r);
+    const rust = JSON.parse(native.foldRecording(text, limits));
+    const js = foldRecording(text, limits);
+    for (const s of Object.values(js.sessions)) entries += s.entries.length;
+    if (canonical(rust) !== canonical(js)) {
+      assert.deepEqual(rust, JSON.parse(JSON.stringify(js)), `seed ${seed} limits ${JSON.stringify(limits)}`);
+      assert.fail(`seed ${seed}: states differ`);
+    }
+  }
+  // The generator produces non-trivial states.
+  assert.ok(entries > CASES * 5, `only ${entries} entries`);
+});
+
+test('folds keep every variant: tool-call lifecycle, plan, modes, unknown variants and fields', () => {
+  const u = (update) => ({ direction: 'receive', payload: JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 's', update } }) });
+  const records = [
+    { direction: 'send', payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'session/prompt', params: { sessionId: 's', prompt: [] } }) },
+    u({ sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'hi' } }),
+    u({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'hmm' } }),
+    u({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Hel' } }),
+    u({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'lo' }, vendorField: 1 }),
+    u({ sessionUpdate: 'tool_call', toolCallId: 'a', title: 'Read', kind: 'read', status: 'pending', rawInput: { path: '/x' } }),
+    u({ sessionUpdate: 'tool_call_update', toolCallId: 'a', status: 'completed', title: null, rawOutput: 'ok' }),
+    u({ sessionUpdate: 'plan', entries: [{ content: 'step', priority: 'high', status: 'pending' }] }),
+    u({ sessionUpdate: 'current_mode_update', currentModeId: 'code' }),
+    u({ sessionUpdate: 'session_info_update', title: 'T' }),
+    u({ sessionUpdate: 'usage_update', used: 5, size: 10 }),
+    u({ sessionUpdate: 'brand_new_variant', x: [1] }),
+    { direction: 'receive', payload: JSON.stringify({ jsonrpc: '2.0', id: 1, result: { stopReason: 'end_turn' } }) },
+  ];
+  const text = toText(records);
+  const rust = JSON.parse(native.foldRecording(text)).sessions.s;
+  const js = foldRecording(text).sessions.s;
+  assert.equal(canonical(rust), canonical(js));
+  assert.deepEqual(
+    rust.entries.map((e) => e.kind),
+    ['user', 'thought', 'agent', 'tool_call', 'unknown'],
+  );
+  assert.deepEqual(rust.entries[2].content, [{ type: 'text', text: 'Hello' }]);
+  assert.deepEqual(rust.entries[2].extra, { vendorField: 1 });
+  assert.deepEqual(rust.toolCalls.a, { toolCallId: 'a', title: 'Read', kind: 'read', status: 'completed', rawInput: { path: '/x' }, rawOutput: 'ok' });
+  assert.deepEqual(rust.entries[4].update, { sessionUpdate: 'brand_new_variant', x: [1] });
+  assert.equal(rust.modes.currentModeId, 'code');
+  assert.equal(rust.info.title, 'T');
+  assert.deepEqual(rust.usage, { used: 5, size: 10 });
+  assert.equal(rust.stopReason, 'end_turn');
+  assert.equal(rust.running, false);
+  const md = toMarkdown(rust);
+  assert.match(md, /^# T/);
+  assert.match(md, /## Agent\n\nHello/);
+  assert.match(md, /\*\*Tool\*\* Read \(read\): completed/);
+});
+
+test('limits bound a view: entries, text bytes, blocks, keys', () => {
+  const fold = new SessionFold('s', { maxEntries: 2, maxTextBytes: 4, maxBlocks: 1, maxKeys: 1 });
+  fold.applyUpdate({ sessionUpdate: 'tool_call', toolCallId: 'a', title: 't' });
+  fold.applyUpdate({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'abcd' } });
+  fold.applyUpdate({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'e' } });
+  fold.applyUpdate({ sessionUpdate: 'agent_message_chunk', content: { type: 'image', data: '' } });
+  fold.applyUpdate({ sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'x' } });
+  fold.applyUpdate({ sessionUpdate: 'session_info_update', title: 'a', updatedAt: 'b' });
+  const s = fold.toJSON();
+  assert.equal(s.droppedEntries, 1);
+  assert.deepEqual(s.toolCalls, {}, 'the dropped entry took its tool call along');
+  assert.deepEqual(s.entries[0], { index: 1, kind: 'agent', content: [{ type: 'text', text: 'abcd' }], droppedBytes: 1, droppedBlocks: 1 });
+  assert.deepEqual(s.info, {});
+  assert.equal(s.droppedKeys, 3, 'the title of the tool call and both info keys');
+});

@@ -1,0 +1,183 @@
+// Live session views against real agent processes: the mock agent's full
+// variant set, random streams through a real pipe (change events applied
+// to a copy must equal the snapshot, and the JS reference fold), replays,
+// pending permission requests, coalescing and zero-cost opt-out.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { rng, genUpdate, canonical } from './fold-gen.mjs';
+
+const require = createRequire(import.meta.url);
+const { AcpClient } = require('../index.js');
+const { SessionFold, applyChanges } = require('../lib/session-fold.js');
+
+const MOCK = new URL('../mock-agent/agent.mjs', import.meta.url).pathname;
+
+async function connect(t, extra = {}) {
+  const client = await AcpClient.connect({ command: process.execPath, args: [MOCK], ...extra });
+  t.after(() => client.kill());
+  return client;
+}
+
+test('a view folds every stable variant of the mock agent', async (t) => {
+  const client = await connect(t);
+  const { sessionId, ...setup } = await client.newSession();
+  const view = client.session(sessionId, { setup });
+  const seen = [];
+  client.onSessionUpdate((p) => seen.push(p));
+  const result = await client.prompt({ sessionId, prompt: 'all' });
+  assert.equal(result.stopReason, 'end_turn');
+  assert.equal(seen.length, 0, 'folded updates are not delivered one by one');
+  const s = view.snapshot();
+  assert.deepEqual(
+    s.entries.map((e) => e.kind),
+    ['user', 'thought', 'agent', 'tool_call', 'notice', 'compaction', 'agent', 'unknown'],
+  );
+  assert.deepEqual(s.entries[1].content, [{ type: 'text', text: 'Looking at the logs' }]);
+  assert.equal(s.entries[2].messageId, 'msg_1');
+  assert.deepEqual(s.entries[2].content, [{ type: 'text', text: 'I will read the file.' }]);
+  assert.deepEqual(s.entries[6].extra, { _meta: { vendor: 1 } });
+  assert.equal(s.toolCalls.call_1.status, 'completed');
+  assert.deepEqual(s.toolCalls.call_1.rawOutput, { bytes: 10 });
+  assert.deepEqual(s.toolCalls.call_1.locations, [{ path: '/repo/Makefile', line: 3 }]);
+  assert.equal(s.plan.entries.length, 2);
+  assert.equal(s.modes.currentModeId, 'plan');
+  assert.equal(s.modes.availableModes.length, 2, 'the session/new result seeded the modes');
+  assert.equal(s.config.configOptions[0].currentValue, 'fast');
+  assert.equal(s.commands.availableCommands[0].name, 'test');
+  assert.equal(s.info.title, 'Fix the build');
+  assert.equal(s.usage.used, 1200);
+  assert.equal(s.compactions.cmp_1.status, 'completed');
+  assert.deepEqual(s.entries[5].content, [{ type: 'text', text: 'Summary so far' }]);
+  assert.deepEqual(s.entries[7].update, { sessionUpdate: 'hologram_projection', schema_version: 1, beam: { color: 'blue' } });
+  assert.equal(s.stopReason, 'end_turn');
+  assert.equal(s.running, false);
+  assert.deepEqual(view.toJSON(), s);
+  const md = view.toMarkdown();
+  assert.match(md, /^# Fix the build/);
+  assert.match(md, /## Agent\n\nI will read the file\./);
+});
+
+test('random streams through a real pipe: change events rebuild the snapshot, which equals the JS fold', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-view-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const client = await connect(t);
+  for (let seed = 1; seed <= 25; seed++) {
+    const r = rng(seed * 7919);
+    const updates = Array.from({ length: 50 + r.int(400) }, () => genUpdate(r));
+    const file = join(dir, `u${seed}.ndjson`);
+    writeFileSync(file, updates.map((u) => JSON.stringify(u)).join('\n') + '\n');
+    const limits = r.chance(0.5) ? {} : { maxEntries: 1 + r.int(10), maxTextBytes: r.int(100), maxBlocks: 1 + r.int(3), maxKeys: 1 + r.int(5) };
+    const { sessionId } = await client.newSession();
+    const view = client.session(sessionId, { intervalMs: seed % 3 === 0 ? 5 : 0, ...limits });
+    const mirror = view.snapshot();
+    let changes = 0;
+    view.on('change', (c) => {
+      changes++;
+      applyChanges(mirror, c);
+    });
+    await client.prompt({ sessionId, prompt: `updates:${encodeURIComponent(file)}` });
+    view.flush();
+    const snap = view.snapshot();
+    assert.equal(canonical(mirror), canonical(snap), `seed ${seed}: applied changes differ from the snapshot`);
+    const fold = new SessionFold(sessionId, limits);
+    fold.promptStarted();
+    for (const u of updates) fold.applyUpdate(JSON.parse(JSON.stringify(u)));
+    fold.promptEnded({ stopReason: 'end_turn' });
+    assert.equal(canonical(snap), canonical(fold.toJSON()), `seed ${seed}: view differs from the JS fold`);
+    assert.ok(changes >= 1);
+    view.close();
+  }
+});
+
+test('loadSession replays into the view opened before it', async (t) => {
+  const client = await connect(t);
+  const view = client.session('old-session');
+  await client.loadSession({ sessionId: 'old-session' });
+  const s = view.snapshot();
+  assert.deepEqual(
+    s.entries.map((e) => [e.kind, e.content[0].text]),
+    [
+      ['user', 'earlier question'],
+      ['agent', 'earlier answer'],
+    ],
+  );
+});
+
+test('a permission request waits in the view until the host answers it', async (t) => {
+  let release;
+  const answered = new Promise((r) => (release = r));
+  let view;
+  let pendingWhileAsked;
+  const client = await connect(t, {
+    handlers: {
+      'session/request_permission': async () => {
+        pendingWhileAsked = view.snapshot().pending;
+        await answered;
+        return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
+      },
+    },
+  });
+  const { sessionId } = await client.newSession();
+  view = client.session(sessionId, { intervalMs: 0 });
+  const changes = [];
+  view.on('change', (c) => changes.push(c));
+  const turn = client.prompt({ sessionId, prompt: 'permission' });
+  while (pendingWhileAsked === undefined) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(pendingWhileAsked.length, 1);
+  assert.equal(pendingWhileAsked[0].method, 'session/request_permission');
+  assert.equal(pendingWhileAsked[0].params.toolCall.toolCallId, 'call_shell');
+  release();
+  await turn;
+  view.flush();
+  const s = view.snapshot();
+  assert.deepEqual(s.pending, []);
+  assert.equal(s.toolCalls.call_shell.status, 'completed');
+  assert.ok(changes.some((c) => c.pending?.length === 1));
+  assert.ok(changes.some((c) => Array.isArray(c.pending) && c.pending.length === 0));
+});
+
+test('changes are coalesced: a 5,000-chunk burst is a handful of change events, text appended', async (t) => {
+  const client = await connect(t);
+  const { sessionId } = await client.newSession();
+  const view = client.session(sessionId, { intervalMs: 1000 });
+  const changes = [];
+  view.on('change', (c) => changes.push(c));
+  await client.prompt({ sessionId, prompt: 'burst:5000' });
+  view.flush();
+  assert.ok(changes.length <= 2, `${changes.length} change events`);
+  const text = view.snapshot().entries[0].content[0].text;
+  assert.equal(text.length, Array.from({ length: 5000 }, (_, i) => `b${i}`).join('').length);
+  assert.ok(text.endsWith('b4999'));
+});
+
+test('forward: true delivers the updates one by one as well; a closed view stops folding', async (t) => {
+  const client = await connect(t);
+  const { sessionId } = await client.newSession();
+  const seen = [];
+  client.onSessionUpdate((p) => seen.push(p.update.sessionUpdate));
+  const view = client.session(sessionId, { forward: true });
+  await client.prompt({ sessionId, prompt: 'tool' });
+  assert.deepEqual(seen, ['tool_call', 'tool_call_update']);
+  assert.equal(view.snapshot().toolCalls.call_read.status, 'completed');
+  view.close();
+  assert.throws(() => view.snapshot(), /closed/);
+  await client.prompt({ sessionId, prompt: 'say:after' });
+  assert.equal(seen.length, 3, 'after close, updates are delivered again');
+  assert.notEqual(client.session(sessionId), view, 'a new view after close');
+});
+
+test('sessions are independent: a view of one session leaves the others alone', async (t) => {
+  const client = await connect(t);
+  const a = (await client.newSession()).sessionId;
+  const b = (await client.newSession()).sessionId;
+  const seen = [];
+  client.onSessionUpdate((p) => seen.push(p.sessionId));
+  const view = client.session(a);
+  await Promise.all([client.prompt({ sessionId: a, prompt: 'text:3' }), client.prompt({ sessionId: b, prompt: 'text:2' })]);
+  assert.deepEqual(seen, [b, b]);
+  assert.equal(view.snapshot().entries[0].content[0].text, 'chunk0 chunk1 chunk2 ');
+});

@@ -1,0 +1,107 @@
+// One "stream to a UI" measurement in a fresh process:
+//   node bench/ui-one.mjs <view|native|sdk|readline>
+// Prints one JSON object: metrics and the final state (canonical JSON).
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { UI } from './scenarios.mjs';
+
+const require = createRequire(import.meta.url);
+const { SessionFold, applyChanges } = require('../lib/session-fold.js');
+const { AcpClient } = require('../index.js');
+
+const clientName = process.argv[2];
+const agent = fileURLToPath(new URL('./flood-agent.mjs', import.meta.url));
+const script = `ui:${UI.chunks}:${UI.messages}:${UI.toolUpdates}`;
+
+/** JSON with sorted keys. */
+function canonical(v) {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+// A UI: each change (or update) is applied to the state the UI renders.
+let run;
+if (clientName === 'view') {
+  const client = new AcpClient({ command: process.execPath, args: [agent] });
+  await client.initialize();
+  const { sessionId } = await client.newSession({ cwd: process.cwd() });
+  const view = client.session(sessionId);
+  const state = view.snapshot();
+  let changes = 0;
+  view.on('change', (c) => {
+    changes++;
+    applyChanges(state, c);
+  });
+  run = {
+    prompt: () => client.prompt({ sessionId, prompt: script }),
+    final: () => {
+      view.flush();
+      return state;
+    },
+    extra: () => ({ changeEvents: changes }),
+    close: () => client.close(),
+  };
+} else {
+  let fold;
+  const onUpdate = (params) => fold.applyUpdate(params.update);
+  const onPermission = () => ({ outcome: { outcome: 'cancelled' } });
+  const { open } = await import(`./clients/${clientName}.mjs`);
+  const conn = await open({ command: process.execPath, args: [agent], onUpdate, onPermission, variant: 'default' });
+  const sessionId = await conn.newSession();
+  fold = new SessionFold(sessionId);
+  run = {
+    prompt: async () => {
+      fold.promptStarted();
+      const result = await conn.prompt(sessionId, script);
+      fold.promptEnded(result);
+      return result;
+    },
+    final: () => fold.toJSON(),
+    extra: () => ({}),
+    close: () => conn.close(),
+  };
+}
+
+/** CPU µs of the JS (main) thread, from /proc (Linux; undefined elsewhere). */
+function jsThreadCpuUs() {
+  try {
+    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // utime + stime, in clock ticks of 10 ms
+  } catch {
+    return undefined;
+  }
+}
+
+const delay = monitorEventLoopDelay({ resolution: 1 });
+const js0 = jsThreadCpuUs();
+const cpu0 = process.cpuUsage();
+const t0 = process.hrtime.bigint();
+delay.enable();
+await run.prompt();
+const state = run.final();
+const finalMs = Number(process.hrtime.bigint() - t0) / 1e6;
+const cpu = process.cpuUsage(cpu0);
+const js1 = jsThreadCpuUs();
+delay.disable();
+await run.close();
+process.stdout.write(
+  JSON.stringify({
+    client: clientName,
+    finalMs,
+    cpuUsPerChunk: (cpu.user + cpu.system) / UI.chunks,
+    jsThreadUsPerChunk: js0 === undefined ? undefined : (js1 - js0) / UI.chunks,
+    maxStallMs: delay.max / 1e6,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+    entries: state.entries.length,
+    ...run.extra(),
+    state: canonical(state),
+  }) + '\n',
+);

@@ -1,0 +1,65 @@
+// `acp-native export`: a session's transcript as Markdown or JSON, folded
+// by the core's session view rules, from a recording (every session in it,
+// or `--session ID`) or from a live agent (`--load ID`: the agent replays
+// the session through `session/load` into a view).
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { readRecording, RecordingError } from './recording.mjs';
+
+const require = createRequire(import.meta.url);
+const { toMarkdown } = require('../lib/session-fold.js');
+
+/** Resolves to the exit code. */
+export async function runExport({ file, agent, options }) {
+  const format = options.format ?? 'md';
+  if (format !== 'md' && format !== 'json') {
+    process.stderr.write(`acp-native: --format must be md or json, not '${format}'\n`);
+    return 2;
+  }
+  let states;
+  try {
+    states = agent ? await fromAgent(agent, options) : fromRecording(file, options.session);
+  } catch (err) {
+    process.stderr.write(`acp-native: ${err.message}\n`);
+    return 1;
+  }
+  const text =
+    format === 'json'
+      ? `${JSON.stringify(states.length === 1 ? states[0] : states, null, 2)}\n`
+      : states.map((s) => toMarkdown(s)).join('\n---\n\n');
+  if (options.out) writeFileSync(options.out, text);
+  else process.stdout.write(text);
+  return 0;
+}
+
+function fromRecording(file, sessionId) {
+  // Validates the file (a header, whole payloads) with the replay's rules.
+  readRecording(file);
+  const { native } = require('../lib/loader.js');
+  const { readFileSync } = require('node:fs');
+  const { sessions } = JSON.parse(native.foldRecording(readFileSync(file, 'utf8')));
+  const ids = Object.keys(sessions);
+  if (sessionId !== undefined) {
+    if (!sessions[sessionId]) throw new RecordingError(`${file}: no session ${sessionId} (sessions: ${ids.join(', ') || 'none'})`);
+    return [sessions[sessionId]];
+  }
+  if (ids.length === 0) throw new RecordingError(`${file}: no session updates`);
+  return ids.map((id) => sessions[id]);
+}
+
+async function fromAgent(agent, options) {
+  const { AcpClient } = require('../index.js');
+  const client = await AcpClient.connect({ command: agent.command, args: agent.args, cwd: options.cwd });
+  try {
+    if (client.agent?.agentCapabilities?.loadSession !== true) {
+      throw new Error('the agent does not support session/load (agentCapabilities.loadSession)');
+    }
+    const view = client.session(options.load);
+    // The replay folds into the view; the response's modes are folded too.
+    await client.loadSession({ sessionId: options.load, cwd: resolve(options.cwd ?? '.') });
+    return [view.snapshot()];
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,302 @@
+//! Live session views: the registry the reader folds into, on its side of
+//! the ordered stream, and the host's calls on it.
+//!
+//! Zero cost without views: every hook first reads one atomic counter.
+//! With a view, its session's `session/update` notifications are folded
+//! where the reader classifies them (in wire order) and, unless the view
+//! forwards them, never queued for the host one by one. The host learns
+//! of changes from one `7, viewId, 0` item, sent when a view turns dirty
+//! and not again until the host drains it, so the stream carries at most
+//! one such item per view whatever the agent floods. The item sits in
+//! the stream where the change happened: when the host sees a response,
+//! every update the agent sent before it is already in the view.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::event::Event;
+use super::handle::Connection;
+use crate::acp::methods;
+use crate::view::{SessionState, TextParams, ViewOptions};
+
+/// Our requests whose answers a view folds, at most (older ones are
+/// forgotten: their answers are then not folded).
+const MAX_TRACKED_REQUESTS: usize = 4096;
+
+struct View {
+    state: SessionState,
+    /// Also deliver the session's updates as notification items.
+    forward: bool,
+    /// A change item is in the stream and the host has not drained since.
+    signalled: bool,
+}
+
+#[derive(Default)]
+struct Inner {
+    next_id: u32,
+    by_session: HashMap<Box<str>, u32>,
+    views: HashMap<u32, View>,
+    /// Our `session/prompt|load|resume` requests by id: method, view.
+    requests: HashMap<u64, (&'static str, u32)>,
+    /// Agent requests waiting for the host, by token: view.
+    waiting: HashMap<u64, u32>,
+}
+
+#[derive(Default)]
+pub(super) struct Views {
+    open: AtomicUsize,
+    inner: Mutex<Inner>,
+}
+
+/// What the reader does with a `session/update` after offering it.
+pub(super) struct Folded {
+    /// Queue the notification item as usual.
+    pub forward: bool,
+    /// Queue this change item (before the notification, if any).
+    pub signal: Option<Event>,
+}
+
+impl Inner {
+    /// The change item for `view`, if it is the first change since a drain.
+    fn signal(&mut self, view: u32) -> Option<Event> {
+        let v = self.views.get_mut(&view)?;
+        if v.signalled || !v.state.is_dirty() {
+            return None;
+        }
+        v.signalled = true;
+        Some(Event::ViewChanged { view })
+    }
+}
+
+fn session_id_of(params: &str) -> Option<Box<str>> {
+    #[derive(Deserialize)]
+    struct P<'a> {
+        #[serde(rename = "sessionId", borrow)]
+        session_id: Option<Cow<'a, str>>,
+    }
+    serde_json::from_str::<P<'_>>(params)
+        .ok()?
+        .session_id
+        .map(|s| s.as_ref().into())
+}
+
+impl Views {
+    /// Is any view open? The one check on every hot path.
+    #[inline]
+    pub fn any(&self) -> bool {
+        self.open.load(Ordering::Relaxed) > 0
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A `session/update` notification's params (JSON text).
+    pub fn on_update(&self, params: Option<&str>) -> Folded {
+        #[derive(Deserialize)]
+        struct P<'a> {
+            #[serde(rename = "sessionId", borrow)]
+            session_id: Cow<'a, str>,
+            #[serde(borrow)]
+            update: Option<&'a RawValue>,
+        }
+        let pass = Folded {
+            forward: true,
+            signal: None,
+        };
+        // The hot path: a plain-text chunk, read in one pass.
+        if let Some(p) = params.and_then(|p| serde_json::from_str::<TextParams<'_>>(p).ok()) {
+            if p.update.entry_kind().is_some() {
+                let mut inner = self.lock();
+                let Some(&id) = inner.by_session.get(p.session_id.as_ref()) else {
+                    return pass;
+                };
+                let view = inner.views.get_mut(&id).expect("indexed");
+                view.state.apply_text_chunk(&p.update);
+                let forward = view.forward;
+                return Folded {
+                    forward,
+                    signal: inner.signal(id),
+                };
+            }
+        }
+        let Some(p) = params.and_then(|p| serde_json::from_str::<P<'_>>(p).ok()) else {
+            return pass;
+        };
+        let mut inner = self.lock();
+        let Some(&id) = inner.by_session.get(p.session_id.as_ref()) else {
+            return pass;
+        };
+        let view = inner.views.get_mut(&id).expect("indexed");
+        view.state.apply_update_json(p.update.map(RawValue::get));
+        let forward = view.forward;
+        Folded {
+            forward,
+            signal: inner.signal(id),
+        }
+    }
+
+    /// We are sending request `id`: remember the ones a view folds.
+    pub fn on_request(&self, id: u64, method: &str, params: Option<&str>) -> Option<Event> {
+        let method = match method {
+            methods::SESSION_PROMPT => methods::SESSION_PROMPT,
+            methods::SESSION_LOAD => methods::SESSION_LOAD,
+            methods::SESSION_RESUME => methods::SESSION_RESUME,
+            _ => return None,
+        };
+        let session = session_id_of(params?)?;
+        let mut inner = self.lock();
+        let view = *inner.by_session.get(&session)?;
+        if inner.requests.len() >= MAX_TRACKED_REQUESTS {
+            inner.requests.clear();
+        }
+        inner.requests.insert(id, (method, view));
+        if method == methods::SESSION_PROMPT {
+            inner.views.get_mut(&view)?.state.prompt_started();
+            return inner.signal(view);
+        }
+        None
+    }
+
+    /// The answer to our request `id` (`result` is `None` for an error).
+    pub fn on_response(&self, id: u64, result: Option<&str>) -> Option<Event> {
+        let mut inner = self.lock();
+        let (method, view) = inner.requests.remove(&id)?;
+        let result = result.and_then(|r| serde_json::from_str::<Value>(r).ok());
+        let state = &mut inner.views.get_mut(&view)?.state;
+        if method == methods::SESSION_PROMPT {
+            state.prompt_ended(result.as_ref());
+        } else if let Some(result) = &result {
+            state.apply_setup(result);
+        }
+        inner.signal(view)
+    }
+
+    /// An agent request now waits for the host (not served by a built-in).
+    pub fn on_agent_request(
+        &self,
+        token: u64,
+        raw_id: &str,
+        method: &str,
+        params: Option<&str>,
+    ) -> Option<Event> {
+        let session = session_id_of(params?)?;
+        let mut inner = self.lock();
+        let view = *inner.by_session.get(&session)?;
+        let params = params
+            .and_then(|p| serde_json::from_str(p).ok())
+            .unwrap_or(Value::Null);
+        let id = serde_json::from_str(raw_id).unwrap_or(Value::Null);
+        inner
+            .views
+            .get_mut(&view)?
+            .state
+            .request_waiting(token.to_string(), id, method, params);
+        inner.waiting.insert(token, view);
+        inner.signal(view)
+    }
+
+    /// The agent request `token` was answered or withdrawn.
+    pub fn on_settled(&self, token: u64) -> Option<Event> {
+        if !self.any() {
+            return None;
+        }
+        let mut inner = self.lock();
+        let view = inner.waiting.remove(&token)?;
+        inner
+            .views
+            .get_mut(&view)?
+            .state
+            .request_settled(&token.to_string());
+        inner.signal(view)
+    }
+}
+
+impl Connection {
+    /// Open a live view of `session_id` (or return the one already open):
+    /// from now on its `session/update`s are folded in the core, and
+    /// delivered one by one as well only with `forward`. Open it before
+    /// `session/load`/`session/resume` to fold their replay.
+    pub fn open_view(&self, session_id: &str, options: ViewOptions, forward: bool) -> u32 {
+        let views = &self.shared().views;
+        let mut inner = views.lock();
+        if let Some(&id) = inner.by_session.get(session_id) {
+            if let Some(view) = inner.views.get_mut(&id) {
+                view.forward = forward;
+            }
+            return id;
+        }
+        inner.next_id = inner.next_id.wrapping_add(1);
+        let id = inner.next_id;
+        inner.by_session.insert(session_id.into(), id);
+        inner.views.insert(
+            id,
+            View {
+                state: SessionState::new(session_id, options),
+                forward,
+                signalled: false,
+            },
+        );
+        views.open.fetch_add(1, Ordering::Relaxed);
+        id
+    }
+
+    /// Fold a `session/new|load|resume` result (modes, config options)
+    /// into view `id`; false if the view or the JSON is not valid.
+    pub fn seed_view(&self, id: u32, result: &str) -> bool {
+        let Ok(result) = serde_json::from_str::<Value>(result) else {
+            return false;
+        };
+        let mut inner = self.shared().views.lock();
+        match inner.views.get_mut(&id) {
+            Some(view) => {
+                view.state.apply_setup(&result);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The whole state of view `id` as JSON text.
+    pub fn view_snapshot(&self, id: u32) -> Option<String> {
+        let shared = self.shared();
+        let mut inner = shared.views.lock();
+        let view = inner.views.get_mut(&id)?;
+        view.state
+            .prune_pending(|key| key.parse().is_ok_and(|t| shared.incoming.contains(t)));
+        Some(view.state.snapshot_json())
+    }
+
+    /// What changed in view `id` since the last drain (JSON text; `None`
+    /// when nothing did). The next change sends a new change item.
+    pub fn drain_view(&self, id: u32) -> Option<String> {
+        let shared = self.shared();
+        let mut inner = shared.views.lock();
+        let view = inner.views.get_mut(&id)?;
+        view.state
+            .prune_pending(|key| key.parse().is_ok_and(|t| shared.incoming.contains(t)));
+        view.signalled = false;
+        view.state.drain_json()
+    }
+
+    /// Close view `id`: its session's updates are delivered one by one
+    /// again. False if it was not open.
+    pub fn close_view(&self, id: u32) -> bool {
+        let views = &self.shared().views;
+        let mut inner = views.lock();
+        let Some(view) = inner.views.remove(&id) else {
+            return false;
+        };
+        inner.by_session.remove(view.state.session_id());
+        inner.requests.retain(|_, (_, v)| *v != id);
+        inner.waiting.retain(|_, v| *v != id);
+        views.open.fetch_sub(1, Ordering::Relaxed);
+        true
+    }
+}

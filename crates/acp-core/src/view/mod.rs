@@ -1,0 +1,20 @@
+//! Session views: the `session/update` stream of one session folded into a
+//! typed state a UI can render, plus what changed since the host last
+//! looked, so it can render incrementally without diffing.
+//!
+//! - [`state`]: the state and the fold (one update at a time, in order);
+//! - [`changes`]: the coalesced change description since the last drain;
+//! - [`replay`]: fold a recording (trace records) offline, the same way.
+//!
+//! The fold is the contract shared with the plain JS reference fold in
+//! `lib/session-fold.js`; a property test folds the same random streams in
+//! both and compares the results, so change one only with the other.
+
+mod changes;
+mod fast;
+mod replay;
+mod state;
+
+pub(crate) use fast::TextParams;
+pub use replay::fold_recording;
+pub use state::{SessionState, ViewOptions};

@@ -1,0 +1,438 @@
+'use strict';
+
+// The plain JS reference fold of `session/update` streams: the same rules
+// as the core's `view` module (crates/acp-core/src/view/state.rs), which a
+// property test checks on random streams. Usable on its own by hosts that
+// fold updates themselves, and by the bench as the JS baseline.
+//
+// Rules, in short: message chunks continue the last entry of the same kind
+// and messageId (text-only blocks are concatenated); tool calls and
+// compactions merge by id (`tool_call_update`/`compaction_update` leave a
+// field alone when it is null); `plan` replaces; mode, config, commands,
+// info and usage updates merge their fields; `notice` is an entry; all
+// else is kept whole as an `unknown` entry. Limits: `maxEntries` entries
+// (oldest dropped, with the tool call/compaction they introduced),
+// `maxTextBytes` UTF-8 bytes and `maxBlocks` blocks per entry, `maxKeys`
+// keys per merged object (an update whose new keys do not all fit adds
+// none of them), `maxEntries` pending agent requests.
+
+const DEFAULT_LIMITS = Object.freeze({ maxEntries: 5000, maxTextBytes: 4 * 1024 * 1024, maxBlocks: 1024, maxKeys: 256 });
+
+const CHUNK_KINDS = { user_message_chunk: 'user', agent_message_chunk: 'agent', agent_thought_chunk: 'thought' };
+const MERGED = {
+  current_mode_update: 'modes',
+  config_option_update: 'config',
+  available_commands_update: 'commands',
+  session_info_update: 'info',
+  usage_update: 'usage',
+};
+
+const hasOwn = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Set an own property, even `__proto__`. */
+function setKey(o, k, v) {
+  if (k === '__proto__') Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
+  else o[k] = v;
+}
+
+/** `{type:"text",text}` and nothing else. */
+function textOnly(block) {
+  if (!isObject(block) || block.type !== 'text' || typeof block.text !== 'string') return undefined;
+  return Object.keys(block).length === 2 ? block.text : undefined;
+}
+
+/** Deep equality of JSON values. */
+function jsonEqual(a, b) {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) if (!hasOwn(b, k) || !jsonEqual(a[k], b[k])) return false;
+  return true;
+}
+
+class SessionFold {
+  #limits;
+  #next = 0;
+  #entries = []; // kept entries, oldest first
+  #toolCalls = new Map(); // id → { index, fields }
+  #compactions = new Map();
+
+  constructor(sessionId, limits = {}) {
+    const l = { ...DEFAULT_LIMITS };
+    for (const k of Object.keys(DEFAULT_LIMITS)) if (limits[k] !== undefined) l[k] = limits[k];
+    l.maxEntries = Math.max(1, l.maxEntries);
+    this.#limits = l;
+    this.sessionId = sessionId;
+    this.droppedEntries = 0;
+    this.droppedKeys = 0;
+    this.plan = null;
+    this.modes = {};
+    this.config = {};
+    this.commands = {};
+    this.info = {};
+    this.usage = null;
+    this.stopReason = null;
+    this.running = false;
+    this.pending = []; // { key, id, method, params }
+  }
+
+  /** Merge fields; new keys that do not all fit under maxKeys are all dropped (counted). */
+  #merge(into, from, skip, keepNull) {
+    const keys = Object.keys(from).filter((k) => !skip.includes(k) && (keepNull || from[k] !== null));
+    let added = 0;
+    for (const k of keys) if (!hasOwn(into, k)) added++;
+    const room = Object.keys(into).length + added <= this.#limits.maxKeys;
+    if (!room) this.droppedKeys += added;
+    for (const k of keys) if (room || hasOwn(into, k)) setKey(into, k, from[k]);
+  }
+
+  #push(kind) {
+    while (this.#entries.length >= this.#limits.maxEntries) {
+      const old = this.#entries.shift();
+      this.droppedEntries++;
+      if (old.key !== undefined) {
+        const map = old.kind === 'tool_call' ? this.#toolCalls : this.#compactions;
+        if (map.get(old.key)?.index === old.index) map.delete(old.key);
+      }
+    }
+    const entry = { index: this.#next++, kind, content: [], extra: {}, textBytes: 0, droppedBytes: 0, droppedBlocks: 0 };
+    this.#entries.push(entry);
+    return entry;
+  }
+
+  #unknown(update) {
+    this.#push('unknown').body = update;
+  }
+
+  #append(entry, block) {
+    const l = this.#limits;
+    const text = textOnly(block);
+    if (text !== undefined) {
+      const bytes = Buffer.byteLength(text, 'utf8');
+      if (entry.textBytes + bytes > l.maxTextBytes) {
+        entry.droppedBytes += bytes;
+        return;
+      }
+      const last = entry.content[entry.content.length - 1];
+      if (isObject(last) && last.type === 'text' && typeof last.text === 'string' && Object.keys(last).length === 2) {
+        last.text += text;
+        entry.textBytes += bytes;
+        return;
+      }
+      if (entry.content.length >= l.maxBlocks) {
+        entry.droppedBlocks++;
+        return;
+      }
+      entry.textBytes += bytes;
+      // Own copy: later chunks are appended to it.
+      entry.content.push({ type: 'text', text });
+      return;
+    }
+    if (entry.content.length >= l.maxBlocks) {
+      entry.droppedBlocks++;
+      return;
+    }
+    entry.content.push(block);
+  }
+
+  /** Fold one `session/update`'s `update` value. */
+  applyUpdate(update) {
+    if (!isObject(update) || typeof update.sessionUpdate !== 'string') return this.#unknown(update);
+    const variant = update.sessionUpdate;
+    const kind = hasOwn(CHUNK_KINDS, variant) ? CHUNK_KINDS[variant] : undefined;
+    if (kind !== undefined) return this.#chunk(kind, update);
+    switch (variant) {
+      case 'tool_call':
+        return this.#keyed(update, 'toolCallId', true);
+      case 'tool_call_update':
+        return this.#keyed(update, 'toolCallId', false);
+      case 'compaction_update':
+        return this.#keyed(update, 'compactionId', false);
+      case 'compaction_summary_chunk':
+        return this.#summaryChunk(update);
+      case 'plan': {
+        const plan = {};
+        for (const k of Object.keys(update)) if (k !== 'sessionUpdate') setKey(plan, k, update[k]);
+        this.plan = plan;
+        return;
+      }
+      case 'notice': {
+        const notice = {};
+        for (const k of Object.keys(update)) if (k !== 'sessionUpdate') setKey(notice, k, update[k]);
+        this.#push('notice').body = notice;
+        return;
+      }
+    }
+    const field = hasOwn(MERGED, variant) ? MERGED[variant] : undefined;
+    if (field === undefined) return this.#unknown(update);
+    if (field === 'usage') this.usage ??= {};
+    this.#merge(this[field], update, ['sessionUpdate'], true);
+  }
+
+  #chunk(kind, update) {
+    if (!hasOwn(update, 'content')) return this.#unknown(update);
+    const messageId = hasOwn(update, 'messageId') && update.messageId !== null ? update.messageId : undefined;
+    const last = this.#entries[this.#entries.length - 1];
+    let entry;
+    if (last !== undefined && last.kind === kind && jsonEqual(last.messageId, messageId)) entry = last;
+    else {
+      entry = this.#push(kind);
+      entry.messageId = messageId;
+    }
+    this.#merge(entry.extra, update, ['sessionUpdate', 'content', 'messageId'], true);
+    this.#append(entry, update.content);
+  }
+
+  #keyed(update, idKey, keepNull) {
+    const id = update[idKey];
+    if (typeof id !== 'string') return this.#unknown(update);
+    const map = idKey === 'toolCallId' ? this.#toolCalls : this.#compactions;
+    if (!map.has(id)) this.#introduce(id, idKey);
+    this.#merge(map.get(id).fields, update, ['sessionUpdate'], keepNull);
+  }
+
+  #introduce(id, idKey) {
+    const isTool = idKey === 'toolCallId';
+    const entry = this.#push(isTool ? 'tool_call' : 'compaction');
+    entry.key = id;
+    (isTool ? this.#toolCalls : this.#compactions).set(id, { index: entry.index, fields: { [idKey]: id } });
+  }
+
+  #summaryChunk(update) {
+    const id = update.compactionId;
+    if (typeof id !== 'string' || !hasOwn(update, 'content')) return this.#unknown(update);
+    if (!this.#compactions.has(id)) this.#introduce(id, 'compactionId');
+    const index = this.#compactions.get(id).index;
+    const entry = this.#entries[index - this.#entries[0].index];
+    this.#merge(entry.extra, update, ['sessionUpdate', 'compactionId', 'content'], true);
+    this.#append(entry, update.content);
+  }
+
+  /** The result of `session/new`, `session/load` or `session/resume`. */
+  applySetup(result) {
+    if (!isObject(result)) return;
+    if (isObject(result.modes)) this.#merge(this.modes, result.modes, [], true);
+    if (hasOwn(result, 'configOptions')) this.#merge(this.config, { configOptions: result.configOptions }, [], true);
+  }
+
+  promptStarted() {
+    this.running = true;
+  }
+
+  /** The answer to a `session/prompt`: its result, or undefined for an error. */
+  promptEnded(result) {
+    this.running = false;
+    if (isObject(result) && hasOwn(result, 'stopReason')) this.stopReason = result.stopReason;
+  }
+
+  requestWaiting(key, id, method, params) {
+    if (this.pending.length >= this.#limits.maxEntries) this.pending.shift();
+    this.pending.push({ key, id, method, params });
+  }
+
+  requestSettled(key) {
+    this.pending = this.pending.filter((p) => p.key !== key);
+  }
+
+  /** The state, shaped like a view's `snapshot()`. */
+  toJSON() {
+    const entries = this.#entries.map(entryJSON);
+    const keyed = (map) => {
+      const out = {};
+      for (const [k, v] of map) setKey(out, k, v.fields);
+      return out;
+    };
+    return {
+      sessionId: this.sessionId,
+      entries,
+      droppedEntries: this.droppedEntries,
+      toolCalls: keyed(this.#toolCalls),
+      compactions: keyed(this.#compactions),
+      plan: this.plan,
+      modes: this.modes,
+      config: this.config,
+      commands: this.commands,
+      info: this.info,
+      usage: this.usage,
+      stopReason: this.stopReason,
+      running: this.running,
+      pending: this.pending.map(({ id, method, params }) => ({ id, method, params })),
+      droppedKeys: this.droppedKeys,
+    };
+  }
+}
+
+function entryJSON(e) {
+  const out = { index: e.index, kind: e.kind };
+  switch (e.kind) {
+    case 'tool_call':
+      out.toolCallId = e.key;
+      return out;
+    case 'notice':
+      out.notice = e.body;
+      return out;
+    case 'unknown':
+      out.update = e.body === undefined ? null : e.body;
+      return out;
+    case 'compaction':
+      out.compactionId = e.key;
+  }
+  if (e.messageId !== undefined) out.messageId = e.messageId;
+  out.content = e.content;
+  if (Object.keys(e.extra).length > 0) out.extra = e.extra;
+  if (e.droppedBytes > 0) out.droppedBytes = e.droppedBytes;
+  if (e.droppedBlocks > 0) out.droppedBlocks = e.droppedBlocks;
+  return out;
+}
+
+/**
+ * Fold a recording (NDJSON trace records, as `acp-native record` and
+ * `client.saveHistory()` write them) into `{ sessions: { id: state } }`,
+ * every session in it, by the same rules as a live view.
+ */
+function foldRecording(text, limits) {
+  const sessions = new Map();
+  const ours = new Map(); // wire id → { method, sid }
+  const theirs = new Map(); // wire id → sid
+  const state = (sid) => {
+    let s = sessions.get(sid);
+    if (!s) sessions.set(sid, (s = new SessionFold(sid, limits)));
+    return s;
+  };
+  const sessionOf = (params) => (isObject(params) && typeof params.sessionId === 'string' ? params.sessionId : undefined);
+  for (let line of text.split('\n')) {
+    if (line.endsWith('\r')) line = line.slice(0, -1);
+    let record;
+    let msg;
+    try {
+      record = JSON.parse(line);
+      if (!isObject(record) || typeof record.payload !== 'string') continue;
+      msg = JSON.parse(record.payload);
+    } catch {
+      continue;
+    }
+    const sent = record.direction === 'send' ? true : record.direction === 'receive' ? false : undefined;
+    if (sent === undefined || !isObject(msg)) continue;
+    const method = typeof msg.method === 'string' ? msg.method : undefined;
+    const key = hasOwn(msg, 'id') ? JSON.stringify(msg.id) : undefined;
+    const params = msg.params;
+    if (!sent && method !== undefined && key === undefined) {
+      if (method !== 'session/update') continue;
+      const sid = sessionOf(params);
+      if (sid === undefined) continue;
+      state(sid).applyUpdate(hasOwn(params, 'update') ? params.update : null);
+    } else if (!sent && method !== undefined) {
+      const sid = sessionOf(params);
+      if (sid === undefined) continue;
+      state(sid).requestWaiting(key, msg.id, method, params === undefined ? null : params);
+      theirs.set(key, sid);
+    } else if (!sent && key !== undefined) {
+      const req = ours.get(key);
+      if (!req) continue;
+      ours.delete(key);
+      const result = hasOwn(msg, 'error') || !hasOwn(msg, 'result') ? undefined : msg.result;
+      if (req.method === 'session/prompt' && req.sid !== undefined) state(req.sid).promptEnded(result);
+      else if (req.method === 'session/new') {
+        if (isObject(result) && typeof result.sessionId === 'string') state(result.sessionId).applySetup(result);
+      } else if ((req.method === 'session/load' || req.method === 'session/resume') && req.sid !== undefined) {
+        if (result !== undefined) state(req.sid).applySetup(result);
+      }
+    } else if (sent && method !== undefined && key !== undefined) {
+      const sid = sessionOf(params);
+      if (method === 'session/prompt' && sid !== undefined) state(sid).promptStarted();
+      ours.set(key, { method, sid });
+    } else if (sent && method === undefined && key !== undefined) {
+      const sid = theirs.get(key);
+      if (sid !== undefined) {
+        theirs.delete(key);
+        state(sid).requestSettled(key);
+      }
+    }
+  }
+  const out = {};
+  for (const [sid, s] of sessions) setKey(out, sid, s.toJSON());
+  return { sessions: out };
+}
+
+/**
+ * Apply a view's change description (a `change` event) to a copy of its
+ * state the host keeps: the result equals the view's new `snapshot()`.
+ */
+function applyChanges(state, changes) {
+  if (changes.firstIndex !== undefined) {
+    const keep = [];
+    for (const e of state.entries) {
+      if (e.index >= changes.firstIndex) keep.push(e);
+      else if (e.kind === 'tool_call') delete state.toolCalls[e.toolCallId];
+      else if (e.kind === 'compaction') delete state.compactions[e.compactionId];
+    }
+    state.entries = keep;
+    state.droppedEntries = changes.droppedEntries;
+  }
+  const first = state.entries.length > 0 ? state.entries[0].index : 0;
+  for (const { index, text } of changes.appended ?? []) {
+    const entry = state.entries[index - first];
+    entry.content[entry.content.length - 1].text += text;
+  }
+  for (const e of changes.updatedEntries ?? []) state.entries[e.index - first] = e;
+  for (const e of changes.newEntries ?? []) state.entries.push(e);
+  for (const [k, v] of Object.entries(changes.toolCalls ?? {})) setKey(state.toolCalls, k, v);
+  for (const [k, v] of Object.entries(changes.compactions ?? {})) setKey(state.compactions, k, v);
+  for (const k of ['plan', 'modes', 'config', 'commands', 'info', 'usage', 'stopReason', 'running', 'pending', 'droppedKeys']) {
+    if (hasOwn(changes, k)) state[k] = changes[k];
+  }
+  return state;
+}
+
+/** A Markdown transcript of a state (a view's `snapshot()` or a fold's `toJSON()`). */
+function toMarkdown(state) {
+  const out = [];
+  const title = typeof state.info?.title === 'string' ? state.info.title : `Session ${state.sessionId}`;
+  out.push(`# ${title}`, '');
+  if (state.droppedEntries > 0) out.push(`_${state.droppedEntries} earlier entries not kept._`, '');
+  const text = (content) =>
+    (content ?? [])
+      .map((b) => (typeof b?.text === 'string' ? b.text : b?.type === 'resource_link' ? `[${b.name ?? b.uri}](${b.uri})` : `\`[${b?.type ?? 'block'}]\``))
+      .join('');
+  const quote = (s) => s.split('\n').map((l) => `> ${l}`).join('\n');
+  for (const e of state.entries) {
+    switch (e.kind) {
+      case 'user':
+        out.push('## User', '', text(e.content), '');
+        break;
+      case 'agent':
+        out.push('## Agent', '', text(e.content), '');
+        break;
+      case 'thought':
+        out.push(quote(`_Thinking:_ ${text(e.content)}`), '');
+        break;
+      case 'tool_call': {
+        const t = state.toolCalls[e.toolCallId] ?? {};
+        out.push(`- **Tool** ${t.title ?? e.toolCallId}${t.kind ? ` (${t.kind})` : ''}: ${t.status ?? 'pending'}`);
+        for (const loc of t.locations ?? []) if (typeof loc?.path === 'string') out.push(`  - \`${loc.path}${loc.line ? `:${loc.line}` : ''}\``);
+        out.push('');
+        break;
+      }
+      case 'notice':
+        out.push(`> **${e.notice?.severity ?? 'notice'}:** ${e.notice?.title ?? ''}${e.notice?.description ? ` — ${e.notice.description}` : ''}`, '');
+        break;
+      case 'compaction':
+        out.push(`_Context compacted (${state.compactions[e.compactionId]?.status ?? 'unknown'})._ ${text(e.content)}`, '');
+        break;
+      default:
+        out.push(`\`[${e.update?.sessionUpdate ?? 'unknown update'}]\``, '');
+    }
+  }
+  if (state.plan && Array.isArray(state.plan.entries) && state.plan.entries.length > 0) {
+    out.push('## Plan', '');
+    for (const p of state.plan.entries) out.push(`- [${p?.status === 'completed' ? 'x' : ' '}] ${p?.content ?? ''}`);
+    out.push('');
+  }
+  if (state.stopReason !== null && state.stopReason !== undefined) out.push(`_Stop reason: ${state.stopReason}_`, '');
+  return out.join('\n');
+}
+
+module.exports = { SessionFold, foldRecording, applyChanges, toMarkdown, jsonEqual, DEFAULT_LIMITS };

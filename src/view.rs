@@ -1,0 +1,76 @@
+//! Session views on the binding side: open, seed, snapshot, drain, close
+//! (all state and folding live in `acp_core::view`), and the offline fold
+//! of a recording.
+
+use acp_core::view::{fold_recording as core_fold_recording, ViewOptions as CoreViewOptions};
+use napi_derive::napi;
+
+use crate::connection::AgentConnection;
+
+/// Limits of one session view (see `acp_core::view`); absent = default.
+#[napi(object)]
+#[derive(Default)]
+pub struct ViewLimits {
+    /// Entries kept (default 5000); the oldest go first.
+    pub max_entries: Option<u32>,
+    /// Text bytes per entry (default 4 MiB); a chunk that does not fit is dropped and counted.
+    pub max_text_bytes: Option<u32>,
+    /// Content blocks per entry (default 1024).
+    pub max_blocks: Option<u32>,
+    /// Keys per merged object (default 256).
+    pub max_keys: Option<u32>,
+}
+
+fn core_options(limits: Option<ViewLimits>) -> CoreViewOptions {
+    {
+        let l = limits.unwrap_or_default();
+        let d = CoreViewOptions::default();
+        let pick = |v: Option<u32>, def: usize| v.map_or(def, |v| v as usize);
+        CoreViewOptions {
+            max_entries: pick(l.max_entries, d.max_entries),
+            max_text_bytes: pick(l.max_text_bytes, d.max_text_bytes),
+            max_blocks: pick(l.max_blocks, d.max_blocks),
+            max_keys: pick(l.max_keys, d.max_keys),
+        }
+    }
+}
+
+#[napi]
+impl AgentConnection {
+    /// Open (or find) the live view of a session; returns its id.
+    #[napi]
+    pub fn open_view(&self, session_id: String, limits: Option<ViewLimits>, forward: bool) -> u32 {
+        self.conn
+            .open_view(&session_id, core_options(limits), forward)
+    }
+
+    /// Fold a `session/new|load|resume` result (JSON text) into a view.
+    #[napi]
+    pub fn seed_view(&self, id: u32, result: String) -> bool {
+        self.conn.seed_view(id, &result)
+    }
+
+    /// The view's whole state (JSON text).
+    #[napi]
+    pub fn view_snapshot(&self, id: u32) -> Option<String> {
+        self.conn.view_snapshot(id)
+    }
+
+    /// What changed since the last drain (JSON text), or null.
+    #[napi]
+    pub fn drain_view(&self, id: u32) -> Option<String> {
+        self.conn.drain_view(id)
+    }
+
+    #[napi]
+    pub fn close_view(&self, id: u32) -> bool {
+        self.conn.close_view(id)
+    }
+}
+
+/// Fold a recording (NDJSON trace records) into `{sessions: {id: state}}`
+/// (JSON text), by the rules of a live view.
+#[napi]
+pub fn fold_recording(text: String, limits: Option<ViewLimits>) -> String {
+    core_fold_recording(&text, core_options(limits))
+}

@@ -1,0 +1,174 @@
+// Session views (issue "Session state in Rust"): the types of
+// `client.session()`, the JS reference fold and the helpers around them.
+// Kept in its own file; index.d.ts re-exports it.
+import { EventEmitter } from 'node:events';
+import type * as acp from './acp';
+
+/** One item of a session's transcript, in arrival order. `index` never changes and never repeats. */
+export type SessionEntry =
+  | {
+      index: number;
+      kind: 'user' | 'agent' | 'thought';
+      /** The chunks' `messageId`, if they had one (a new id starts a new entry). */
+      messageId?: unknown;
+      /** Text-only blocks of consecutive chunks are concatenated; other blocks kept as they came. */
+      content: acp.ContentBlock[];
+      /** Other fields of the chunks (`_meta`, unknown fields), merged. */
+      extra?: Record<string, unknown>;
+      /** Text bytes refused by `maxTextBytes`. */
+      droppedBytes?: number;
+      /** Blocks refused by `maxBlocks`. */
+      droppedBlocks?: number;
+    }
+  | { index: number; kind: 'tool_call'; toolCallId: string }
+  | { index: number; kind: 'notice'; notice: Record<string, unknown> }
+  | {
+      index: number;
+      kind: 'compaction';
+      compactionId: string;
+      /** `compaction_summary_chunk` content, accumulated like a message. */
+      content: acp.ContentBlock[];
+      extra?: Record<string, unknown>;
+      droppedBytes?: number;
+      droppedBlocks?: number;
+    }
+  /** An update of a variant this version does not know (or with missing key fields), whole. */
+  | { index: number; kind: 'unknown'; update: unknown };
+
+/** A tool call with every `tool_call_update` merged in (unknown fields kept). */
+export type SessionToolCall = Partial<Omit<acp.ToolCall, 'toolCallId'>> & { toolCallId: string; [field: string]: unknown };
+
+/** An agent request of this session waiting for the host (e.g. a permission question). */
+export interface PendingAgentRequest {
+  /** The JSON-RPC id as the agent sent it. */
+  id: string | number | null;
+  method: string;
+  params: any;
+}
+
+/** The folded state of one session (`view.snapshot()`, `fold.toJSON()`). */
+export interface SessionViewState {
+  sessionId: string;
+  entries: SessionEntry[];
+  /** Entries dropped by `maxEntries` (the oldest first). */
+  droppedEntries: number;
+  toolCalls: Record<string, SessionToolCall>;
+  compactions: Record<string, { compactionId: string; [field: string]: unknown }>;
+  /** The last `plan` update (without `sessionUpdate`), or null. */
+  plan: (acp.Plan & Record<string, unknown>) | null;
+  /** `currentModeId` and, when seeded from a session setup result, `availableModes`. */
+  modes: Partial<acp.SessionModeState> & Record<string, unknown>;
+  config: { configOptions?: acp.SessionConfigOption[]; [field: string]: unknown };
+  commands: { availableCommands?: acp.AvailableCommand[]; [field: string]: unknown };
+  /** `session_info_update` fields merged: `title`, `updatedAt`, … */
+  info: { title?: string | null; updatedAt?: string | null; [field: string]: unknown };
+  usage: ({ used?: number; size?: number; cost?: unknown } & Record<string, unknown>) | null;
+  /** The stop reason of the last answered `session/prompt`. */
+  stopReason: acp.StopReason | null;
+  /** A `session/prompt` of this session is waiting for its answer. */
+  running: boolean;
+  pending: PendingAgentRequest[];
+  /** New keys refused by `maxKeys`. */
+  droppedKeys: number;
+}
+
+/**
+ * What changed since the previous `change` event; only changed keys are
+ * present. `applyChanges(copy, changes)` turns the previous state into the
+ * new one.
+ */
+export interface SessionViewChanges {
+  newEntries?: SessionEntry[];
+  /** Text appended to the last (text) block of an entry the host already has. */
+  appended?: { index: number; text: string }[];
+  /** Other changed entries the host already has, whole. */
+  updatedEntries?: SessionEntry[];
+  /** Entries before this index were dropped (with their tool calls/compactions). */
+  firstIndex?: number;
+  droppedEntries?: number;
+  toolCalls?: Record<string, SessionToolCall>;
+  compactions?: SessionViewState['compactions'];
+  plan?: SessionViewState['plan'];
+  modes?: SessionViewState['modes'];
+  config?: SessionViewState['config'];
+  commands?: SessionViewState['commands'];
+  info?: SessionViewState['info'];
+  usage?: SessionViewState['usage'];
+  stopReason?: SessionViewState['stopReason'];
+  running?: boolean;
+  pending?: PendingAgentRequest[];
+  droppedKeys?: number;
+}
+
+/** Bounds on a view's memory (defaults in brackets). */
+export interface SessionViewLimits {
+  /** Entries kept; the oldest go first, with the tool call or compaction they introduced [5000]. Also bounds `pending`. */
+  maxEntries?: number;
+  /** UTF-8 text bytes per entry; a chunk that does not fit is dropped whole and counted [4 MiB]. */
+  maxTextBytes?: number;
+  /** Content blocks per entry [1024]. */
+  maxBlocks?: number;
+  /** Keys per merged object (tool call, info, modes, …); an update whose new keys do not all fit adds none [256]. */
+  maxKeys?: number;
+}
+
+export interface SessionViewOptions extends SessionViewLimits {
+  /** At most one `change` event per this many ms [16]; 0: one per delivered batch. */
+  intervalMs?: number;
+  /** Deliver the session's updates to `onSessionUpdate` as well [false: folded only]. */
+  forward?: boolean;
+  /** The `session/new` (or load/resume) result: its modes and config options seed the view. */
+  setup?: unknown;
+}
+
+export interface SessionViewEvents {
+  change: [changes: SessionViewChanges];
+  /** The agent process was restarted: the view starts over, empty. */
+  reset: [];
+}
+
+/**
+ * A live view of one session, folded in the core. While it is open, the
+ * session's `session/update`s are folded in Rust and not delivered one by
+ * one (unless `forward`). Open it before `loadSession`/`resumeSession` to
+ * fold their replay. When a response arrives, the view already holds every
+ * update the agent sent before it.
+ */
+export declare class SessionView extends EventEmitter<SessionViewEvents> {
+  readonly sessionId: string;
+  readonly closed: boolean;
+  /** The whole current state (a fresh copy). */
+  snapshot(): SessionViewState;
+  toJSON(): SessionViewState;
+  /** The transcript as Markdown. */
+  toMarkdown(): string;
+  /** Emit pending changes now (e.g. before rendering a permission question); returns them, or null. */
+  flush(): SessionViewChanges | null;
+  /** Stop folding; the session's updates are delivered one by one again. */
+  close(): void;
+}
+
+/** The plain JS reference fold: the same rules as a view, for hosts that fold updates themselves. */
+export declare class SessionFold {
+  constructor(sessionId: string, limits?: SessionViewLimits);
+  readonly sessionId: string;
+  /** Fold one `session/update`'s `update`. */
+  applyUpdate(update: unknown): void;
+  /** A `session/new|load|resume` result. */
+  applySetup(result: unknown): void;
+  promptStarted(): void;
+  /** The `session/prompt` result (undefined for an error). */
+  promptEnded(result?: unknown): void;
+  requestWaiting(key: string, id: unknown, method: string, params: unknown): void;
+  requestSettled(key: string): void;
+  toJSON(): SessionViewState;
+}
+
+/** Fold a recording (NDJSON trace records) in JS: `{ sessions: { [id]: state } }`. */
+export declare function foldRecording(text: string, limits?: SessionViewLimits): { sessions: Record<string, SessionViewState> };
+/** Fold a recording in the core (Rust): same result as `foldRecording`, faster. */
+export declare function foldRecordingNative(text: string, limits?: SessionViewLimits): { sessions: Record<string, SessionViewState> };
+/** Apply a `change` event to a copy of the previous state (mutates and returns it). */
+export declare function applyChanges(state: SessionViewState, changes: SessionViewChanges): SessionViewState;
+/** A Markdown transcript of a state. */
+export declare function toMarkdown(state: SessionViewState): string;
