@@ -163,7 +163,7 @@ let measuring = false;
 const victim = new AcpClient({
   command: process.execPath,
   args: [HOSTILE],
-  onNotification: (method, params) => {
+  onNotification: (params, { method }) => {
     if (method !== '_stream/tick' || !measuring) return;
     ticks++;
     worst = Math.max(worst, now() - params.t);
@@ -195,6 +195,11 @@ const ms = performance.now() - t0;
 await sleep(100); // deliveries delayed by the attack's tail
 measuring = false;
 const growth = status('VmHWM') - base;
+if (ticks === 0) {
+  // No tick measured means the victim's delay is unknown, not zero.
+  console.error(`${name}: the victim delivered no ticks while measuring`);
+  process.exit(3);
+}
 
 console.log(
   JSON.stringify({

@@ -34,7 +34,7 @@ for (const attack of ATTACKS.filter((a) => !only || a.includes(only))) {
     rows.push({ attack, error: String(err.message).split('\n')[0] });
   }
 }
-console.log('| attack | budget MB | host RSS growth MB | within budget + 50 | victim worst delay ms | ≤ 50 ms | attack ms | what the attacker got |');
+console.log('| attack | budget MB | host RSS growth MB | within budget + 50 | victim worst delay ms (ticks seen) | ≤ 50 ms | attack ms | what the attacker got |');
 console.log('|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
   if (r.error) {
@@ -44,5 +44,5 @@ for (const r of rows) {
   const okMem = r.rssGrowthMB <= r.budgetMB + 50 ? 'yes' : '**no**';
   const okDelay = r.worstDelayMs <= 50 ? 'yes' : '**no**';
   const answers = JSON.stringify(r.answers ?? {}).replaceAll('|', '\\|');
-  console.log(`| ${r.attack} | ${r.budgetMB} | ${r.rssGrowthMB} | ${okMem} | ${r.worstDelayMs} | ${okDelay} | ${r.attackMs} | ${answers} |`);
+  console.log(`| ${r.attack} | ${r.budgetMB} | ${r.rssGrowthMB} | ${okMem} | ${r.worstDelayMs} (${r.ticks}) | ${okDelay} | ${r.attackMs} | ${answers} |`);
 }
