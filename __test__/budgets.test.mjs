@@ -194,6 +194,34 @@ test('concurrent reads of a big file of control characters are bounded in flight
   }
 });
 
+// Known open bug (issue 11): with a stdin queue smaller than one reply, a
+// few of 40 big replies are counted as sent but never reach the agent's
+// stdin (a wire capture shows 38 of 40). The send/refuse race fixed with
+// Outbox::send_waiting was one cause; another remains. Skipped (not todo:
+// each lost reply costs the 120 s guard) until it is found.
+test('big built-in replies racing for a full stdin queue all arrive (none is lost)', { skip: 'known open bug: replies lost with a tiny stdin queue (issue 11)' }, async () => {
+  const tree = tempTree('replies');
+  try {
+    writeFileSync(join(tree.root, 'big.txt'), Buffer.alloc(2 * 1024 * 1024, 0x61));
+    // Each answer is larger than the whole queue: the two built-in jobs in
+    // flight wait for it to drain, and used to both see it empty, both
+    // send, and the second answer was refused and lost (a hang here).
+    const { client, sessionId } = await session({ fs: true, maxWriteQueueBytes: 1 << 20 }, tree.root);
+    // A race: three rounds make it show (before the fix) most runs.
+    for (let round = 0; round < 3; round++) {
+      const result = await client.request(
+        '_attack/ask',
+        { method: 'fs/read_text_file', params: { sessionId, path: 'big.txt' }, count: 40 },
+        { timeoutMs: 120_000 },
+      );
+      assert.deepEqual(result.results, { 'result:big': 40 }, `round ${round}`);
+    }
+    client.kill();
+  } finally {
+    tree.cleanup();
+  }
+});
+
 test('a cancelled write never replaces the file', async () => {
   const tree = tempTree('cancel-write');
   try {

@@ -4,6 +4,7 @@
 //! way (and stop the work); the handler timeout does not apply (a
 //! `terminal/wait_for_exit` may rightly take long).
 
+use crate::rpc::IncomingRequest;
 use std::sync::Arc;
 
 use serde_json::value::RawValue;
@@ -60,14 +61,9 @@ pub(super) fn try_serve(
                         work(&job_cancel).map_or_else(BuiltinError::into_reply, Reply::Result);
                     // Backpressure, not loss: a big reply waits (holding
                     // its slot) for an agent slow to read its stdin.
-                    let size = match &reply {
-                        Reply::Result(r) => r.len(),
-                        Reply::Error { message, .. } => message.len(),
-                    } + 256;
-                    while !job_shared.outbox.has_room(size) && !job_cancel.requested() {
-                        std::thread::sleep(std::time::Duration::from_millis(2));
+                    if let Some(req) = take_answered(&job_shared, token, &reply) {
+                        job_shared.send_reply_waiting(&req, reply, &|| job_cancel.requested());
                     }
-                    answer(&job_shared, token, reply);
                 });
                 if let Err(e) = job.await {
                     let reply = BuiltinError::internal(format!("the built-in failed: {e}"));
@@ -82,11 +78,17 @@ pub(super) fn try_serve(
 
 /// Taken already if the request was cancelled or the connection ended.
 fn answer(shared: &Arc<Shared>, token: u64, reply: Reply) {
-    if let Some(req) = shared.incoming.take(token) {
-        if let Reply::Error { code, message, .. } = &reply {
-            // Refusals (an escape attempt among them) belong in the logs.
-            tracing::warn!(pid = shared.pid, method = %req.method, code, "built-in refused: {message}");
-        }
+    if let Some(req) = take_answered(shared, token, &reply) {
         shared.send_reply(&req, reply);
     }
+}
+
+/// The request `reply` answers, unless it was settled already.
+fn take_answered(shared: &Shared, token: u64, reply: &Reply) -> Option<IncomingRequest> {
+    let req = shared.incoming.take(token)?;
+    if let Reply::Error { code, message, .. } = reply {
+        // Refusals (an escape attempt among them) belong in the logs.
+        tracing::warn!(pid = shared.pid, method = %req.method, code, "built-in refused: {message}");
+    }
+    Some(req)
 }

@@ -89,6 +89,11 @@ impl Shared {
         line: String,
         meta: WireMeta<'_>,
     ) -> Result<(), OutboxError> {
+        self.trace_send(&line, meta);
+        self.outbox.send(line.into_bytes())
+    }
+
+    fn trace_send(&self, line: &str, meta: WireMeta<'_>) {
         // The newline is not part of the message.
         if let Some(record) = self.tracer.record(meta, line.trim_end_matches('\n')) {
             self.emit(Event::Trace {
@@ -96,11 +101,31 @@ impl Shared {
                 budgeted: false,
             });
         }
-        self.outbox.send(line.into_bytes())
     }
 
     /// Send a reply to an agent request; false if stdin is gone.
     pub fn send_reply(self: &Arc<Self>, req: &IncomingRequest, reply: Reply) -> bool {
+        let (line, meta) = reply_line(req, reply);
+        self.send_line(line, meta).is_ok()
+    }
+
+    /// [`Self::send_reply`] that waits for room in the stdin queue instead
+    /// of failing when it is full (until `stop()`); blocking threads only.
+    pub fn send_reply_waiting(
+        self: &Arc<Self>,
+        req: &IncomingRequest,
+        reply: Reply,
+        stop: &dyn Fn() -> bool,
+    ) -> bool {
+        let (line, meta) = reply_line(req, reply);
+        self.trace_send(&line, meta);
+        self.outbox.send_waiting(line.into_bytes(), stop).is_ok()
+    }
+}
+
+/// The line answering `req`, and what the tracer records of it.
+fn reply_line(req: &IncomingRequest, reply: Reply) -> (String, WireMeta<'_>) {
+    {
         let (line, kind) = match reply {
             Reply::Result(result) => (rpc::response(&req.raw_id, result), Kind::Response),
             Reply::Error {
@@ -120,9 +145,11 @@ impl Shared {
             at: std::time::Instant::now(),
             request_at: Some(req.received),
         };
-        self.send_line(line, meta).is_ok()
+        (line, meta)
     }
+}
 
+impl Shared {
     /// A timer that fails our request `id` if no answer came in time.
     pub fn arm_request_timeout(self: &Arc<Self>, id: u64, method: &str, timeout: Duration) {
         let shared = Arc::clone(self);

@@ -57,25 +57,47 @@ impl Outbox {
         (outbox, WriterQueue { rx, queued, pipe })
     }
 
-    /// Would a line of `bytes` be taken now (or is the pipe closed, so
-    /// that waiting is pointless)?
-    pub fn has_room(&self, bytes: usize) -> bool {
-        let queued = self.queued.load(Ordering::Acquire);
-        queued == 0 || queued + bytes <= self.limit || self.is_closed()
-    }
-
     /// Send one line; `line` must already end with `\n`.
     pub fn send(&self, line: Vec<u8>) -> Result<(), OutboxError> {
+        self.offer(line).map_err(|(e, _)| e)
+    }
+
+    /// Send one line, waiting while the queue is full (backpressure for
+    /// work with no caller to refuse, e.g. a built-in's reply), until
+    /// `stop()`. Blocks: call it from a blocking thread only. Checking for
+    /// room and sending are one step, so two waiters cannot both see room
+    /// and one of them lose its line.
+    pub fn send_waiting(
+        &self,
+        mut line: Vec<u8>,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<(), OutboxError> {
+        loop {
+            match self.offer(line) {
+                Err((OutboxError::Full { .. }, back)) if !stop() => {
+                    line = back;
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                other => return other.map_err(|(e, _)| e),
+            }
+        }
+    }
+
+    /// Send one line, or give it back with the reason it was not taken.
+    fn offer(&self, line: Vec<u8>) -> Result<(), (OutboxError, Vec<u8>)> {
         // Held for the whole send: senders are serialised, so the check
         // that nothing is queued stays true while we write.
         let guard = self.tx.lock().unwrap_or_else(|e| e.into_inner());
-        let tx = guard.as_ref().ok_or(OutboxError::Closed)?;
+        let Some(tx) = guard.as_ref() else {
+            return Err((OutboxError::Closed, line));
+        };
         let queued = self.queued.load(Ordering::Acquire);
         if queued > 0 && queued + line.len() > self.limit {
-            return Err(OutboxError::Full {
+            let full = OutboxError::Full {
                 queued,
                 limit: self.limit,
-            });
+            };
+            return Err((full, line));
         }
         let mut pipe = lock(&self.pipe);
         let written = if queued == 0 {
@@ -94,9 +116,9 @@ impl Outbox {
         self.queued.fetch_add(rest.len(), Ordering::AcqRel);
         drop(pipe);
         let len = rest.len();
-        tx.send(rest).map_err(|_| {
+        tx.send(rest).map_err(|e| {
             self.queued.fetch_sub(len, Ordering::AcqRel);
-            OutboxError::Closed
+            (OutboxError::Closed, e.0)
         })
     }
 
