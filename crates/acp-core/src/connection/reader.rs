@@ -402,7 +402,8 @@ fn trace(shared: &Shared, meta: WireMeta<'_>, text: &str, out: &mut Vec<Event>) 
     }
 }
 
-fn session_id_of(params: &str) -> Option<Box<str>> {
+/// The `sessionId` of a request's params, if it names one.
+pub(super) fn session_id_of(params: &str) -> Option<Box<str>> {
     #[derive(Deserialize)]
     struct P<'a> {
         #[serde(rename = "sessionId", borrow)]

@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use super::event::Event;
 use super::handle::Connection;
+use super::reader::session_id_of;
 use crate::acp::methods;
 use crate::view::{SessionState, TextParams, ViewOptions};
 
@@ -72,18 +73,6 @@ impl Inner {
         v.signalled = true;
         Some(Event::ViewChanged { view })
     }
-}
-
-fn session_id_of(params: &str) -> Option<Box<str>> {
-    #[derive(Deserialize)]
-    struct P<'a> {
-        #[serde(rename = "sessionId", borrow)]
-        session_id: Option<Cow<'a, str>>,
-    }
-    serde_json::from_str::<P<'_>>(params)
-        .ok()?
-        .session_id
-        .map(|s| s.as_ref().into())
 }
 
 impl Views {
