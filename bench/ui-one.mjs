@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { UI } from './scenarios.mjs';
-
+import { canonical } from '../__test__/fold-gen.mjs';
 const require = createRequire(import.meta.url);
 const { SessionFold, applyChanges } = require('../lib/session-fold.js');
 const { AcpClient } = require('../index.js');
@@ -15,17 +15,6 @@ const clientName = process.argv[2];
 const agent = fileURLToPath(new URL('./flood-agent.mjs', import.meta.url));
 const script = `ui:${UI.chunks}:${UI.messages}:${UI.toolUpdates}`;
 
-/** JSON with sorted keys. */
-function canonical(v) {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v);
-}
 
 // A UI: each change (or update) is applied to the state the UI renders.
 let run;
