@@ -16,6 +16,7 @@ use super::event::{Event, Line};
 use super::shared::Shared;
 use super::trace::{Direction, Kind, WireMeta};
 use crate::acp::{self, methods};
+use crate::view;
 use crate::rpc::json_str;
 use crate::rpc::{self, Full, Inbound, IncomingRequest, Invalid};
 use crate::transport::{Frame, LineFramer};
@@ -128,6 +129,29 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             return;
         }
     };
+    if shared.views.any() {
+        if let Some(chunk) = view::scan_text_line(text) {
+            // The hot path of a view: a text chunk read in one pass, and
+            // exactly what the general path below does with it.
+            trace(
+                shared,
+                received(at, Kind::Notification, Some(chunk.method), None),
+                text,
+                out,
+            );
+            let folded = shared.views.on_text(&chunk);
+            out.extend(folded.signal);
+            if folded.forward {
+                out.push(Event::notification(
+                    text,
+                    ascii,
+                    chunk.method,
+                    Some(chunk.params),
+                ));
+            }
+            return;
+        }
+    }
     match rpc::classify(text.as_bytes()) {
         Inbound::Blank => {}
         Inbound::Notification { method, params } => {

@@ -24,7 +24,7 @@ use super::event::Event;
 use super::handle::Connection;
 use super::reader::session_id_of;
 use crate::acp::methods;
-use crate::view::{SessionState, TextParams, ViewOptions};
+use crate::view::{SessionState, TextLine, TextParams, ViewOptions};
 
 /// Our requests whose answers a view folds, at most (older ones are
 /// forgotten: their answers are then not folded).
@@ -47,6 +47,9 @@ struct Inner {
     requests: HashMap<u64, (&'static str, u32)>,
     /// Agent requests waiting for the host, by token: view.
     waiting: HashMap<u64, u32>,
+    /// The session last found in `by_session`, and its view: a stream is
+    /// mostly one session's chunks, and comparing is cheaper than hashing.
+    last_found: Option<(Box<str>, u32)>,
 }
 
 #[derive(Default)]
@@ -64,6 +67,18 @@ pub(super) struct Folded {
 }
 
 impl Inner {
+    /// The view of `session`, if one is open.
+    fn view_of(&mut self, session: &str) -> Option<u32> {
+        if let Some((last, id)) = &self.last_found {
+            if **last == *session {
+                return Some(*id);
+            }
+        }
+        let id = *self.by_session.get(session)?;
+        self.last_found = Some((session.into(), id));
+        Some(id)
+    }
+
     /// The change item for `view`, if it is the first change since a drain.
     fn signal(&mut self, view: u32) -> Option<Event> {
         let v = self.views.get_mut(&view)?;
@@ -86,6 +101,28 @@ impl Views {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// A plain-text chunk notification, read by the line scanner.
+    pub fn on_text(&self, line: &TextLine<'_>) -> Folded {
+        let mut inner = self.lock();
+        let Some(id) = inner.view_of(&line.session_id) else {
+            return Folded {
+                forward: true,
+                signal: None,
+            };
+        };
+        let view = inner.views.get_mut(&id).expect("indexed");
+        view.state
+            .text_chunk(line.kind, line.message_id.as_deref(), &line.text);
+        let forward = view.forward;
+        let signal = if view.signalled {
+            None
+        } else {
+            view.signalled = true;
+            Some(Event::ViewChanged { view: id })
+        };
+        Folded { forward, signal }
+    }
+
     /// A `session/update` notification's params (JSON text).
     pub fn on_update(&self, params: Option<&str>) -> Folded {
         #[derive(Deserialize)]
@@ -103,7 +140,7 @@ impl Views {
         if let Some(p) = params.and_then(|p| serde_json::from_str::<TextParams<'_>>(p).ok()) {
             if p.update.entry_kind().is_some() {
                 let mut inner = self.lock();
-                let Some(&id) = inner.by_session.get(p.session_id.as_ref()) else {
+                let Some(id) = inner.view_of(&p.session_id) else {
                     return pass;
                 };
                 let view = inner.views.get_mut(&id).expect("indexed");
@@ -283,6 +320,7 @@ impl Connection {
             return false;
         };
         inner.by_session.remove(view.state.session_id());
+        inner.last_found = None;
         inner.requests.retain(|_, (_, v)| *v != id);
         inner.waiting.retain(|_, v| *v != id);
         views.open.fetch_sub(1, Ordering::Relaxed);

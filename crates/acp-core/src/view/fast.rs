@@ -56,6 +56,12 @@ impl TextChunk<'_> {
             _ => None,
         }
     }
+
+    /// The message id and the text.
+    #[cfg(test)]
+    pub(crate) fn parts(&self) -> (Option<&str>, &str) {
+        (self.message_id.as_deref(), &self.content.text)
+    }
 }
 
 impl SessionState {
@@ -81,7 +87,9 @@ impl SessionState {
         self.apply_update(value);
     }
 
-    fn text_chunk(&mut self, kind: EntryKind, message_id: Option<&str>, text: &str) {
+    /// Fold a plain-text chunk of a message (read by [`TextChunk`] or by
+    /// the line scanner): exactly what the general fold does with it.
+    pub(crate) fn text_chunk(&mut self, kind: EntryKind, message_id: Option<&str>, text: &str) {
         self.changes.dirty = true;
         let same_id = |id: &Option<Value>| match (id, message_id) {
             (None, None) => true,

@@ -4,6 +4,8 @@
 //!
 //! - [`state`]: the state and the fold (one update at a time, in order);
 //! - [`changes`]: the coalesced change description since the last drain;
+//! - [`fast`], [`scan`]: the hot path, a plain-text chunk folded without
+//!   a JSON tree (from the params, or from the whole line in one pass);
 //! - [`replay`]: fold a recording (trace records) offline, the same way.
 //!
 //! The fold is the contract shared with the plain JS reference fold in
@@ -13,8 +15,10 @@
 mod changes;
 mod fast;
 mod replay;
+mod scan;
 mod state;
 
 pub(crate) use fast::TextParams;
+pub(crate) use scan::{scan_text_line, TextLine};
 pub use replay::fold_recording;
 pub use state::{SessionState, ViewOptions};

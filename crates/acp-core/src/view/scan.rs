@@ -1,0 +1,470 @@
+//! The live view's hot path: one byte-level pass over a whole line that is
+//! a `session/update` notification carrying a plain-text message chunk,
+//! the shape an agent streams by the hundred thousand. It reads what the
+//! envelope classifier and the fold would (method, params, session id,
+//! variant, message id, text) without a JSON tree or a second parse.
+//!
+//! It accepts only a strict subset of JSON, and answers `None` for
+//! anything else: then the line takes the general path (classify, then
+//! fold), so the result is the same either way. Falls back on: any key not
+//! listed below, a duplicate key, an escape in a key or in `method`,
+//! `sessionUpdate` or `type`, a control character in a string, any value
+//! of another type, trailing text. An escape in `sessionId`, `messageId`
+//! or `text` is decoded by serde_json itself (a string it refuses, such as
+//! a lone surrogate, falls back too). Whitespace between tokens is JSON's.
+//!
+//! Accepted: `{"jsonrpc": "<no escapes>", "method": "session/update",
+//! "params": {"sessionId": S, "update": {"sessionUpdate": V,
+//! "messageId": S|null, "content": {"type": "text", "text": S}}}}`, keys in
+//! any order, `jsonrpc` and `messageId` optional, `V` one of the three
+//! message chunk variants.
+
+use std::borrow::Cow;
+
+use super::state::EntryKind;
+use crate::acp::methods;
+
+/// A text chunk line, read in one pass (slices borrow the line).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct TextLine<'a> {
+    /// The `method` string's contents, as a slice of the line.
+    pub method: &'a str,
+    /// The raw `params` object, as a slice of the line.
+    pub params: &'a str,
+    pub session_id: Cow<'a, str>,
+    pub kind: EntryKind,
+    pub message_id: Option<Cow<'a, str>>,
+    pub text: Cow<'a, str>,
+}
+
+/// Read `line` if it is exactly a plain-text chunk notification.
+pub(crate) fn scan_text_line(line: &str) -> Option<TextLine<'_>> {
+    let mut s = Scanner {
+        src: line,
+        b: line.as_bytes(),
+        at: 0,
+    };
+    let mut method = None;
+    let mut params = None;
+    let mut jsonrpc = false;
+    s.object(|s, key| {
+        match key {
+            "jsonrpc" if !jsonrpc => {
+                jsonrpc = true;
+                s.plain_string()?;
+            }
+            "method" if method.is_none() => {
+                let m = s.plain_string()?;
+                if m != methods::SESSION_UPDATE {
+                    return None;
+                }
+                method = Some(m);
+            }
+            "params" if params.is_none() => {
+                let start = s.at;
+                let fields = s.params()?;
+                params = Some((&s.src[start..s.at], fields));
+            }
+            _ => return None,
+        }
+        Some(())
+    })?;
+    s.ws();
+    if s.at != s.b.len() {
+        return None;
+    }
+    let (params, (session_id, kind, message_id, text)) = params?;
+    Some(TextLine {
+        method: method?,
+        params,
+        session_id,
+        kind,
+        message_id,
+        text,
+    })
+}
+
+type Fields<'a> = (
+    Cow<'a, str>,
+    EntryKind,
+    Option<Cow<'a, str>>,
+    Cow<'a, str>,
+);
+
+struct Scanner<'a> {
+    src: &'a str,
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scanner<'a> {
+    /// Skip JSON whitespace.
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.b.get(self.at) {
+            self.at += 1;
+        }
+    }
+
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        self.ws();
+        (self.b.get(self.at) == Some(&byte)).then(|| self.at += 1)
+    }
+
+    /// A non-empty object: for each key (without escapes), `value` reads
+    /// the value (or refuses the line).
+    fn object(
+        &mut self,
+        mut value: impl FnMut(&mut Self, &'a str) -> Option<()>,
+    ) -> Option<()> {
+        self.eat(b'{')?;
+        loop {
+            self.ws();
+            let key = self.plain_string()?;
+            self.eat(b':')?;
+            self.ws();
+            value(self, key)?;
+            self.ws();
+            match self.b.get(self.at)? {
+                b',' => self.at += 1,
+                b'}' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A string at the cursor: its contents' span and whether it has escapes.
+    fn string_span(&mut self) -> Option<(usize, usize, bool)> {
+        if self.b.get(self.at) != Some(&b'"') {
+            return None;
+        }
+        let start = self.at + 1;
+        let mut i = start;
+        let mut escaped = false;
+        loop {
+            let rest = self.b.get(i..)?;
+            let n = memchr::memchr2(b'"', b'\\', rest)?;
+            // serde_json refuses raw control characters in strings.
+            if rest[..n].iter().any(|&c| c < 0x20) {
+                return None;
+            }
+            i += n;
+            if self.b[i] == b'"' {
+                self.at = i + 1;
+                return Some((start, i, escaped));
+            }
+            escaped = true;
+            // Skip the escaped byte: never a quote that ends the string.
+            i += 2;
+        }
+    }
+
+    /// A string without escapes, borrowed.
+    fn plain_string(&mut self) -> Option<&'a str> {
+        match self.string_span()? {
+            (start, end, false) => Some(&self.src[start..end]),
+            _ => None,
+        }
+    }
+
+    /// A string, decoded: escapes by serde_json itself, so exactly as the
+    /// general path would (and refused where it would refuse).
+    fn string(&mut self) -> Option<Cow<'a, str>> {
+        let (start, end, escaped) = self.string_span()?;
+        if !escaped {
+            return Some(Cow::Borrowed(&self.src[start..end]));
+        }
+        serde_json::from_str::<String>(&self.src[start - 1..=end])
+            .ok()
+            .map(Cow::Owned)
+    }
+
+    fn params(&mut self) -> Option<Fields<'a>> {
+        let mut session_id = None;
+        let mut update = None;
+        self.object(|s, key| {
+            match key {
+                "sessionId" if session_id.is_none() => session_id = Some(s.string()?),
+                "update" if update.is_none() => update = Some(s.update()?),
+                _ => return None,
+            }
+            Some(())
+        })?;
+        let (kind, message_id, text) = update?;
+        Some((session_id?, kind, message_id, text))
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn update(&mut self) -> Option<(EntryKind, Option<Cow<'a, str>>, Cow<'a, str>)> {
+        let mut kind = None;
+        let mut message_id = None;
+        let mut text = None;
+        self.object(|s, key| {
+            match key {
+                "sessionUpdate" if kind.is_none() => {
+                    kind = Some(match s.plain_string()? {
+                        "user_message_chunk" => EntryKind::User,
+                        "agent_message_chunk" => EntryKind::Agent,
+                        "agent_thought_chunk" => EntryKind::Thought,
+                        _ => return None,
+                    })
+                }
+                "messageId" if message_id.is_none() => {
+                    message_id = Some(if s.b[s.at..].starts_with(b"null") {
+                        s.at += 4;
+                        None
+                    } else {
+                        Some(s.string()?)
+                    })
+                }
+                "content" if text.is_none() => text = Some(s.text_block()?),
+                _ => return None,
+            }
+            Some(())
+        })?;
+        Some((kind?, message_id.flatten(), text?))
+    }
+
+    /// `{"type": "text", "text": S}` and nothing else: the text.
+    fn text_block(&mut self) -> Option<Cow<'a, str>> {
+        let mut typed = false;
+        let mut text = None;
+        self.object(|s, key| {
+            match key {
+                "type" if !typed => {
+                    if s.plain_string()? != "text" {
+                        return None;
+                    }
+                    typed = true;
+                }
+                "text" if text.is_none() => text = Some(s.string()?),
+                _ => return None,
+            }
+            Some(())
+        })?;
+        typed.then_some(())?;
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rpc::{self, Inbound};
+    use crate::view::TextParams;
+
+    /// What the general path reads from the same line: classify, then the
+    /// typed params; `None` where it would not fold a text chunk.
+    fn general(line: &str) -> Option<(String, String, EntryKind, Option<String>, String)> {
+        let Inbound::Notification { method, params } = rpc::classify(line.as_bytes()) else {
+            return None;
+        };
+        if method != methods::SESSION_UPDATE {
+            return None;
+        }
+        let params = params?.get();
+        let p = serde_json::from_str::<TextParams<'_>>(params).ok()?;
+        let kind = p.update.entry_kind()?;
+        let (message_id, text) = p.update.parts();
+        Some((
+            params.to_string(),
+            p.session_id.into_owned(),
+            kind,
+            message_id.map(str::to_owned),
+            text.to_string(),
+        ))
+    }
+
+    fn fast(line: &str) -> Option<(String, String, EntryKind, Option<String>, String)> {
+        let t = scan_text_line(line)?;
+        assert_eq!(t.method, methods::SESSION_UPDATE);
+        Some((
+            t.params.to_string(),
+            t.session_id.into_owned(),
+            t.kind,
+            t.message_id.map(Cow::into_owned),
+            t.text.into_owned(),
+        ))
+    }
+
+    fn line(update: &str) -> String {
+        format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{update}}}}}"#)
+    }
+
+    /// Lines the fast path must read, each exactly as the general path.
+    #[test]
+    fn accepted_lines_read_exactly_as_the_general_path() {
+        let accepted = [
+            line(r#"{"sessionUpdate":"agent_message_chunk","messageId":"m1","content":{"type":"text","text":"hello"}}"#),
+            line(r#"{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":""}}"#),
+            line(r#"{"sessionUpdate":"user_message_chunk","messageId":null,"content":{"type":"text","text":"x"}}"#),
+            // Keys in another order, whitespace everywhere JSON allows it.
+            " { \"params\" : {\"update\":{ \"content\":{\"text\":\"a b\" ,\"type\":\"text\"},\"sessionUpdate\":\"agent_message_chunk\"},\"sessionId\":\"s\"} ,\r\n\t\"method\":\"session/update\" } \t".to_string(),
+            // No jsonrpc member (the classifier does not require it).
+            r#"{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}}}"#.to_string(),
+            // Escapes in the text: every simple one, unicode, a surrogate pair.
+            line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"q\"b\\s\/n\nr\rt\tb\bf\f"}}"#),
+            line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"\u00e9\u4e2d\ud83d\ude00\u0000"}}"#),
+            // Raw UTF-8 in the text and ids; escapes in the ids.
+            line(r#"{"sessionUpdate":"agent_message_chunk","messageId":"m\u00e9","content":{"type":"text","text":"中文 😀 é"}}"#),
+            r#"{"method":"session/update","params":{"sessionId":"s\"1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}}}"#.to_string(),
+            // A backslash just before the closing quote.
+            line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"end\\"}}"#),
+        ];
+        for l in &accepted {
+            let g = general(l);
+            assert!(g.is_some(), "the general path folds {l}");
+            assert_eq!(fast(l), g, "{l}");
+        }
+    }
+
+    /// Lines the fast path must leave to the general path (which may fold
+    /// them differently, refuse them, or read them as something else).
+    #[test]
+    fn anything_else_falls_back() {
+        let refused = [
+            // Duplicate keys, at every level.
+            r#"{"method":"session/update","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}}}"#.to_string(),
+            r#"{"jsonrpc":"2.0","jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}}}"#.to_string(),
+            r#"{"method":"session/update","params":{"sessionId":"s","sessionId":"t","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}}}"#.to_string(),
+            line(r#"{"sessionUpdate":"agent_message_chunk","sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}"#),
+            line(r#"{"sessionUpdate":"agent_message_chunk","messageId":"a","messageId":"b","content":{"type":"text","text":"t"}}"#),
+            line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"e","text":"f"}}"#),
+            line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","type":"text","text":"f"}}"#),
+            // Unknown fields, at every level.
+            r#"{"id":1,"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}}}"#.to_string(),
+            r#"{"method":"session/update","params":{"sessionId":"s","_meta":{},"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}}}"#.to_string(),
+            line(r#"{"sessionUpdate":"agent_message_chunk","_meta":{"a":1},"content":{"type":"text","text":"t"}}"#),
+            line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t","annotations":null}}"#),
+            // Other variants and blocks, missing members, other types.
+            line(r#"{"sessionUpdate":"tool_call","toolCallId":"c"}"#),
+            line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"image","data":""}}"#),
+            line(r#"{"sessionUpdate":"agent_message_chunk","content":{"text":"t"}}"#),
+            line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text"}}"#),
+            line(r#"{"sessionUpdate":"agent_message_chunk"}"#),
+            line(r#"{"sessionUpdate":"agent_message_chunk","messageId":7,"content":{"type":"text","text":"t"}}"#),
+            line(r#"{"sessionUpdate":"agent_message_chunk","messageId":nul,"content":{"type":"text","text":"t"}}"#),
+            line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":5}}"#),
+            r#"{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}}}"#.to_string(),
+            r#"{"method":"session/update","params":{"sessionId":"s"}}"#.to_string(),
+            r#"{"jsonrpc":2,"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}}}"#.to_string(),
+            // Escapes where the fast path reads plain strings only.
+            r#"{"method":"session\/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}}}"#.to_string(),
+            r#"{"m\u0065thod":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}}}"#.to_string(),
+            line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"t\u0065xt","text":"t"}}"#),
+            // Strings serde_json refuses: a lone surrogate, a raw control
+            // character, a bad escape.
+            line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"\ud800"}}"#),
+            line("{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"a\u{1}b\"}}"),
+            line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"\x"}}"#),
+            // Other methods, trailing text, truncation, empty objects.
+            r#"{"method":"session/updates","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}}}"#.to_string(),
+            format!("{} x", line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}"#)),
+            line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}"#).trim_end_matches('}').to_string(),
+            r#"{"method":"session/update","params":{}}"#.to_string(),
+            "{}".to_string(),
+            String::new(),
+        ];
+        for l in &refused {
+            assert_eq!(scan_text_line(l), None, "{l}");
+        }
+    }
+
+    /// Random lines near the accepted shape (key orders, optional and
+    /// extra keys, duplicates, whitespace, escapes, odd characters): the
+    /// fast path reads each either exactly as the general path or not at all.
+    #[test]
+    fn random_lines_are_read_as_the_general_path_or_left_to_it() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let pieces = [
+            "a", " ", "é", "中", "😀", "\\n", "\\\"", "\\\\", "\\/", "\\u00e9", "\\ud83d\\ude00",
+            "\\ud800", "\\u0041", "\\t", "\u{7f}", "\\x", "\u{1}", "\"", "\\",
+        ];
+        let mut read = 0;
+        for _ in 0..20_000 {
+            let string = |next: &mut dyn FnMut(usize) -> usize| {
+                let mut s = String::from("\"");
+                for _ in 0..next(6) {
+                    s.push_str(pieces[next(pieces.len())]);
+                }
+                s.push('"');
+                s
+            };
+            let ws = |next: &mut dyn FnMut(usize) -> usize| [" ", "", "\n", "\t "][next(4)];
+            let obj = |members: &mut Vec<String>, next: &mut dyn FnMut(usize) -> usize| {
+                // Shuffle, sometimes duplicate or drop one.
+                for i in (1..members.len()).rev() {
+                    members.swap(i, next(i + 1));
+                }
+                if next(20) == 0 {
+                    let m = members[0].clone();
+                    members.push(m);
+                }
+                if next(20) == 0 {
+                    members.pop();
+                }
+                let sep = format!("{},{}", ws(next), ws(next));
+                format!("{{{}{}{}}}", ws(next), members.join(&sep), ws(next))
+            };
+            let mut block = vec![
+                r#""type":"text""#.to_string(),
+                format!(r#""text":{}"#, string(&mut next)),
+            ];
+            if next(15) == 0 {
+                block.push(r#""annotations":null"#.into());
+            }
+            let variant = ["agent_message_chunk", "user_message_chunk", "agent_thought_chunk", "plan"][next(4)];
+            let mut update = vec![
+                format!(r#""sessionUpdate":"{variant}""#),
+                format!(r#""content":{}"#, obj(&mut block, &mut next)),
+            ];
+            match next(3) {
+                0 => update.push(format!(r#""messageId":{}"#, string(&mut next))),
+                1 => update.push(r#""messageId":null"#.into()),
+                _ => {}
+            }
+            let mut params = vec![
+                format!(r#""sessionId":{}"#, string(&mut next)),
+                format!(r#""update":{}"#, obj(&mut update, &mut next)),
+            ];
+            let mut envelope = vec![
+                r#""method":"session/update""#.to_string(),
+                format!(r#""params":{}"#, obj(&mut params, &mut next)),
+            ];
+            if next(2) == 0 {
+                envelope.push(r#""jsonrpc":"2.0""#.into());
+            }
+            if next(30) == 0 {
+                envelope.push(r#""id":1"#.into());
+            }
+            let l = obj(&mut envelope, &mut next);
+            let got = fast(&l);
+            if got.is_some() {
+                read += 1;
+                assert_eq!(got, general(&l), "{l}");
+            }
+        }
+        assert!(read > 1000, "only {read} lines took the fast path");
+    }
+
+    #[test]
+    fn the_params_slice_is_the_raw_params() {
+        let l = line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}"#);
+        let t = scan_text_line(&l).unwrap();
+        let Inbound::Notification { params, .. } = rpc::classify(l.as_bytes()) else {
+            panic!("a notification");
+        };
+        assert_eq!(t.params, params.unwrap().get());
+        // The method is borrowed from the line (the item copies its token).
+        let base = l.as_ptr() as usize;
+        assert!((base..base + l.len()).contains(&(t.method.as_ptr() as usize)));
+    }
+}
