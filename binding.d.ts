@@ -67,8 +67,13 @@ export declare class AgentConnection {
   seedView(id: number, result: string): boolean
   /** The view's whole state (JSON text). */
   viewSnapshot(id: number): string | null
-  /** What changed since the last drain (JSON text), or null. */
-  drainView(id: number): string | null
+  /**
+   * What changed since the last drain, or null: `[json, ...texts]`,
+   * the change description (JSON text) and, apart so that JS need not
+   * parse them, the texts it carries (at most about `maxText` bytes;
+   * `$more` in the JSON says text is left for the next drain).
+   */
+  drainView(id: number, maxText: number): string[] | null
   closeView(id: number): boolean
 }
 

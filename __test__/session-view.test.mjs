@@ -181,3 +181,53 @@ test('sessions are independent: a view of one session leaves the others alone', 
   assert.deepEqual(seen, [b, b]);
   assert.equal(view.snapshot().entries[0].content[0].text, 'chunk0 chunk1 chunk2 ');
 });
+
+test('a backlog of text is cut into change events of at most CHANGE_TEXT_BYTES, on char boundaries, and adds up exactly', async (t) => {
+  const { CHANGE_TEXT_BYTES } = require('../lib/session-view.js');
+  const dir = mkdtempSync(join(tmpdir(), 'acp-view-cap-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // Multi-byte chars straddle the cuts; quotes, backslashes and newlines
+  // are escaped on the wire (the fast path decodes them).
+  const pieces = ['ab', 'é', '中文', '😀', '\n', '"q"', '\\', 'x'.repeat(61)];
+  const chunk = (kind, i, id) => ({ sessionUpdate: kind, messageId: id, content: { type: 'text', text: pieces[i % pieces.length] + pieces[(i * 7) % pieces.length] } });
+  const updates = [];
+  for (let i = 0; i < 12000; i++) updates.push(chunk('agent_message_chunk', i, 'm1'));
+  updates.push({ sessionUpdate: 'tool_call', toolCallId: 'c1', title: 'between' });
+  for (let i = 0; i < 6000; i++) updates.push(chunk('agent_thought_chunk', i, null));
+  for (let i = 0; i < 6000; i++) updates.push(chunk('agent_message_chunk', i + 1, 'm2'));
+  const file = join(dir, 'cap.ndjson');
+  writeFileSync(file, updates.map((u) => JSON.stringify(u)).join('\n') + '\n');
+  const total = updates.reduce((n, u) => n + (u.content ? Buffer.byteLength(u.content.text) : 0), 0);
+  assert.ok(total > 6 * CHANGE_TEXT_BYTES, `${total} bytes of text`);
+
+  const client = await connect(t);
+  for (const intervalMs of [0, 1000]) {
+    const { sessionId } = await client.newSession();
+    const view = client.session(sessionId, { intervalMs });
+    const mirror = view.snapshot();
+    const sizes = [];
+    view.on('change', (c) => {
+      let bytes = 0;
+      for (const a of c.appended ?? []) bytes += Buffer.byteLength(a.text);
+      for (const e of c.newEntries ?? []) {
+        const last = e.content?.at(-1);
+        if (last?.type === 'text' && Object.keys(last).length === 2) bytes += Buffer.byteLength(last.text);
+      }
+      sizes.push(bytes);
+      assert.ok(!('$more' in c) && !('$cut' in c), 'internal keys are not shown');
+      applyChanges(mirror, c);
+    });
+    await client.prompt({ sessionId, prompt: `updates:${encodeURIComponent(file)}` });
+    view.flush();
+    const snap = view.snapshot();
+    assert.equal(canonical(mirror), canonical(snap), `intervalMs ${intervalMs}: applied changes differ from the snapshot`);
+    const fold = new SessionFold(sessionId);
+    fold.promptStarted();
+    for (const u of updates) fold.applyUpdate(JSON.parse(JSON.stringify(u)));
+    fold.promptEnded({ stopReason: 'end_turn' });
+    assert.equal(canonical(snap), canonical(fold.toJSON()), `intervalMs ${intervalMs}: view differs from the JS fold`);
+    assert.ok(Math.max(...sizes) <= CHANGE_TEXT_BYTES, `an event carried ${Math.max(...sizes)} bytes of text`);
+    assert.ok(sizes.length >= Math.ceil(total / CHANGE_TEXT_BYTES), `${sizes.length} events for ${total} bytes`);
+    view.close();
+  }
+});

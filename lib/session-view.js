@@ -8,6 +8,12 @@ const { EventEmitter } = require('node:events');
 const { toMarkdown } = require('./session-fold.js');
 
 const DEFAULT_INTERVAL_MS = 16;
+/**
+ * Message text one `change` event carries at most (bytes of UTF-8, about):
+ * a bigger backlog goes out in several events, one per turn of the event
+ * loop, so no single callback holds the loop for long.
+ */
+const CHANGE_TEXT_BYTES = 64 * 1024;
 
 class SessionView extends EventEmitter {
   #port; // { native(): the current native connection }
@@ -18,6 +24,7 @@ class SessionView extends EventEmitter {
   #queued = false;
   #lastEmit = 0;
   #closed = false;
+  #more = null; // the immediate that emits the rest of a backlog
 
   /** @internal Use `client.session()`. */
   constructor(port, sessionId, options = {}) {
@@ -83,7 +90,7 @@ class SessionView extends EventEmitter {
         // After the rest of the batch: one drain per batch.
         queueMicrotask(() => {
           this.#queued = false;
-          this.flush();
+          this.#emitOne();
         });
       }
       return;
@@ -92,25 +99,60 @@ class SessionView extends EventEmitter {
     const wait = Math.max(0, this.#lastEmit + this.#intervalMs - Date.now());
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      this.flush();
+      this.#emitOne();
     }, wait);
     this.#timer.unref?.();
   }
 
   /**
-   * Emit the pending changes now (if any). Returns the change description
-   * emitted, or null.
+   * Emit the pending changes now (if any): a backlog of more than
+   * `CHANGE_TEXT_BYTES` of text as several events, all before this
+   * returns. Returns the last change description emitted, or null.
    */
   flush() {
+    let last = null;
+    for (;;) {
+      const changes = this.#emitOne();
+      if (changes === null) return last;
+      last = changes;
+    }
+  }
+
+  /** Drain and emit one change event (at most CHANGE_TEXT_BYTES of text). */
+  #emitOne() {
     if (this.#closed) return null;
     if (this.#timer) {
       clearTimeout(this.#timer);
       this.#timer = null;
     }
-    const text = this.#port.native().drainView(this.#id);
-    if (text === null || text === undefined) return null;
+    if (this.#more) {
+      clearImmediate(this.#more);
+      this.#more = null;
+    }
+    const parts = this.#port.native().drainView(this.#id, CHANGE_TEXT_BYTES);
+    if (parts === null || parts === undefined) return null;
     this.#lastEmit = Date.now();
-    const changes = JSON.parse(text);
+    const changes = JSON.parse(parts[0]);
+    // The texts travel apart (no JSON to parse): appended texts in order,
+    // then the last block of each new entry listed in `$cut`.
+    let k = 1;
+    if (changes.appended !== undefined) for (const a of changes.appended) a.text = parts[k++];
+    if (changes.$cut !== undefined) {
+      for (const j of changes.$cut) {
+        const content = changes.newEntries[j].content;
+        content[content.length - 1].text = parts[k++];
+      }
+      delete changes.$cut;
+    }
+    if (changes.$more !== undefined) {
+      delete changes.$more;
+      // The rest of the backlog on the next turn: other work runs between.
+      this.#more = setImmediate(() => {
+        this.#more = null;
+        this.#emitOne();
+      });
+      this.#more.unref?.();
+    }
     try {
       this.emit('change', changes);
     } catch (err) {
@@ -125,6 +167,8 @@ class SessionView extends EventEmitter {
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
+    if (this.#more) clearImmediate(this.#more);
+    this.#more = null;
     this.#port.native().closeView(this.#id);
     this.#port.closed(this);
   }
@@ -134,4 +178,4 @@ class SessionView extends EventEmitter {
   }
 }
 
-module.exports = { SessionView, DEFAULT_INTERVAL_MS };
+module.exports = { SessionView, DEFAULT_INTERVAL_MS, CHANGE_TEXT_BYTES };

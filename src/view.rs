@@ -6,6 +6,7 @@ use acp_core::view::{fold_recording as core_fold_recording, ViewOptions as CoreV
 use napi_derive::napi;
 
 use crate::connection::AgentConnection;
+use crate::sink::JsText;
 
 /// Limits of one session view (see `acp_core::view`); absent = default.
 #[napi(object)]
@@ -56,10 +57,17 @@ impl AgentConnection {
         self.conn.view_snapshot(id)
     }
 
-    /// What changed since the last drain (JSON text), or null.
-    #[napi]
-    pub fn drain_view(&self, id: u32) -> Option<String> {
-        self.conn.drain_view(id)
+    /// What changed since the last drain, or null: `[json, ...texts]`,
+    /// the change description (JSON text) and, apart so that JS need not
+    /// parse them, the texts it carries (at most about `maxText` bytes;
+    /// `$more` in the JSON says text is left for the next drain).
+    #[napi(ts_return_type = "string[] | null")]
+    pub fn drain_view(&self, id: u32, max_text: u32) -> Option<Vec<JsText>> {
+        let drained = self.conn.drain_view(id, max_text as usize)?;
+        let mut parts = Vec::with_capacity(1 + drained.texts.len());
+        parts.push(JsText::new(drained.json));
+        parts.extend(drained.texts.into_iter().map(JsText::new));
+        Some(parts)
     }
 
     #[napi]

@@ -16,10 +16,10 @@ use super::event::{Event, Line};
 use super::shared::Shared;
 use super::trace::{Direction, Kind, WireMeta};
 use crate::acp::{self, methods};
-use crate::view;
 use crate::rpc::json_str;
 use crate::rpc::{self, Full, Inbound, IncomingRequest, Invalid};
 use crate::transport::{Frame, LineFramer};
+use crate::view;
 
 const READ_CHUNK: usize = 256 * 1024;
 /// How much of a bad line is quoted back in an event.
@@ -39,7 +39,9 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
                 break;
             }
         };
-        framer.push(&buf[..n], |frame| on_frame(&shared, frame, &mut ready));
+        // One clock read per chunk: its lines arrived together.
+        let at = Instant::now();
+        framer.push(&buf[..n], |frame| on_frame(&shared, frame, at, &mut ready));
         for event in ready.drain(..) {
             if !queue(&shared, event).await {
                 return;
@@ -50,7 +52,8 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
         // chunks (tokio's own budget allowed ~128 chunks, 32 MiB, a turn).
         tokio::task::yield_now().await;
     }
-    framer.finish(|frame| on_frame(&shared, frame, &mut ready));
+    let at = Instant::now();
+    framer.finish(|frame| on_frame(&shared, frame, at, &mut ready));
     ready.extend(failed);
     for event in ready.drain(..) {
         queue(&shared, event).await;
@@ -88,7 +91,8 @@ pub(super) fn read_error(shared: &Shared, stream: &str, e: &std::io::Error) -> E
     }
 }
 
-fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
+/// One frame; `at`: when the chunk it ended in was read.
+fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, at: Instant, out: &mut Vec<Event>) {
     let line = match frame {
         Frame::Line(line) => line,
         Frame::Oversized { bytes } => {
@@ -101,7 +105,6 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, out: &mut Vec<Event>) {
             return;
         }
     };
-    let at = Instant::now();
     // One pass: ASCII (nearly every line: JSON escapes the rest) is valid
     // UTF-8, and the batch it lands in need not be scanned again.
     let ascii = line.is_ascii();

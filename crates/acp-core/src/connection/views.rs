@@ -24,7 +24,7 @@ use super::event::Event;
 use super::handle::Connection;
 use super::reader::session_id_of;
 use crate::acp::methods;
-use crate::view::{SessionState, TextLine, TextParams, ViewOptions};
+use crate::view::{Drained, SessionState, TextLine, TextParams, ViewOptions};
 
 /// Our requests whose answers a view folds, at most (older ones are
 /// forgotten: their answers are then not folded).
@@ -299,16 +299,18 @@ impl Connection {
         Some(view.state.snapshot_json())
     }
 
-    /// What changed in view `id` since the last drain (JSON text; `None`
-    /// when nothing did). The next change sends a new change item.
-    pub fn drain_view(&self, id: u32) -> Option<String> {
+    /// What changed in view `id` since the last drain, at most about
+    /// `max_text` bytes of message text, the texts apart from the JSON
+    /// ([`SessionState::drain_parts`]); `None` when nothing did. The next
+    /// change sends a new change item.
+    pub fn drain_view(&self, id: u32, max_text: usize) -> Option<Drained> {
         let shared = self.shared();
         let mut inner = shared.views.lock();
         let view = inner.views.get_mut(&id)?;
         view.state
             .prune_pending(|key| key.parse().is_ok_and(|t| shared.incoming.contains(t)));
         view.signalled = false;
-        view.state.drain_json()
+        view.state.drain_parts(max_text)
     }
 
     /// Close view `id`: its session's updates are delivered one by one

@@ -54,52 +54,137 @@ fn last_text(entry: &Entry) -> Option<&str> {
     obj.get("text")?.as_str()
 }
 
+/// The longest start of `text` within `budget` bytes that ends on a char
+/// boundary; at least one char when `must_move` (so a drain always makes
+/// progress, whatever the budget).
+fn cut(text: &str, budget: usize, must_move: bool) -> usize {
+    if budget >= text.len() {
+        return text.len();
+    }
+    let mut at = budget;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    if at == 0 && must_move {
+        at = text.chars().next().map_or(0, char::len_utf8);
+    }
+    at
+}
+
 enum EntryChange<'a> {
-    New(&'a Entry),
+    /// A new entry; `cut`: bytes of its text-only last block carried.
+    New(&'a Entry, Option<usize>),
     Appended(u64, &'a str),
     Updated(&'a Entry),
+}
+
+/// One drain: the change description and, when the texts travel apart
+/// ([`SessionState::drain_parts`]), the texts it leaves out.
+#[derive(Debug)]
+pub struct Drained {
+    /// The change description (JSON text).
+    pub json: String,
+    /// In `drain_parts`: the text of each `appended` item, then the text
+    /// of the last block of each new entry listed in `$cut`, in order.
+    pub texts: Vec<String>,
+    /// Text is left for the next drain (the budget was reached).
+    pub more: bool,
 }
 
 impl SessionState {
     /// What changed since the last drain, as JSON text (see the module
     /// docs); `None` when nothing did. Resets the change set.
     pub fn drain_json(&mut self) -> Option<String> {
+        self.drain(usize::MAX, false).map(|d| d.json)
+    }
+
+    /// Like [`SessionState::drain_json`], but at most about `max_text`
+    /// bytes of message text (appended, and new entries' last text block)
+    /// per drain: the rest stays for the next (`more`). And the texts
+    /// travel apart from the JSON, so the host need not parse them: each
+    /// `appended` item has no `text`, and each new entry listed (by
+    /// position in `newEntries`) in `$cut` has its last block's text empty.
+    pub fn drain_parts(&mut self, max_text: usize) -> Option<Drained> {
+        self.drain(max_text, true)
+    }
+
+    fn drain(&mut self, max_text: usize, split: bool) -> Option<Drained> {
         if !self.changes.dirty {
             return None;
         }
-        let text = serde_json::to_string(&Drain(self)).expect("a drain always serializes");
+        let (changes, carried, left) = self.entry_changes(max_text);
+        let mut texts = Vec::new();
+        let drain = Drain {
+            st: self,
+            changes,
+            split,
+            more: !left.is_empty(),
+        };
+        let json = serde_json::to_string(&drain).expect("a drain always serializes");
+        if split {
+            texts = drain.texts();
+        }
+        drop(drain);
         let touched = std::mem::take(&mut self.changes.entries);
-        for index in touched {
-            if let Some(first) = self.entries.front().map(|e| e.index) {
-                if index >= first {
-                    if let Some(entry) = self.entries.get_mut((index - first) as usize) {
-                        entry.seen_blocks = entry.content.len();
-                        entry.seen_text = last_text(entry).map_or(0, str::len);
-                        entry.seen_dropped = entry.dropped_bytes + entry.dropped_blocks;
-                        entry.seen_other = false;
-                    }
+        if let Some(first) = self.entries.front().map(|e| e.index) {
+            for index in touched.range(first..) {
+                if let Some(entry) = self.entries.get_mut((index - first) as usize) {
+                    entry.seen_blocks = entry.content.len();
+                    entry.seen_text = last_text(entry).map_or(0, str::len);
+                    entry.seen_dropped = entry.dropped_bytes + entry.dropped_blocks;
+                    entry.seen_other = false;
+                }
+            }
+            for &(index, seen) in &carried {
+                if let Some(entry) = self.entries.get_mut((index - first) as usize) {
+                    entry.seen_text = seen;
                 }
             }
         }
         let first_new = self.next_index;
         let dropped_keys_seen = self.dropped_keys;
+        let more = !left.is_empty();
         self.changes = Default::default();
         self.changes.first_new = first_new;
         self.changes.dropped_keys_seen = dropped_keys_seen;
-        Some(text)
+        self.changes.entries = left;
+        self.changes.dirty = more;
+        Some(Drained { json, texts, more })
     }
 
-    fn entry_changes(&self) -> Vec<EntryChange<'_>> {
+    /// The entry changes, carrying at most about `max_text` bytes of text;
+    /// also the text each cut entry carried (its `seen_text`) and the
+    /// entries with text left.
+    #[allow(clippy::type_complexity)]
+    fn entry_changes(
+        &self,
+        max_text: usize,
+    ) -> (Vec<EntryChange<'_>>, Vec<(u64, usize)>, BTreeSet<u64>) {
+        let mut carried = Vec::new();
+        let mut left = BTreeSet::new();
         let Some(first) = self.entries.front().map(|e| e.index) else {
-            return Vec::new();
+            return (Vec::new(), carried, left);
         };
+        let mut budget = max_text;
+        let mut moved = false;
         let mut out = Vec::with_capacity(self.changes.entries.len());
         for &index in self.changes.entries.range(first..) {
             let Some(entry) = self.entries.get((index - first) as usize) else {
                 continue;
             };
             if index >= self.changes.first_new {
-                out.push(EntryChange::New(entry));
+                let taken = last_text(entry).map(|text| {
+                    let n = cut(text, budget, !moved);
+                    if n < text.len() {
+                        carried.push((index, n));
+                        left.insert(index);
+                    }
+                    n
+                });
+                let n = taken.unwrap_or(0);
+                budget = budget.saturating_sub(n);
+                moved |= n > 0;
+                out.push(EntryChange::New(entry, taken));
                 continue;
             }
             let unchanged_shape = entry.content.len() == entry.seen_blocks
@@ -108,26 +193,64 @@ impl SessionState {
                 && entry.seen_dropped == entry.dropped_bytes + entry.dropped_blocks;
             match last_text(entry) {
                 Some(text) if unchanged_shape && text.len() >= entry.seen_text => {
-                    if text.len() > entry.seen_text {
-                        out.push(EntryChange::Appended(index, &text[entry.seen_text..]));
+                    let rest = &text[entry.seen_text..];
+                    let n = cut(rest, budget, !moved);
+                    if n < rest.len() {
+                        carried.push((index, entry.seen_text + n));
+                        left.insert(index);
+                    }
+                    if n > 0 {
+                        budget = budget.saturating_sub(n);
+                        moved = true;
+                        out.push(EntryChange::Appended(index, &rest[..n]));
                     }
                 }
-                _ => out.push(EntryChange::Updated(entry)),
+                _ => {
+                    budget = budget.saturating_sub(entry.text_bytes);
+                    moved = true;
+                    out.push(EntryChange::Updated(entry));
+                }
             }
         }
-        out
+        (out, carried, left)
     }
 }
 
-struct Drain<'a>(&'a SessionState);
+struct Drain<'a> {
+    st: &'a SessionState,
+    changes: Vec<EntryChange<'a>>,
+    /// Texts apart from the JSON (see [`Drained`]).
+    split: bool,
+    more: bool,
+}
 
-struct Appended<'a>(u64, &'a str);
+impl Drain<'_> {
+    /// The texts left out of the JSON, in the order [`Drained`] says.
+    fn texts(&self) -> Vec<String> {
+        let mut texts = Vec::new();
+        for change in &self.changes {
+            if let EntryChange::Appended(_, text) = change {
+                texts.push((*text).to_owned());
+            }
+        }
+        for change in &self.changes {
+            if let EntryChange::New(entry, Some(n)) = change {
+                texts.push(last_text(entry).map_or("", |t| &t[..*n]).to_owned());
+            }
+        }
+        texts
+    }
+}
+
+struct Appended<'a>(u64, Option<&'a str>);
 
 impl Serialize for Appended<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(2))?;
+        let mut m = s.serialize_map(None)?;
         m.serialize_entry("index", &self.0)?;
-        m.serialize_entry("text", self.1)?;
+        if let Some(text) = self.1 {
+            m.serialize_entry("text", text)?;
+        }
         m.end()
     }
 }
@@ -151,22 +274,37 @@ impl Serialize for Picked<'_> {
 
 impl Serialize for Drain<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let st = self.0;
+        let st = self.st;
         let c = &st.changes;
         let mut m = s.serialize_map(None)?;
-        let changes = st.entry_changes();
         let mut new = Vec::new();
+        let mut cut_new = Vec::new();
         let mut appended = Vec::new();
         let mut updated = Vec::new();
-        for change in changes {
+        for change in &self.changes {
             match change {
-                EntryChange::New(e) => new.push(EntryJson(e)),
-                EntryChange::Appended(i, t) => appended.push(Appended(i, t)),
-                EntryChange::Updated(e) => updated.push(EntryJson(e)),
+                EntryChange::New(e, taken) => {
+                    let carried = match (self.split, taken) {
+                        (_, None) => None,
+                        (true, Some(_)) => {
+                            cut_new.push(new.len());
+                            Some("")
+                        }
+                        (false, Some(n)) => last_text(e).map(|t| &t[..*n]),
+                    };
+                    new.push(EntryJson(e, carried));
+                }
+                EntryChange::Appended(i, t) => {
+                    appended.push(Appended(*i, (!self.split).then_some(*t)))
+                }
+                EntryChange::Updated(e) => updated.push(EntryJson(e, None)),
             }
         }
         if !new.is_empty() {
             m.serialize_entry("newEntries", &new)?;
+        }
+        if !cut_new.is_empty() {
+            m.serialize_entry("$cut", &cut_new)?;
         }
         if !appended.is_empty() {
             m.serialize_entry("appended", &appended)?;
@@ -215,6 +353,9 @@ impl Serialize for Drain<'_> {
         }
         if st.dropped_keys != c.dropped_keys_seen {
             m.serialize_entry("droppedKeys", &st.dropped_keys)?;
+        }
+        if self.split && self.more {
+            m.serialize_entry("$more", &true)?;
         }
         m.end()
     }
@@ -288,6 +429,73 @@ mod tests {
         let third = drain(&mut s);
         assert_eq!(third["updatedEntries"][0]["content"][1]["type"], "image");
         assert!(third.get("appended").is_none());
+    }
+
+    /// Drains of at most `cap` bytes of text, texts apart: rebuild each
+    /// entry's text from them, and check every drain kept to the cap.
+    fn drain_all(s: &mut SessionState, cap: usize, texts: &mut Vec<String>) -> usize {
+        let mut drains = 0;
+        while let Some(d) = s.drain_parts(cap) {
+            drains += 1;
+            let v: Value = serde_json::from_str(&d.json).unwrap();
+            let carried: usize = d.texts.iter().map(String::len).sum();
+            // At least one char moves, whatever the cap.
+            assert!(carried <= cap.max(4), "{carried} bytes in one drain");
+            let mut parts = d.texts.into_iter();
+            for a in v["appended"].as_array().into_iter().flatten() {
+                assert!(a.get("text").is_none(), "texts travel apart");
+                texts[a["index"].as_u64().unwrap() as usize].push_str(&parts.next().unwrap());
+            }
+            let new = v["newEntries"].as_array().cloned().unwrap_or_default();
+            for e in &new {
+                texts.push(String::new());
+                assert_eq!(e["index"].as_u64().unwrap() as usize, texts.len() - 1);
+            }
+            for j in v["$cut"].as_array().into_iter().flatten() {
+                let e = &new[j.as_u64().unwrap() as usize];
+                let last = e["content"].as_array().unwrap().last().unwrap();
+                assert_eq!(last["text"], "", "the cut block's text travels apart");
+                texts[e["index"].as_u64().unwrap() as usize].push_str(&parts.next().unwrap());
+            }
+            assert!(parts.next().is_none(), "every text has its place");
+            assert_eq!(v.get("$more").is_some(), d.more);
+            assert_eq!(s.is_dirty(), d.more);
+        }
+        drains
+    }
+
+    #[test]
+    fn drains_carry_at_most_the_cap_of_text_cut_on_char_boundaries() {
+        let mut s = SessionState::new("s", ViewOptions::default());
+        let mut texts = Vec::new();
+        // One message, then a second one (a new entry) in the same drain;
+        // multi-byte chars straddle every cut.
+        let pieces = ["ab", "é", "中文", "😀", "x"];
+        for (round, cap) in [1, 3, 7, 64].into_iter().enumerate() {
+            for (i, p) in pieces.iter().cycle().take(40).enumerate() {
+                // Each round continues the last message, then starts one.
+                let id = if i < 25 { round } else { round + 1 };
+                let u = json!({"sessionUpdate": "agent_message_chunk", "messageId": format!("m{id}"), "content": {"type": "text", "text": p}});
+                s.apply_update_json(Some(&u.to_string()));
+            }
+            assert!(
+                drain_all(&mut s, cap, &mut texts) > 1,
+                "round {round} cap {cap}"
+            );
+        }
+        assert_eq!(texts.len(), 5);
+        let snap = s.snapshot_value();
+        let entries = snap["entries"].as_array().unwrap();
+        for (i, e) in entries.iter().enumerate() {
+            assert_eq!(e["content"][0]["text"].as_str().unwrap(), texts[i]);
+        }
+        // The same state drained whole, texts inline.
+        let mut whole = SessionState::new("s", ViewOptions::default());
+        let u = json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "é".repeat(10)}});
+        whole.apply_update_json(Some(&u.to_string()));
+        let d = drain(&mut whole);
+        assert_eq!(d["newEntries"][0]["content"][0]["text"], "é".repeat(10));
+        assert!(d.get("$cut").is_none() && d.get("$more").is_none());
     }
 
     #[test]

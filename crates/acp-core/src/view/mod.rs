@@ -18,7 +18,8 @@ mod replay;
 mod scan;
 mod state;
 
+pub use changes::Drained;
 pub(crate) use fast::TextParams;
-pub(crate) use scan::{scan_text_line, TextLine};
 pub use replay::fold_recording;
+pub(crate) use scan::{scan_text_line, TextLine};
 pub use state::{SessionState, ViewOptions};

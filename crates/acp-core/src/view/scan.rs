@@ -84,12 +84,7 @@ pub(crate) fn scan_text_line(line: &str) -> Option<TextLine<'_>> {
     })
 }
 
-type Fields<'a> = (
-    Cow<'a, str>,
-    EntryKind,
-    Option<Cow<'a, str>>,
-    Cow<'a, str>,
-);
+type Fields<'a> = (Cow<'a, str>, EntryKind, Option<Cow<'a, str>>, Cow<'a, str>);
 
 struct Scanner<'a> {
     src: &'a str,
@@ -112,10 +107,7 @@ impl<'a> Scanner<'a> {
 
     /// A non-empty object: for each key (without escapes), `value` reads
     /// the value (or refuses the line).
-    fn object(
-        &mut self,
-        mut value: impl FnMut(&mut Self, &'a str) -> Option<()>,
-    ) -> Option<()> {
+    fn object(&mut self, mut value: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
         self.eat(b'{')?;
         loop {
             self.ws();
@@ -144,20 +136,30 @@ impl<'a> Scanner<'a> {
         let mut i = start;
         let mut escaped = false;
         loop {
-            let rest = self.b.get(i..)?;
-            let n = memchr::memchr2(b'"', b'\\', rest)?;
-            // serde_json refuses raw control characters in strings.
-            if rest[..n].iter().any(|&c| c < 0x20) {
-                return None;
+            // Byte by byte through short strings (keys, ids, a chunk's
+            // text); a long run is searched for its end a block at a time.
+            if i - start >= 64 {
+                let rest = self.b.get(i..)?;
+                let n = memchr::memchr2(b'"', b'\\', rest)?;
+                // serde_json refuses raw control characters in strings.
+                if rest[..n].iter().any(|&c| c < 0x20) {
+                    return None;
+                }
+                i += n;
             }
-            i += n;
-            if self.b[i] == b'"' {
-                self.at = i + 1;
-                return Some((start, i, escaped));
+            match *self.b.get(i)? {
+                b'"' => {
+                    self.at = i + 1;
+                    return Some((start, i, escaped));
+                }
+                // Skip the escaped byte: never a quote that ends the string.
+                b'\\' => {
+                    escaped = true;
+                    i += 2;
+                }
+                0..=0x1f => return None,
+                _ => i += 1,
             }
-            escaped = true;
-            // Skip the escaped byte: never a quote that ends the string.
-            i += 2;
         }
     }
 
@@ -290,7 +292,9 @@ mod tests {
     }
 
     fn line(update: &str) -> String {
-        format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{update}}}}}"#)
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{update}}}}}"#
+        )
     }
 
     /// Lines the fast path must read, each exactly as the general path.
@@ -310,6 +314,9 @@ mod tests {
             // Raw UTF-8 in the text and ids; escapes in the ids.
             line(r#"{"sessionUpdate":"agent_message_chunk","messageId":"m\u00e9","content":{"type":"text","text":"中文 😀 é"}}"#),
             r#"{"method":"session/update","params":{"sessionId":"s\"1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}}}"#.to_string(),
+            // Long texts (searched a block at a time), escapes past the first block.
+            line(&format!(r#"{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{}"}}}}"#, "x".repeat(300))),
+            line(&format!(r#"{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{}\n\"{}\u00e9"}}}}"#, "y".repeat(100), "z".repeat(63))),
             // A backslash just before the closing quote.
             line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"end\\"}}"#),
         ];
@@ -359,6 +366,8 @@ mod tests {
             line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"\ud800"}}"#),
             line("{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"a\u{1}b\"}}"),
             line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"\x"}}"#),
+            line(&format!(r#"{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{}{}"}}}}"#, "w".repeat(200), '\u{2}')),
+            line(&format!(r#"{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{}"#, "v".repeat(200))),
             // Other methods, trailing text, truncation, empty objects.
             r#"{"method":"session/updates","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}}}"#.to_string(),
             format!("{} x", line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}"#)),
@@ -385,14 +394,32 @@ mod tests {
             (seed % n as u64) as usize
         };
         let pieces = [
-            "a", " ", "é", "中", "😀", "\\n", "\\\"", "\\\\", "\\/", "\\u00e9", "\\ud83d\\ude00",
-            "\\ud800", "\\u0041", "\\t", "\u{7f}", "\\x", "\u{1}", "\"", "\\",
+            "a",
+            " ",
+            "é",
+            "中",
+            "😀",
+            "\\n",
+            "\\\"",
+            "\\\\",
+            "\\/",
+            "\\u00e9",
+            "\\ud83d\\ude00",
+            "\\ud800",
+            "\\u0041",
+            "\\t",
+            "\u{7f}",
+            "\\x",
+            "\u{1}",
+            "\"",
+            "\\",
         ];
         let mut read = 0;
         for _ in 0..20_000 {
             let string = |next: &mut dyn FnMut(usize) -> usize| {
                 let mut s = String::from("\"");
-                for _ in 0..next(6) {
+                let long = next(4) == 0;
+                for _ in 0..next(if long { 80 } else { 6 }) {
                     s.push_str(pieces[next(pieces.len())]);
                 }
                 s.push('"');
@@ -421,7 +448,12 @@ mod tests {
             if next(15) == 0 {
                 block.push(r#""annotations":null"#.into());
             }
-            let variant = ["agent_message_chunk", "user_message_chunk", "agent_thought_chunk", "plan"][next(4)];
+            let variant = [
+                "agent_message_chunk",
+                "user_message_chunk",
+                "agent_thought_chunk",
+                "plan",
+            ][next(4)];
             let mut update = vec![
                 format!(r#""sessionUpdate":"{variant}""#),
                 format!(r#""content":{}"#, obj(&mut block, &mut next)),
@@ -457,7 +489,8 @@ mod tests {
 
     #[test]
     fn the_params_slice_is_the_raw_params() {
-        let l = line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}"#);
+        let l =
+            line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}"#);
         let t = scan_text_line(&l).unwrap();
         let Inbound::Notification { params, .. } = rpc::classify(l.as_bytes()) else {
             panic!("a notification");

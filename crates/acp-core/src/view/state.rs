@@ -30,7 +30,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use serde::ser::{SerializeMap, Serializer};
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -628,7 +628,9 @@ pub(crate) fn append_text(
 /// Serializes the state without copying it.
 struct Snapshot<'a>(&'a SessionState);
 
-pub(crate) struct EntryJson<'a>(pub &'a Entry);
+/// An entry; with `Some(text)`, its last block (text-only) carries `text`
+/// instead of its own (a drain's cut, see `changes`).
+pub(crate) struct EntryJson<'a>(pub &'a Entry, pub Option<&'a str>);
 
 impl Serialize for EntryJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -652,7 +654,10 @@ impl Serialize for EntryJson<'_> {
             if let Some(id) = &e.message_id {
                 m.serialize_entry("messageId", id)?;
             }
-            m.serialize_entry("content", &e.content)?;
+            match self.1 {
+                Some(text) => m.serialize_entry("content", &CutContent(&e.content, text))?,
+                None => m.serialize_entry("content", &e.content)?,
+            }
             if !e.extra.is_empty() {
                 m.serialize_entry("extra", &e.extra)?;
             }
@@ -663,6 +668,32 @@ impl Serialize for EntryJson<'_> {
                 m.serialize_entry("droppedBlocks", &e.dropped_blocks)?;
             }
         }
+        m.end()
+    }
+}
+
+/// Content blocks, the last (text-only) one with `text` as its text.
+struct CutContent<'a>(&'a [Value], &'a str);
+
+impl Serialize for CutContent<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (blocks, text) = (self.0, self.1);
+        let mut seq = s.serialize_seq(Some(blocks.len()))?;
+        for block in &blocks[..blocks.len().saturating_sub(1)] {
+            seq.serialize_element(block)?;
+        }
+        seq.serialize_element(&TextBlock(text))?;
+        seq.end()
+    }
+}
+
+struct TextBlock<'a>(&'a str);
+
+impl Serialize for TextBlock<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("text", self.0)?;
+        m.serialize_entry("type", "text")?;
         m.end()
     }
 }
@@ -706,7 +737,10 @@ impl Serialize for Snapshot<'_> {
         m.serialize_entry("sessionId", &st.session_id)?;
         m.serialize_entry(
             "entries",
-            &st.entries.iter().map(EntryJson).collect::<Vec<_>>(),
+            &st.entries
+                .iter()
+                .map(|e| EntryJson(e, None))
+                .collect::<Vec<_>>(),
         )?;
         m.serialize_entry("droppedEntries", &st.dropped_entries)?;
         m.serialize_entry("toolCalls", &KeyedJson(&st.tool_calls))?;
