@@ -71,9 +71,11 @@ export declare class AgentConnection {
    * What changed since the last drain, or null: `[json, ...texts]`,
    * the change description (JSON text) and, apart so that JS need not
    * parse them, the texts it carries (at most about `maxText` bytes;
-   * `$more` in the JSON says text is left for the next drain).
+   * `$more` in the JSON says text is left for the next drain). Unless
+   * `wait`, `[]` when the reader is folding into the views right now
+   * (try again later rather than hold up the event loop).
    */
-  drainView(id: number, maxText: number): string[] | null
+  drainView(id: number, maxText: number, wait: boolean): string[] | null
   closeView(id: number): boolean
 }
 

@@ -24,7 +24,7 @@ class SessionView extends EventEmitter {
   #queued = false;
   #lastEmit = 0;
   #closed = false;
-  #more = null; // the immediate that emits the rest of a backlog
+  #more = null; // the timer or immediate that drains again soon
 
   /** @internal Use `client.session()`. */
   constructor(port, sessionId, options = {}) {
@@ -90,7 +90,7 @@ class SessionView extends EventEmitter {
         // After the rest of the batch: one drain per batch.
         queueMicrotask(() => {
           this.#queued = false;
-          this.#emitOne();
+          this.#emitOne(false);
         });
       }
       return;
@@ -99,7 +99,7 @@ class SessionView extends EventEmitter {
     const wait = Math.max(0, this.#lastEmit + this.#intervalMs - Date.now());
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      this.#emitOne();
+      this.#emitOne(false);
     }, wait);
     this.#timer.unref?.();
   }
@@ -112,25 +112,30 @@ class SessionView extends EventEmitter {
   flush() {
     let last = null;
     for (;;) {
-      const changes = this.#emitOne();
+      const changes = this.#emitOne(true);
       if (changes === null) return last;
       last = changes;
     }
   }
 
-  /** Drain and emit one change event (at most CHANGE_TEXT_BYTES of text). */
-  #emitOne() {
+  /**
+   * Drain and emit one change event (at most CHANGE_TEXT_BYTES of text).
+   * Unless `wait`, a core busy folding is not waited for: try again soon.
+   */
+  #emitOne(wait) {
     if (this.#closed) return null;
     if (this.#timer) {
       clearTimeout(this.#timer);
       this.#timer = null;
     }
-    if (this.#more) {
-      clearImmediate(this.#more);
-      this.#more = null;
-    }
-    const parts = this.#port.native().drainView(this.#id, CHANGE_TEXT_BYTES);
+    this.#cancelMore();
+    const parts = this.#port.native().drainView(this.#id, CHANGE_TEXT_BYTES, wait);
     if (parts === null || parts === undefined) return null;
+    if (parts.length === 0) {
+      // The reader holds the views (maybe paused by the OS): do not wait.
+      this.#drainSoon(1);
+      return null;
+    }
     this.#lastEmit = Date.now();
     const changes = JSON.parse(parts[0]);
     // The texts travel apart (no JSON to parse): appended texts in order,
@@ -147,11 +152,7 @@ class SessionView extends EventEmitter {
     if (changes.$more !== undefined) {
       delete changes.$more;
       // The rest of the backlog on the next turn: other work runs between.
-      this.#more = setImmediate(() => {
-        this.#more = null;
-        this.#emitOne();
-      });
-      this.#more.unref?.();
+      this.#drainSoon(0);
     }
     try {
       this.emit('change', changes);
@@ -161,14 +162,31 @@ class SessionView extends EventEmitter {
     return changes;
   }
 
+  /** Drain again on the next turn of the loop (`ms` 0) or in `ms`. */
+  #drainSoon(ms) {
+    this.#cancelMore();
+    const again = () => {
+      this.#more = null;
+      this.#emitOne(false);
+    };
+    this.#more = ms === 0 ? { immediate: setImmediate(again) } : { timeout: setTimeout(again, ms) };
+    (this.#more.immediate ?? this.#more.timeout).unref?.();
+  }
+
+  #cancelMore() {
+    if (this.#more === null) return;
+    if (this.#more.immediate) clearImmediate(this.#more.immediate);
+    else clearTimeout(this.#more.timeout);
+    this.#more = null;
+  }
+
   /** Stop folding: the session's updates are delivered one by one again. */
   close() {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
-    if (this.#more) clearImmediate(this.#more);
-    this.#more = null;
+    this.#cancelMore();
     this.#port.native().closeView(this.#id);
     this.#port.closed(this);
   }

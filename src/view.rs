@@ -60,10 +60,15 @@ impl AgentConnection {
     /// What changed since the last drain, or null: `[json, ...texts]`,
     /// the change description (JSON text) and, apart so that JS need not
     /// parse them, the texts it carries (at most about `maxText` bytes;
-    /// `$more` in the JSON says text is left for the next drain).
+    /// `$more` in the JSON says text is left for the next drain). Unless
+    /// `wait`, `[]` when the reader is folding into the views right now
+    /// (try again later rather than hold up the event loop).
     #[napi(ts_return_type = "string[] | null")]
-    pub fn drain_view(&self, id: u32, max_text: u32) -> Option<Vec<JsText>> {
-        let drained = self.conn.drain_view(id, max_text as usize)?;
+    pub fn drain_view(&self, id: u32, max_text: u32, wait: bool) -> Option<Vec<JsText>> {
+        let Ok(drained) = self.conn.drain_view(id, max_text as usize, wait) else {
+            return Some(Vec::new());
+        };
+        let drained = drained?;
         let mut parts = Vec::with_capacity(1 + drained.texts.len());
         parts.push(JsText::new(drained.json));
         parts.extend(drained.texts.into_iter().map(JsText::new));

@@ -14,7 +14,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -58,6 +58,10 @@ pub(super) struct Views {
     inner: Mutex<Inner>,
 }
 
+/// [`Connection::drain_view`] without waiting found the views in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ViewBusy;
+
 /// What the reader does with a `session/update` after offering it.
 pub(super) struct Folded {
     /// Queue the notification item as usual.
@@ -99,6 +103,15 @@ impl Views {
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The lock if it is free now.
+    fn try_lock(&self) -> Option<MutexGuard<'_, Inner>> {
+        match self.inner.try_lock() {
+            Ok(inner) => Some(inner),
+            Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
     }
 
     /// A plain-text chunk notification, read by the line scanner.
@@ -301,16 +314,30 @@ impl Connection {
 
     /// What changed in view `id` since the last drain, at most about
     /// `max_text` bytes of message text, the texts apart from the JSON
-    /// ([`SessionState::drain_parts`]); `None` when nothing did. The next
-    /// change sends a new change item.
-    pub fn drain_view(&self, id: u32, max_text: usize) -> Option<Drained> {
+    /// ([`SessionState::drain_parts`]); `Ok(None)` when nothing did. The
+    /// next change sends a new change item. Unless `wait`, a reader busy
+    /// folding into the views is not waited for: `Err(ViewBusy)`, try
+    /// again later (the host's event loop is not held up by a reader
+    /// thread the OS paused while it held the views).
+    pub fn drain_view(
+        &self,
+        id: u32,
+        max_text: usize,
+        wait: bool,
+    ) -> Result<Option<Drained>, ViewBusy> {
         let shared = self.shared();
-        let mut inner = shared.views.lock();
-        let view = inner.views.get_mut(&id)?;
+        let mut inner = if wait {
+            shared.views.lock()
+        } else {
+            shared.views.try_lock().ok_or(ViewBusy)?
+        };
+        let Some(view) = inner.views.get_mut(&id) else {
+            return Ok(None);
+        };
         view.state
             .prune_pending(|key| key.parse().is_ok_and(|t| shared.incoming.contains(t)));
         view.signalled = false;
-        view.state.drain_parts(max_text)
+        Ok(view.state.drain_parts(max_text))
     }
 
     /// Close view `id`: its session's updates are delivered one by one

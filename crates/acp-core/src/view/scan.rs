@@ -22,7 +22,6 @@
 use std::borrow::Cow;
 
 use super::state::EntryKind;
-use crate::acp::methods;
 
 /// A text chunk line, read in one pass (slices borrow the line).
 #[derive(Debug, PartialEq, Eq)]
@@ -46,26 +45,26 @@ pub(crate) fn scan_text_line(line: &str) -> Option<TextLine<'_>> {
     };
     let mut method = None;
     let mut params = None;
-    let mut jsonrpc = false;
-    s.object(|s, key| {
+    s.object(&[r#""jsonrpc""#, r#""method""#, r#""params""#], |s, key| {
         match key {
-            "jsonrpc" if !jsonrpc => {
-                jsonrpc = true;
-                s.plain_string()?;
+            0 => {
+                // Any string: the classifier does not look at it.
+                if !s.literal(r#""2.0""#) {
+                    s.plain_string()?;
+                }
             }
-            "method" if method.is_none() => {
-                let m = s.plain_string()?;
-                if m != methods::SESSION_UPDATE {
+            1 => {
+                let start = s.at + 1;
+                if !s.literal(r#""session/update""#) {
                     return None;
                 }
-                method = Some(m);
+                method = Some(&s.src[start..s.at - 1]);
             }
-            "params" if params.is_none() => {
+            _ => {
                 let start = s.at;
                 let fields = s.params()?;
                 params = Some((&s.src[start..s.at], fields));
             }
-            _ => return None,
         }
         Some(())
     })?;
@@ -92,6 +91,20 @@ struct Scanner<'a> {
     at: usize,
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `x` that is `"`, `\` or a control
+/// character. The lowest one set is exact (a borrow only runs upward), so
+/// `trailing_zeros() / 8` is the first such byte of 8 read little-endian.
+#[inline]
+fn special_bytes(x: u64) -> u64 {
+    let quote = x ^ (ONES * u64::from(b'"'));
+    let backslash = x ^ (ONES * u64::from(b'\\'));
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v;
+    (zero(quote) | zero(backslash) | (x.wrapping_sub(ONES * 0x20) & !x)) & HIGHS
+}
+
 impl<'a> Scanner<'a> {
     /// Skip JSON whitespace.
     fn ws(&mut self) {
@@ -105,13 +118,33 @@ impl<'a> Scanner<'a> {
         (self.b.get(self.at) == Some(&byte)).then(|| self.at += 1)
     }
 
-    /// A non-empty object: for each key (without escapes), `value` reads
-    /// the value (or refuses the line).
-    fn object(&mut self, mut value: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+    /// The exact text `lit` at the cursor (then skipped)?
+    #[inline]
+    fn literal(&mut self, lit: &str) -> bool {
+        let hit = self.b[self.at..].starts_with(lit.as_bytes());
+        if hit {
+            self.at += lit.len();
+        }
+        hit
+    }
+
+    /// A non-empty object whose keys are among `keys` (JSON strings, quotes
+    /// included, so a key with an escape is none of them), each at most
+    /// once: `value` reads the value of key `keys[i]` (or refuses the line).
+    fn object(
+        &mut self,
+        keys: &[&str],
+        mut value: impl FnMut(&mut Self, usize) -> Option<()>,
+    ) -> Option<()> {
         self.eat(b'{')?;
+        let mut seen = 0u32;
         loop {
             self.ws();
-            let key = self.plain_string()?;
+            let key = keys.iter().position(|k| self.literal(k))?;
+            if seen & (1 << key) != 0 {
+                return None;
+            }
+            seen |= 1 << key;
             self.eat(b':')?;
             self.ws();
             value(self, key)?;
@@ -136,16 +169,15 @@ impl<'a> Scanner<'a> {
         let mut i = start;
         let mut escaped = false;
         loop {
-            // Byte by byte through short strings (keys, ids, a chunk's
-            // text); a long run is searched for its end a block at a time.
-            if i - start >= 64 {
-                let rest = self.b.get(i..)?;
-                let n = memchr::memchr2(b'"', b'\\', rest)?;
-                // serde_json refuses raw control characters in strings.
-                if rest[..n].iter().any(|&c| c < 0x20) {
-                    return None;
+            // Eight bytes at a time to the next quote, backslash or
+            // control character; the last few one by one.
+            while let Some(word) = self.b.get(i..i + 8) {
+                let hits = special_bytes(u64::from_le_bytes(word.try_into().expect("8 bytes")));
+                if hits != 0 {
+                    i += (hits.trailing_zeros() / 8) as usize;
+                    break;
                 }
-                i += n;
+                i += 8;
             }
             match *self.b.get(i)? {
                 b'"' => {
@@ -157,6 +189,7 @@ impl<'a> Scanner<'a> {
                     escaped = true;
                     i += 2;
                 }
+                // serde_json refuses raw control characters in strings.
                 0..=0x1f => return None,
                 _ => i += 1,
             }
@@ -186,11 +219,10 @@ impl<'a> Scanner<'a> {
     fn params(&mut self) -> Option<Fields<'a>> {
         let mut session_id = None;
         let mut update = None;
-        self.object(|s, key| {
+        self.object(&[r#""sessionId""#, r#""update""#], |s, key| {
             match key {
-                "sessionId" if session_id.is_none() => session_id = Some(s.string()?),
-                "update" if update.is_none() => update = Some(s.update()?),
-                _ => return None,
+                0 => session_id = Some(s.string()?),
+                _ => update = Some(s.update()?),
             }
             Some(())
         })?;
@@ -203,26 +235,28 @@ impl<'a> Scanner<'a> {
         let mut kind = None;
         let mut message_id = None;
         let mut text = None;
-        self.object(|s, key| {
+        let keys = [r#""sessionUpdate""#, r#""messageId""#, r#""content""#];
+        self.object(&keys, |s, key| {
             match key {
-                "sessionUpdate" if kind.is_none() => {
-                    kind = Some(match s.plain_string()? {
-                        "user_message_chunk" => EntryKind::User,
-                        "agent_message_chunk" => EntryKind::Agent,
-                        "agent_thought_chunk" => EntryKind::Thought,
-                        _ => return None,
+                0 => {
+                    kind = Some(if s.literal(r#""agent_message_chunk""#) {
+                        EntryKind::Agent
+                    } else if s.literal(r#""agent_thought_chunk""#) {
+                        EntryKind::Thought
+                    } else if s.literal(r#""user_message_chunk""#) {
+                        EntryKind::User
+                    } else {
+                        return None;
                     })
                 }
-                "messageId" if message_id.is_none() => {
-                    message_id = Some(if s.b[s.at..].starts_with(b"null") {
-                        s.at += 4;
+                1 => {
+                    message_id = Some(if s.literal("null") {
                         None
                     } else {
                         Some(s.string()?)
                     })
                 }
-                "content" if text.is_none() => text = Some(s.text_block()?),
-                _ => return None,
+                _ => text = Some(s.text_block()?),
             }
             Some(())
         })?;
@@ -233,16 +267,15 @@ impl<'a> Scanner<'a> {
     fn text_block(&mut self) -> Option<Cow<'a, str>> {
         let mut typed = false;
         let mut text = None;
-        self.object(|s, key| {
+        self.object(&[r#""type""#, r#""text""#], |s, key| {
             match key {
-                "type" if !typed => {
-                    if s.plain_string()? != "text" {
+                0 => {
+                    if !s.literal(r#""text""#) {
                         return None;
                     }
                     typed = true;
                 }
-                "text" if text.is_none() => text = Some(s.string()?),
-                _ => return None,
+                _ => text = Some(s.string()?),
             }
             Some(())
         })?;
@@ -254,6 +287,7 @@ impl<'a> Scanner<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::acp::methods;
     use crate::rpc::{self, Inbound};
     use crate::view::TextParams;
 
@@ -499,5 +533,30 @@ mod tests {
         // The method is borrowed from the line (the item copies its token).
         let base = l.as_ptr() as usize;
         assert!((base..base + l.len()).contains(&(t.method.as_ptr() as usize)));
+    }
+}
+#[cfg(test)]
+mod speed {
+    #[test]
+    #[ignore]
+    fn speed() {
+        let l = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_0123456789abcdef","update":{"sessionUpdate":"agent_message_chunk","messageId":"msg_3","content":{"type":"text","text":"3xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}}}"#;
+        let t = std::time::Instant::now();
+        let mut n = 0;
+        for _ in 0..1_000_000 {
+            n += super::scan_text_line(std::hint::black_box(l)).map_or(0, |t| t.text.len());
+        }
+        eprintln!("{} ns/line ({n})", t.elapsed().as_nanos() / 1_000_000);
+        let t = std::time::Instant::now();
+        for _ in 0..1_000_000 {
+            n += matches!(
+                crate::rpc::classify(std::hint::black_box(l.as_bytes())),
+                crate::rpc::Inbound::Blank
+            ) as usize;
+        }
+        eprintln!(
+            "classify {} ns/line ({n})",
+            t.elapsed().as_nanos() / 1_000_000
+        );
     }
 }
