@@ -30,6 +30,7 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
     let mut buf = vec![0u8; READ_CHUNK];
     let mut ready: Vec<Event> = Vec::with_capacity(256);
     let mut failed = None;
+    let mut shape = view::Shape::default();
     loop {
         let n = match stdout.read(&mut buf).await {
             Ok(0) => break,
@@ -41,7 +42,9 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
         };
         // One clock read per chunk: its lines arrived together.
         let at = Instant::now();
-        framer.push(&buf[..n], |frame| on_frame(&shared, frame, at, &mut ready));
+        framer.push(&buf[..n], |frame| {
+            on_frame(&shared, frame, at, &mut shape, &mut ready)
+        });
         for event in ready.drain(..) {
             if !queue(&shared, event).await {
                 return;
@@ -53,7 +56,7 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
         tokio::task::yield_now().await;
     }
     let at = Instant::now();
-    framer.finish(|frame| on_frame(&shared, frame, at, &mut ready));
+    framer.finish(|frame| on_frame(&shared, frame, at, &mut shape, &mut ready));
     ready.extend(failed);
     for event in ready.drain(..) {
         queue(&shared, event).await;
@@ -91,8 +94,15 @@ pub(super) fn read_error(shared: &Shared, stream: &str, e: &std::io::Error) -> E
     }
 }
 
-/// One frame; `at`: when the chunk it ended in was read.
-fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, at: Instant, out: &mut Vec<Event>) {
+/// One frame; `at`: when the chunk it ended in was read; `shape`: the
+/// view's line scanner's memory.
+fn on_frame(
+    shared: &Arc<Shared>,
+    frame: Frame<'_>,
+    at: Instant,
+    shape: &mut view::Shape,
+    out: &mut Vec<Event>,
+) {
     let line = match frame {
         Frame::Line(line) => line,
         Frame::Oversized { bytes } => {
@@ -133,7 +143,7 @@ fn on_frame(shared: &Arc<Shared>, frame: Frame<'_>, at: Instant, out: &mut Vec<E
         }
     };
     if shared.views.any() {
-        if let Some(chunk) = view::scan_text_line(text) {
+        if let Some(chunk) = view::scan_text_line(text, shape) {
             // The hot path of a view: a text chunk read in one pass, and
             // exactly what the general path below does with it.
             trace(

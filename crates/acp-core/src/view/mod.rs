@@ -21,5 +21,5 @@ mod state;
 pub use changes::Drained;
 pub(crate) use fast::TextParams;
 pub use replay::fold_recording;
-pub(crate) use scan::{scan_text_line, TextLine};
+pub(crate) use scan::{scan_text_line, Shape, TextLine};
 pub use state::{SessionState, ViewOptions};

@@ -36,12 +36,19 @@ pub(crate) struct TextLine<'a> {
     pub text: Cow<'a, str>,
 }
 
-/// Read `line` if it is exactly a plain-text chunk notification.
-pub(crate) fn scan_text_line(line: &str) -> Option<TextLine<'_>> {
+/// Read `line` if it is exactly a plain-text chunk notification. `shape`
+/// remembers where the parts of the last line read were: a flood repeats
+/// one shape, so a line with the same bytes before and after its text is
+/// read by comparing those bytes and scanning the text alone.
+pub(crate) fn scan_text_line<'a>(line: &'a str, shape: &mut Shape) -> Option<TextLine<'a>> {
+    if let Some(read) = shape.read(line) {
+        return Some(read);
+    }
     let mut s = Scanner {
         src: line,
         b: line.as_bytes(),
         at: 0,
+        marks: Marks::default(),
     };
     let mut method = None;
     let mut params = None;
@@ -58,11 +65,13 @@ pub(crate) fn scan_text_line(line: &str) -> Option<TextLine<'_>> {
                 if !s.literal(r#""session/update""#) {
                     return None;
                 }
+                s.marks.method = (start, s.at - 1);
                 method = Some(&s.src[start..s.at - 1]);
             }
             _ => {
                 let start = s.at;
                 let fields = s.params()?;
+                s.marks.params = (start, s.at);
                 params = Some((&s.src[start..s.at], fields));
             }
         }
@@ -73,14 +82,142 @@ pub(crate) fn scan_text_line(line: &str) -> Option<TextLine<'_>> {
         return None;
     }
     let (params, (session_id, kind, message_id, text)) = params?;
-    Some(TextLine {
+    let read = TextLine {
         method: method?,
         params,
         session_id,
         kind,
         message_id,
         text,
-    })
+    };
+    shape.remember(line, &s.marks, kind);
+    Some(read)
+}
+
+/// Where a part of a line is: before its text (from the start) or after
+/// it (counted back from the end).
+#[derive(Debug, Clone, Copy, Default)]
+enum Span {
+    #[default]
+    None,
+    Head(usize, usize),
+    Tail(usize, usize),
+}
+
+impl Span {
+    /// `(start, end)` of a line of `len` bytes read with `open`/`close`
+    /// the text's quotes; `None` when it straddles the text.
+    fn of((start, end): (usize, usize), open: usize, close: usize, len: usize) -> Option<Self> {
+        if end <= open {
+            Some(Span::Head(start, end))
+        } else if start > close {
+            Some(Span::Tail(len - start, len - end))
+        } else {
+            None
+        }
+    }
+
+    fn get(self, line: &str) -> &str {
+        match self {
+            Span::None => "",
+            Span::Head(start, end) => &line[start..end],
+            Span::Tail(start, end) => &line[line.len() - start..line.len() - end],
+        }
+    }
+}
+
+/// The shape of the last line read (see [`scan_text_line`]).
+#[derive(Debug, Default)]
+pub(crate) struct Shape {
+    /// The line up to its text's opening quote, included.
+    head: Vec<u8>,
+    /// The line from its text's closing quote on.
+    tail: Vec<u8>,
+    method: Span,
+    /// `params` from its start to so many bytes before the end.
+    params: (usize, usize),
+    session_id: Span,
+    /// `None`: absent or `null`.
+    message_id: Option<Span>,
+    kind: Option<EntryKind>,
+}
+
+impl Shape {
+    /// Read `line` if it has the last line's bytes around its text. The
+    /// scanner decides from the bytes before a token only, so on the same
+    /// bytes it decides the same; the text, scanned, must end exactly where
+    /// the known bytes after it begin.
+    fn read<'a>(&self, line: &'a str) -> Option<TextLine<'a>> {
+        let kind = self.kind?;
+        let (head, tail) = (self.head.len(), self.tail.len());
+        let b = line.as_bytes();
+        if b.len() < head + tail || !b.starts_with(&self.head) || !b.ends_with(&self.tail) {
+            return None;
+        }
+        let mut s = Scanner {
+            src: line,
+            b,
+            at: head - 1,
+            marks: Marks::default(),
+        };
+        let text = s.string()?;
+        if s.at != b.len() - tail + 1 {
+            return None;
+        }
+        Some(TextLine {
+            method: self.method.get(line),
+            params: &line[self.params.0..line.len() - self.params.1],
+            session_id: Cow::Borrowed(self.session_id.get(line)),
+            kind,
+            message_id: self.message_id.map(|id| Cow::Borrowed(id.get(line))),
+            text,
+        })
+    }
+
+    /// Remember the shape of `line`, just read (when its ids need no
+    /// decoding: they are then slices of the next line too).
+    fn remember(&mut self, line: &str, marks: &Marks, kind: EntryKind) {
+        self.kind = None;
+        let (open, close) = marks.text;
+        let len = line.len();
+        let span = |at| Span::of(at, open, close, len);
+        let (Some(method), Some(session_id), false) = (
+            span(marks.method),
+            span(marks.session_id.0),
+            marks.session_id.1,
+        ) else {
+            return;
+        };
+        let message_id = match marks.message_id {
+            None => None,
+            Some((_, true)) => return,
+            Some((at, false)) => match span(at) {
+                Some(id) => Some(id),
+                None => return,
+            },
+        };
+        self.head.clear();
+        self.head.extend_from_slice(&line.as_bytes()[..=open]);
+        self.tail.clear();
+        self.tail.extend_from_slice(&line.as_bytes()[close..]);
+        self.method = method;
+        self.params = (marks.params.0, len - marks.params.1);
+        self.session_id = session_id;
+        self.message_id = message_id;
+        self.kind = Some(kind);
+    }
+}
+
+/// Where the scanner found the parts of a line (byte offsets; ids with
+/// whether they had escapes).
+#[derive(Debug, Default)]
+struct Marks {
+    method: (usize, usize),
+    params: (usize, usize),
+    session_id: ((usize, usize), bool),
+    message_id: Option<((usize, usize), bool)>,
+    /// The text's opening and closing quotes.
+    text: (usize, usize),
 }
 
 type Fields<'a> = (Cow<'a, str>, EntryKind, Option<Cow<'a, str>>, Cow<'a, str>);
@@ -89,6 +226,7 @@ struct Scanner<'a> {
     src: &'a str,
     b: &'a [u8],
     at: usize,
+    marks: Marks,
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -221,7 +359,12 @@ impl<'a> Scanner<'a> {
         let mut update = None;
         self.object(&[r#""sessionId""#, r#""update""#], |s, key| {
             match key {
-                0 => session_id = Some(s.string()?),
+                0 => {
+                    let start = s.at + 1;
+                    let id = s.string()?;
+                    s.marks.session_id = ((start, s.at - 1), matches!(id, Cow::Owned(_)));
+                    session_id = Some(id);
+                }
                 _ => update = Some(s.update()?),
             }
             Some(())
@@ -253,7 +396,10 @@ impl<'a> Scanner<'a> {
                     message_id = Some(if s.literal("null") {
                         None
                     } else {
-                        Some(s.string()?)
+                        let start = s.at + 1;
+                        let id = s.string()?;
+                        s.marks.message_id = Some(((start, s.at - 1), matches!(id, Cow::Owned(_))));
+                        Some(id)
                     })
                 }
                 _ => text = Some(s.text_block()?),
@@ -275,7 +421,11 @@ impl<'a> Scanner<'a> {
                     }
                     typed = true;
                 }
-                _ => text = Some(s.string()?),
+                _ => {
+                    let open = s.at;
+                    text = Some(s.string()?);
+                    s.marks.text = (open, s.at - 1);
+                }
             }
             Some(())
         })?;
@@ -313,16 +463,25 @@ mod tests {
         ))
     }
 
+    /// The fast path, both ways: read whole, then by the shape it left.
     fn fast(line: &str) -> Option<(String, String, EntryKind, Option<String>, String)> {
-        let t = scan_text_line(line)?;
+        let mut shape = Shape::default();
+        let whole = scan_text_line(line, &mut shape).map(owned);
+        if let Some(again) = shape.read(line) {
+            assert_eq!(Some(owned(again)), whole, "by shape: {line}");
+        }
+        whole
+    }
+
+    fn owned(t: TextLine<'_>) -> (String, String, EntryKind, Option<String>, String) {
         assert_eq!(t.method, methods::SESSION_UPDATE);
-        Some((
+        (
             t.params.to_string(),
             t.session_id.into_owned(),
             t.kind,
             t.message_id.map(Cow::into_owned),
             t.text.into_owned(),
-        ))
+        )
     }
 
     fn line(update: &str) -> String {
@@ -411,7 +570,7 @@ mod tests {
             String::new(),
         ];
         for l in &refused {
-            assert_eq!(scan_text_line(l), None, "{l}");
+            assert_eq!(fast(l), None, "{l}");
         }
     }
 
@@ -449,6 +608,7 @@ mod tests {
             "\\",
         ];
         let mut read = 0;
+        let mut shape = Shape::default();
         for _ in 0..20_000 {
             let string = |next: &mut dyn FnMut(usize) -> usize| {
                 let mut s = String::from("\"");
@@ -517,15 +677,70 @@ mod tests {
                 read += 1;
                 assert_eq!(got, general(&l), "{l}");
             }
+            // With the last lines' shapes in memory, too.
+            if let Some(kept) = scan_text_line(&l, &mut shape).map(owned) {
+                assert_eq!(Some(kept), general(&l), "{l}");
+            }
         }
         assert!(read > 1000, "only {read} lines took the fast path");
+    }
+
+    /// Lines with the bytes of an accepted line around a new text: read by
+    /// shape exactly as the general path reads them, or left to it.
+    #[test]
+    fn a_line_of_the_last_shape_is_read_as_the_general_path() {
+        let layouts = [
+            line(r#"{"sessionUpdate":"agent_message_chunk","messageId":"m1","content":{"type":"text","text":"TEXT"}}"#),
+            // The message id and the method after the text.
+            r#"{"params":{"sessionId":"s","update":{"content":{"text":"TEXT","type":"text"},"messageId":"m","sessionUpdate":"agent_thought_chunk"}},"method":"session/update"}"#.to_string(),
+            line(r#"{"sessionUpdate":"user_message_chunk","messageId":null,"content":{"type":"text","text":"TEXT"}}"#),
+        ];
+        let texts = [
+            "plain",
+            "",
+            r#"with \"quotes\""#,
+            r#"ends with \\"#,
+            r#"\u00e9\ud83d\ude00"#,
+            "中文",
+            // Not a string that ends where the shape's does.
+            r#"a\"#,
+            r#"a\""#,
+            r#"a\"}}}}"#,
+            r#"\ud800"#,
+            r#"\x"#,
+            r#"a\u0001"#,
+            r#"a\u000"#,
+            r#"\"#,
+        ];
+        for layout in &layouts {
+            let mut shape = Shape::default();
+            let first = layout.replace("TEXT", "first");
+            assert!(scan_text_line(&first, &mut shape).is_some(), "{first}");
+            for text in texts {
+                let l = layout.replace("TEXT", text);
+                let by_shape = shape.read(&l).map(owned);
+                let g = general(&l);
+                if by_shape.is_some() {
+                    assert_eq!(by_shape, g, "{l}");
+                }
+                // And the scanner as a whole, with this shape in memory.
+                let mut kept = Shape::default();
+                scan_text_line(&first, &mut kept);
+                assert_eq!(scan_text_line(&l, &mut kept).map(owned), g, "{l}");
+            }
+            // A raw control character or an unescaped quote in the text.
+            for text in ["a\u{1}b", "a\"b"] {
+                let l = layout.replace("TEXT", text);
+                assert_eq!(shape.read(&l), None, "{l}");
+            }
+        }
     }
 
     #[test]
     fn the_params_slice_is_the_raw_params() {
         let l =
             line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t"}}"#);
-        let t = scan_text_line(&l).unwrap();
+        let t = scan_text_line(&l, &mut Shape::default()).unwrap();
         let Inbound::Notification { params, .. } = rpc::classify(l.as_bytes()) else {
             panic!("a notification");
         };
@@ -543,8 +758,10 @@ mod speed {
         let l = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_0123456789abcdef","update":{"sessionUpdate":"agent_message_chunk","messageId":"msg_3","content":{"type":"text","text":"3xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}}}"#;
         let t = std::time::Instant::now();
         let mut n = 0;
+        let mut shape = super::Shape::default();
         for _ in 0..1_000_000 {
-            n += super::scan_text_line(std::hint::black_box(l)).map_or(0, |t| t.text.len());
+            n += super::scan_text_line(std::hint::black_box(l), &mut shape)
+                .map_or(0, |t| t.text.len());
         }
         eprintln!("{} ns/line ({n})", t.elapsed().as_nanos() / 1_000_000);
         let t = std::time::Instant::now();
