@@ -85,19 +85,44 @@ pub struct WireMeta<'a> {
     pub request_at: Option<Instant>,
 }
 
-/// One remembered message; its strings are reused when the ring wraps.
-#[derive(Default)]
+/// One remembered message. Its method, id and payload are the next
+/// `method + id + payload` bytes of [`Ring::text`], in that order.
+#[derive(Clone, Copy)]
 struct Record {
     seq: u64,
     time: f64,
-    direction: Option<Direction>,
-    kind: Option<Kind>,
-    method: String,
-    id: String,
+    direction: Direction,
+    kind: Kind,
+    method: usize,
+    id: usize,
+    payload: usize,
     bytes: usize,
     duration_ms: Option<f64>,
-    payload: String,
     truncated: bool,
+}
+
+impl Record {
+    fn text_len(&self) -> usize {
+        self.method + self.id + self.payload
+    }
+}
+
+/// The recent messages. Their texts are back to back in one ring of
+/// bytes, written in order: one stream through memory, not a string per
+/// record at scattered places (a flood of small messages wrote to a cold
+/// cache line of a different string for each).
+#[derive(Default)]
+struct Ring {
+    records: VecDeque<Record>,
+    text: VecDeque<u8>,
+}
+
+/// A record and its texts, to encode.
+struct Full<'a> {
+    rec: Record,
+    method: &'a str,
+    id: &'a str,
+    payload: &'a str,
 }
 
 /// Message counters, readable at any time for the status snapshot.
@@ -111,7 +136,7 @@ pub struct Counters {
 
 pub struct Tracer {
     config: TraceConfig,
-    ring: Mutex<VecDeque<Record>>,
+    ring: Mutex<Ring>,
     seq: AtomicU64,
     started: Instant,
     started_unix_ms: f64,
@@ -124,7 +149,10 @@ impl Tracer {
             .duration_since(UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
         Self {
-            ring: Mutex::new(VecDeque::with_capacity(config.history.min(4096))),
+            ring: Mutex::new(Ring {
+                records: VecDeque::with_capacity(config.history.min(4096)),
+                text: VecDeque::new(),
+            }),
             config,
             seq: AtomicU64::new(0),
             started: Instant::now(),
@@ -151,38 +179,50 @@ impl Tracer {
                 .saturating_duration_since(self.started)
                 .as_secs_f64()
                 * 1000.0;
+        let method = meta.method.unwrap_or("");
+        let id = meta.id.unwrap_or("");
+        let rec = |seq, max| {
+            let cut = floor_char_boundary(line, max);
+            Full {
+                rec: Record {
+                    seq,
+                    time,
+                    direction: meta.direction,
+                    kind: meta.kind,
+                    method: method.len(),
+                    id: id.len(),
+                    payload: cut,
+                    bytes: line.len(),
+                    duration_ms: meta
+                        .request_at
+                        .map(|r| meta.at.saturating_duration_since(r).as_secs_f64() * 1000.0),
+                    truncated: cut < line.len(),
+                },
+                method,
+                id,
+                payload: &line[..cut],
+            }
+        };
         // The seq is taken under the ring's lock so the ring stays in order.
         let mut ring = self.ring.lock().unwrap_or_else(|e| e.into_inner());
         let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
         if self.config.history > 0 {
-            let mut rec = if ring.len() >= self.config.history {
-                ring.pop_front().unwrap_or_default()
-            } else {
-                Record::default()
-            };
-            fill(
-                &mut rec,
-                seq,
-                time,
-                meta,
-                line,
-                self.config.history_max_payload,
-            );
-            ring.push_back(rec);
+            if ring.records.len() >= self.config.history {
+                if let Some(old) = ring.records.pop_front() {
+                    ring.text.drain(..old.text_len());
+                }
+            }
+            let full = rec(seq, self.config.history_max_payload);
+            ring.text.extend(full.method.as_bytes());
+            ring.text.extend(full.id.as_bytes());
+            ring.text.extend(full.payload.as_bytes());
+            ring.records.push_back(full.rec);
         }
         drop(ring);
         self.config.live.then(|| {
-            let mut rec = Record::default();
-            fill(
-                &mut rec,
-                seq,
-                time,
-                meta,
-                line,
-                self.config.live_max_payload,
-            );
-            let mut out = String::with_capacity(rec.payload.len() + 160);
-            encode(&rec, &mut out);
+            let full = rec(seq, self.config.live_max_payload);
+            let mut out = String::with_capacity(full.payload.len() + 160);
+            encode(&full, &mut out);
             out
         })
     }
@@ -190,63 +230,60 @@ impl Tracer {
     /// The remembered messages, oldest first, as a JSON array of records.
     pub fn history_json(&self) -> String {
         let ring = self.ring.lock().unwrap_or_else(|e| e.into_inner());
-        let mut out = String::with_capacity(ring.iter().map(|r| r.payload.len() + 160).sum());
+        let (front, back) = ring.text.as_slices();
+        let text = [front, back].concat();
+        let mut out = String::with_capacity(text.len() + ring.records.len() * 160);
         out.push('[');
-        for (i, rec) in ring.iter().enumerate() {
+        let mut at = 0;
+        let mut next = |n: usize| {
+            // Whole strings cut on char boundaries: valid UTF-8.
+            let s = std::str::from_utf8(&text[at..at + n]).unwrap_or("");
+            at += n;
+            s
+        };
+        for (i, rec) in ring.records.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
-            encode(rec, &mut out);
+            let full = Full {
+                rec: *rec,
+                method: next(rec.method),
+                id: next(rec.id),
+                payload: next(rec.payload),
+            };
+            encode(&full, &mut out);
         }
         out.push(']');
         out
     }
 }
 
-fn fill(rec: &mut Record, seq: u64, time: f64, meta: WireMeta<'_>, line: &str, max: usize) {
-    rec.seq = seq;
-    rec.time = time;
-    rec.direction = Some(meta.direction);
-    rec.kind = Some(meta.kind);
-    rec.method.clear();
-    rec.method.push_str(meta.method.unwrap_or(""));
-    rec.id.clear();
-    rec.id.push_str(meta.id.unwrap_or(""));
-    rec.bytes = line.len();
-    rec.duration_ms = meta
-        .request_at
-        .map(|r| meta.at.saturating_duration_since(r).as_secs_f64() * 1000.0);
-    let cut = floor_char_boundary(line, max);
-    rec.payload.clear();
-    rec.payload.push_str(&line[..cut]);
-    rec.truncated = cut < line.len();
-}
-
-fn encode(rec: &Record, out: &mut String) {
+fn encode(full: &Full<'_>, out: &mut String) {
+    let rec = &full.rec;
     let direction = match rec.direction {
-        Some(Direction::Send) => "send",
-        _ => "receive",
+        Direction::Send => "send",
+        Direction::Receive => "receive",
     };
-    let kind = rec.kind.map_or("invalid", Kind::as_str);
+    let kind = rec.kind.as_str();
     let _ = write!(
         out,
         r#"{{"seq":{},"time":{:.3},"direction":"{direction}","kind":"{kind}""#,
         rec.seq, rec.time
     );
-    if !rec.method.is_empty() {
+    if !full.method.is_empty() {
         out.push_str(r#","method":"#);
-        push_json_str(out, &rec.method);
+        push_json_str(out, full.method);
     }
-    if !rec.id.is_empty() {
+    if !full.id.is_empty() {
         out.push_str(r#","id":"#);
-        out.push_str(&rec.id);
+        out.push_str(full.id);
     }
     let _ = write!(out, r#","bytes":{}"#, rec.bytes);
     if let Some(ms) = rec.duration_ms {
         let _ = write!(out, r#","durationMs":{ms:.3}"#);
     }
     out.push_str(r#","payload":"#);
-    push_json_str(out, &rec.payload);
+    push_json_str(out, full.payload);
     if rec.truncated {
         out.push_str(r#","truncated":true"#);
     }
@@ -300,6 +337,42 @@ mod tests {
         assert_eq!(methods, ["m7", "m8", "m9"]);
         assert_eq!(v[2]["seq"], 10);
         assert_eq!(t.counters.messages_in.load(Ordering::Relaxed), 10);
+    }
+
+    #[test]
+    fn the_ring_keeps_each_records_texts_through_many_wraps() {
+        let t = Tracer::new(TraceConfig {
+            history: 5,
+            history_max_payload: 7,
+            ..Default::default()
+        });
+        let line = |i: usize| format!("{}é{}", "p".repeat(i % 9), i);
+        for i in 0..103 {
+            let id = i.to_string().repeat(i % 4);
+            t.record(
+                WireMeta {
+                    id: (!id.is_empty()).then_some(&id),
+                    ..meta(&"m".repeat(i % 5 + 1))
+                },
+                &line(i),
+            );
+        }
+        let v: serde_json::Value = serde_json::from_str(&t.history_json()).unwrap();
+        let v = v.as_array().unwrap();
+        assert_eq!(v.len(), 5);
+        for (r, i) in v.iter().zip(98..) {
+            let full = line(i);
+            let cut = floor_char_boundary(&full, 7);
+            assert_eq!(r["seq"], i as u64 + 1);
+            assert_eq!(r["method"], "m".repeat(i % 5 + 1));
+            assert_eq!(r["payload"], &full[..cut], "record {i}");
+            assert_eq!(r["bytes"], full.len());
+            assert_eq!(r.get("truncated").is_some(), cut < full.len());
+            match i % 4 {
+                0 => assert!(r.get("id").is_none()),
+                n => assert_eq!(r["id"], i.to_string().repeat(n).parse::<u64>().unwrap()),
+            }
+        }
     }
 
     #[test]
