@@ -9,11 +9,14 @@ const { toMarkdown } = require('./session-fold.js');
 
 const DEFAULT_INTERVAL_MS = 16;
 /**
- * Message text one `change` event carries at most (bytes of UTF-8, about):
- * a bigger backlog goes out in several events, one per turn of the event
- * loop, so no single callback holds the loop for long.
+ * Message text one `change` event carries at most (bytes of UTF-8): a
+ * bigger backlog goes out in several events, one per turn of the event
+ * loop, so no single callback holds the loop for long. The texts reach JS
+ * as strings, not JSON to parse, so a full event costs about a copy; and
+ * strings this big are born where V8's young-generation collections do
+ * not copy them again (a UI keeps them).
  */
-const CHANGE_TEXT_BYTES = 64 * 1024;
+const CHANGE_TEXT_BYTES = 256 * 1024;
 
 class SessionView extends EventEmitter {
   #port; // { native(): the current native connection }
