@@ -13,6 +13,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
@@ -38,11 +39,31 @@ struct View {
     signalled: bool,
 }
 
+/// View ids are ours (counted from 1), not the agent's: no need to hash
+/// them against collisions on every chunk.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u32(&mut self, id: u32) {
+        // Spread the bits hashbrown takes its control byte from (the top 7).
+        self.0 = u64::from(id).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
 #[derive(Default)]
 struct Inner {
     next_id: u32,
     by_session: HashMap<Box<str>, u32>,
-    views: HashMap<u32, View>,
+    views: HashMap<u32, View, BuildHasherDefault<IdHasher>>,
     /// Our `session/prompt|load|resume` requests by id: method, view.
     requests: HashMap<u64, (&'static str, u32)>,
     /// Agent requests waiting for the host, by token: view.
