@@ -60,8 +60,6 @@ pub fn spawn_agent(spec: &AgentCommand) -> Result<SpawnedAgent, SpawnError> {
         let source = io::Error::other("stdio pipes were not created");
         return Err(SpawnError::new(&spec.program, source, String::new()));
     };
-    #[cfg(target_os = "linux")]
-    grow_pipe(&launched.stdout);
     Ok(SpawnedAgent {
         pid: launched.tree.pid(),
         tree: launched.tree,
@@ -70,26 +68,6 @@ pub fn spawn_agent(spec: &AgentCommand) -> Result<SpawnedAgent, SpawnError> {
         stdout: launched.stdout,
         stderr,
     })
-}
-
-/// Bytes the agent's stdout pipe holds, asked for on Linux (the default is
-/// 64 KiB): a flooding agent then wakes the reader once per read chunk
-/// rather than four times. The kernel may refuse (a user's pipe quota):
-/// the default size works, only with more wakeups.
-#[cfg(target_os = "linux")]
-const STDOUT_PIPE_BYTES: libc::c_int = 256 * 1024;
-
-#[cfg(target_os = "linux")]
-fn grow_pipe(stdout: &ChildStdout) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: F_SETPIPE_SZ on a pipe fd we own; failure changes nothing.
-    let got = unsafe { libc::fcntl(stdout.as_raw_fd(), libc::F_SETPIPE_SZ, STDOUT_PIPE_BYTES) };
-    if got < 0 {
-        tracing::debug!(
-            "keeping the default stdout pipe size: {}",
-            io::Error::last_os_error()
-        );
-    }
 }
 
 fn errno_name(err: &io::Error) -> &'static str {
