@@ -113,7 +113,11 @@ export interface SessionViewLimits {
 }
 
 export interface SessionViewOptions extends SessionViewLimits {
-  /** At most one `change` event per this many ms [16]; 0: one per delivered batch. */
+  /**
+   * At most one `change` event per this many ms [16]; 0: one per delivered batch.
+   * An event carries at most 256 KiB of message text: a bigger backlog goes
+   * out as several events on consecutive turns of the event loop.
+   */
   intervalMs?: number;
   /** Deliver the session's updates to `onSessionUpdate` as well [false: folded only]. */
   forward?: boolean;
@@ -142,7 +146,11 @@ export declare class SessionView extends EventEmitter<SessionViewEvents> {
   toJSON(): SessionViewState;
   /** The transcript as Markdown. */
   toMarkdown(): string;
-  /** Emit pending changes now (e.g. before rendering a permission question); returns them, or null. */
+  /**
+   * Emit pending changes now (e.g. before rendering a permission question),
+   * all of them before it returns (a backlog over 256 KiB of text as several
+   * events); returns the last one emitted, or null.
+   */
   flush(): SessionViewChanges | null;
   /** Stop folding; the session's updates are delivered one by one again. */
   close(): void;
