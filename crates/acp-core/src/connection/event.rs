@@ -141,7 +141,7 @@ impl Event {
         }
         item.push(',');
         item.push_str(params);
-        let ascii = ascii && item.is_ascii();
+        let ascii = ascii && crate::rpc::all_ascii(item.as_bytes());
         Event::Notification {
             item: Line { text: item, ascii },
         }

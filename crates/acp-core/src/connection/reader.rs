@@ -117,7 +117,7 @@ fn on_frame(
     };
     // One pass: ASCII (nearly every line: JSON escapes the rest) is valid
     // UTF-8, and the batch it lands in need not be scanned again.
-    let ascii = line.is_ascii();
+    let ascii = rpc::all_ascii(line);
     let checked = if ascii {
         // SAFETY: ASCII bytes are valid UTF-8.
         Ok(unsafe { std::str::from_utf8_unchecked(line) })

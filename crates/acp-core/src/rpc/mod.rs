@@ -1,6 +1,7 @@
 //! JSON-RPC 2.0 over the framed lines: what a line is, how ours are built,
 //! and who is still waiting for an answer.
 
+mod ascii;
 mod codes;
 mod envelope;
 mod given_up;
@@ -8,6 +9,7 @@ mod json_text;
 mod outgoing;
 mod pending;
 
+pub use ascii::all_ascii;
 pub use codes::ErrorCode;
 pub use envelope::{classify, Inbound, Invalid};
 pub use given_up::GivenUp;
