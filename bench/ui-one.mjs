@@ -1,5 +1,5 @@
 // One "stream to a UI" measurement in a fresh process:
-//   node bench/ui-one.mjs <view|native|sdk|readline>
+//   node bench/ui-one.mjs <view|native|sdk|readline|idle>
 // Prints one JSON object: metrics and the final state (canonical JSON).
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
@@ -18,7 +18,24 @@ const script = `ui:${UI.chunks}:${UI.messages}:${UI.toolUpdates}`;
 
 // A UI: each change (or update) is applied to the state the UI renders.
 let run;
-if (clientName === 'view') {
+if (clientName === 'idle') {
+  // The control: an event loop with nothing to do while an agent floods
+  // the same number of lines (into /dev/null). Its worst stall is what the
+  // machine alone does to a loop (other processes, the OS), the floor
+  // under every client's figure.
+  const { spawn } = await import('node:child_process');
+  run = {
+    prompt: () =>
+      new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, [agent, '--standalone', `small:${UI.chunks}`], { stdio: 'ignore' });
+        child.on('error', reject);
+        child.on('exit', resolve);
+      }),
+    final: () => null,
+    extra: () => ({}),
+    close: () => {},
+  };
+} else if (clientName === 'view') {
   const client = new AcpClient({ command: process.execPath, args: [agent] });
   await client.initialize();
   const { sessionId } = await client.newSession({ cwd: process.cwd() });
@@ -89,8 +106,8 @@ process.stdout.write(
     jsThreadUsPerChunk: js0 === undefined ? undefined : (js1 - js0) / UI.chunks,
     maxStallMs: delay.max / 1e6,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
-    entries: state.entries.length,
+    entries: state?.entries.length,
     ...run.extra(),
-    state: canonical(state),
+    state: state === null ? null : canonical(state),
   }) + '\n',
 );

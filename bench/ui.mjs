@@ -6,20 +6,22 @@
 //   native    acp-native onSessionUpdate + the JS reference fold
 //   sdk       the official SDK + the same fold
 //   readline  readline + JSON.parse + the same fold
-// All four must end in the same final state (asserted).
+//   idle      the control: a loop with nothing to do while an agent floods
+//             as much into /dev/null (the machine's own stalls)
+// All four clients must end in the same final state (asserted).
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
 import { UI } from './scenarios.mjs';
 
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
-const CLIENTS = ['view', 'native', 'sdk', 'readline'];
+const CLIENTS = ['view', 'native', 'sdk', 'readline', 'idle'];
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 
 function runOne(client) {
   const out = execFileSync(process.execPath, [here('./ui-one.mjs'), client], { encoding: 'utf8', timeout: 300_000, maxBuffer: 256 << 20 });
   const r = JSON.parse(out.trim().split('\n').pop());
-  r.stateHash = createHash('sha256').update(r.state).digest('hex');
+  if (r.state !== null) r.stateHash = createHash('sha256').update(r.state).digest('hex');
   delete r.state;
   return r;
 }
@@ -37,7 +39,7 @@ for (let i = 0; i < REPEAT; i++) {
   }
 }
 
-const hashes = new Set(Object.values(runs).flatMap((rs) => rs.map((r) => r.stateHash)));
+const hashes = new Set(Object.values(runs).flatMap((rs) => rs.filter((r) => r.client !== 'idle').map((r) => r.stateHash)));
 if (hashes.size !== 1) throw new Error(`the clients ended in ${hashes.size} different final states`);
 
 const METRICS = ['cpuUsPerChunk', 'jsThreadUsPerChunk', 'maxStallMs', 'finalMs', 'peakRssMb', 'changeEvents'];
@@ -54,7 +56,7 @@ for (const c of CLIENTS) {
   lines.push(`| ${c} | ${fmt(m.cpuUsPerChunk)} | ${fmt(m.jsThreadUsPerChunk)} | ${fmt(m.maxStallMs, 1)} | ${fmt(m.finalMs, 0)} | ${fmt(m.peakRssMb, 0)} | ${m.changeEvents ?? '—'} |`);
 }
 lines.push('');
-lines.push(`All ${REPEAT * CLIENTS.length} runs ended in the same final state (sha256 ${[...hashes][0].slice(0, 12)}…).`);
+lines.push(`All ${REPEAT * (CLIENTS.length - 1)} client runs ended in the same final state (sha256 ${[...hashes][0].slice(0, 12)}…). \`idle\` is the control: an event loop with nothing to do while an agent floods as many lines into /dev/null; its worst stall is this machine's floor.`);
 lines.push('');
 const ratio = (a, b) => med[a][b] === undefined ? undefined : med[a][b];
 const targets = [
@@ -68,4 +70,5 @@ lines.push('|---|---|---|---|');
 for (const [name, v, need, min] of targets) lines.push(`| ${name} | ${fmt(v, 1)}× | ${need} | ${v >= min ? 'yes' : '**no**'} |`);
 const stall = med.view.maxStallMs;
 lines.push(`| worst loop stall, view | ${fmt(stall, 1)} ms | ≤ 5 ms | ${stall <= 5 ? 'yes' : '**no**'} |`);
+lines.push(`| worst loop stall, idle control (the floor) | ${fmt(med.idle.maxStallMs, 1)} ms | — | — |`);
 process.stdout.write(lines.join('\n') + '\n');
