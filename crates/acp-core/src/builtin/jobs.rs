@@ -8,6 +8,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -78,11 +79,19 @@ pub struct Jobs {
     slots: Arc<Semaphore>,
 }
 
-/// A job's right to run: one of its connection's slots and one of the
-/// machine's, given back when dropped.
+/// A job's right to run: one of its connection's slots and, while it
+/// computes, one of the machine's.
 pub struct Slot {
     _connection: OwnedSemaphorePermit,
-    _machine: OwnedSemaphorePermit,
+    machine: Option<OwnedSemaphorePermit>,
+}
+
+impl Slot {
+    /// The computing is done (what is left is waiting for the agent to
+    /// read its reply): give the machine's slot to another job.
+    pub fn release_machine(&mut self) {
+        self.machine = None;
+    }
 }
 
 /// Slots shared by every connection of the process: built-in work takes
@@ -99,6 +108,11 @@ fn machine_slots() -> &'static Arc<Semaphore> {
     })
 }
 
+/// How long a job waits for a machine slot before it runs anyway: a job
+/// stuck in the kernel (a read from a dead network mount) must not stop
+/// every agent's built-ins, only slow them this much.
+const MACHINE_SLOT_WAIT: Duration = Duration::from_secs(1);
+
 impl Jobs {
     pub fn new(max_jobs: usize) -> Self {
         Self {
@@ -106,15 +120,19 @@ impl Jobs {
         }
     }
 
-    /// Wait for a free slot of this connection, then of the machine; the
-    /// work keeps it until it ends (even if the request was settled
-    /// meanwhile, until it notices).
+    /// Wait for a free slot of this connection, then of the machine (for
+    /// [`MACHINE_SLOT_WAIT`] at most); the work keeps it until it ends
+    /// (even if the request was settled meanwhile, until it notices).
     pub async fn slot(&self) -> Option<Slot> {
         let connection = self.slots.clone().acquire_owned().await.ok()?;
-        let machine = machine_slots().clone().acquire_owned().await.ok()?;
+        let machine =
+            tokio::time::timeout(MACHINE_SLOT_WAIT, machine_slots().clone().acquire_owned())
+                .await
+                .ok()
+                .and_then(Result::ok);
         Some(Slot {
             _connection: connection,
-            _machine: machine,
+            machine,
         })
     }
 
