@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mockClient, mockSession, alive } from './helpers.mjs';
+import { mockClient, mockSession, alive, identify } from './helpers.mjs';
 import { AcpClient, AcpError } from '../index.mjs';
 
 test('an agent crash mid-prompt rejects the prompt with ERR_ACP_CLOSED, exit code and stderr tail', async () => {
@@ -66,7 +66,7 @@ test('an AbortSignal rejects the call and tells the agent with $/cancel_request'
 
 test('close() settles every pending call and stops a hung agent', async () => {
   const { client, sessionId } = await mockSession({ closeGraceMs: 200, termGraceMs: 200 }, ['--ignore-eof', '--ignore-sigterm']);
-  const pid = client.pid;
+  const agent = identify(client.pid);
   const turn = client.prompt({ sessionId, prompt: 'hang' });
   const never = client.request('_mock/never');
   const exit = await client.close();
@@ -74,7 +74,7 @@ test('close() settles every pending call and stops a hung agent', async () => {
   assert.equal(exit.reason, 'closed');
   await assert.rejects(turn, { code: 'ERR_ACP_CLOSED' });
   await assert.rejects(never, { code: 'ERR_ACP_CLOSED' });
-  assert.equal(alive(pid), false);
+  assert.equal(alive(agent), false);
 });
 
 test('stdout noise is reported and counted, never answered, and the turn completes', async () => {

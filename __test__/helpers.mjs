@@ -37,8 +37,32 @@ export function reported(updates, kind) {
   return line ? JSON.parse(line.content.text.slice(kind.length + 1)) : undefined;
 }
 
-/** Is this pid still a live (non-zombie) process? */
-export function alive(pid) {
+/**
+ * The fields of /proc/<pid>/stat after the command name (index 0 is the
+ * state, 19 the start time), or null if there is no such process.
+ */
+export function procStat(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One process, not just a pid: its pid and start time (Linux). Pass it to
+ * `alive()` while the process runs, so that a later process given the
+ * same pid (other tests fork all the time, one rewinds ns_last_pid) is not
+ * taken for it.
+ */
+export function identify(pid) {
+  return { pid, start: procStat(pid)?.[19] ?? null };
+}
+
+/** Is this process (a pid, or an `identify()` result) still live, not a zombie? */
+export function alive(target) {
+  const { pid, start = null } = typeof target === 'number' ? { pid: target } : target;
   // Without /proc (macOS, Windows) fall back to signal 0, which cannot
   // tell a zombie from a live process.
   if (!existsSync('/proc/self/stat')) {
@@ -49,13 +73,9 @@ export function alive(pid) {
       return err.code === 'EPERM';
     }
   }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
+  const fields = procStat(pid);
+  if (!fields || fields[0] === 'Z' || fields[0] === 'X') return false;
+  return start === null || fields[19] === start;
 }
 
 /** pid, parent, process group, session and state of every process, from /proc (Linux). */
@@ -63,9 +83,8 @@ export function processes() {
   const out = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const fields = procStat(name);
+    if (fields) {
       out.push({
         pid: Number(name),
         state: fields[0],
@@ -73,8 +92,6 @@ export function processes() {
         pgrp: Number(fields[2]),
         sid: Number(fields[3]),
       });
-    } catch {
-      // gone meanwhile
     }
   }
   return out;

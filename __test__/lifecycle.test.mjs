@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { mockClient, mockSession, alive, reported, processes, MOCK_AGENT } from './helpers.mjs';
+import { mockClient, mockSession, alive, identify, reported, processes, MOCK_AGENT } from './helpers.mjs';
 import { AcpClient } from '../index.mjs';
 
 // Process groups and PDEATHSIG are POSIX/Linux; the wrapper is an `sh` script.
@@ -14,13 +14,14 @@ const LINUX_ONLY = { skip: process.platform !== 'linux' && 'relies on PR_SET_PDE
 
 const HOST = fileURLToPath(new URL('./fixtures/host.mjs', import.meta.url));
 
-async function goneWithin(pid, ms) {
+/** `target`: a pid, or better an `identify()` result taken while it ran. */
+async function goneWithin(target, ms) {
   const end = Date.now() + ms;
   while (Date.now() < end) {
-    if (!alive(pid)) return true;
+    if (!alive(target)) return true;
     await sleep(20);
   }
-  return !alive(pid);
+  return !alive(target);
 }
 
 /** Run the host fixture; resolves with the agent pid once printed, and the host process. */
@@ -32,7 +33,7 @@ function startHost(mode, agentArgs = []) {
     host.stdout.on('data', (d) => {
       out += d;
       const m = /agent (\d+) wrapper (\d+)/.exec(out);
-      if (m) resolve({ agent: Number(m[1]), wrapper: Number(m[2]), go: () => host.stdin.end('go\n') });
+      if (m) resolve({ agent: identify(Number(m[1])), wrapper: identify(Number(m[2])), go: () => host.stdin.end('go\n') });
     });
     host.on('exit', () => reject(new Error(`host exited before printing pids: ${out}`)));
   });
@@ -91,10 +92,12 @@ test('close() stops a wrapper whose grandchild ignores EOF and SIGTERM', UNIX_ON
     termGraceMs: 100,
   });
   const init = await client.initialize();
+  const grandchild = identify(init._meta.pid);
+  const wrapper = identify(client.pid);
   const exit = await client.close();
   assert.equal(exit.reason, 'closed');
-  assert.equal(await goneWithin(init._meta.pid, 1000), true);
-  assert.equal(await goneWithin(client.pid, 1000), true);
+  assert.equal(await goneWithin(grandchild, 1000), true);
+  assert.equal(await goneWithin(wrapper, 1000), true);
 });
 
 function childrenOf(pid) {
@@ -143,7 +146,7 @@ test('a hung agent: initialize times out, the agent is killed and its stderr rep
   // The tail comes from the core's ring (JS keeps no copy): wait until the
   // core has read the line, so the timeout cannot race the agent's start.
   const client = mockClient({ initializeTimeoutMs: 300 }, ['--hang-init', '--banner', '--stderr-line', 'loading model weights…']);
-  const pid = client.pid;
+  const agent = identify(client.pid);
   await once(client.ref(), 'stderr'); // ref: nothing else keeps Node alive meanwhile
   await assert.rejects(client.initialize(), (err) => {
     assert.equal(err.code, 'ERR_ACP_TIMEOUT');
@@ -151,7 +154,7 @@ test('a hung agent: initialize times out, the agent is killed and its stderr rep
     assert.match(err.stderrTail, /loading model weights…/);
     return true;
   });
-  assert.equal(await goneWithin(pid, 2000), true);
+  assert.equal(await goneWithin(agent, 2000), true);
 });
 
 test('$/cancel_request from the agent aborts the handler and is answered -32800', async () => {

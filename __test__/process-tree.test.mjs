@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { alive, processes, reported, MOCK_AGENT } from './helpers.mjs';
+import { alive, procStat, processes, reported, MOCK_AGENT } from './helpers.mjs';
 import { AcpClient } from '../index.mjs';
 import { builtinSession, tempTree, termArg } from './builtin-helpers.mjs';
 
@@ -128,13 +128,8 @@ test('matrix summary', linuxOnly, () => {
 
 /** Start time of `pid` (clock ticks since boot), or null: a pid plus this names one process. */
 function startTime(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[0] === 'Z' || fields[0] === 'X' ? null : fields[19];
-  } catch {
-    return null;
-  }
+  const fields = procStat(pid);
+  return !fields || fields[0] === 'Z' || fields[0] === 'X' ? null : fields[19];
 }
 
 /** Place a new process group leader at `pid` via ns_last_pid: {pid, start}, or null. */

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mockClient, alive } from './helpers.mjs';
+import { mockClient, alive, identify } from './helpers.mjs';
 
 test('restart policy (opt-in): respawns after a crash, runs the hook, gives up after maxRestarts', async () => {
   const restarts = [];
@@ -16,7 +16,8 @@ test('restart policy (opt-in): respawns after a crash, runs the hook, gives up a
   });
   await client.initialize();
   const first = await client.newSession();
-  const pids = [client.pid];
+  // Identities, not bare pids: a dead agent's pid may be given to another process.
+  const pids = [identify(client.pid)];
   for (let round = 1; round <= 2; round++) {
     const restarted = once(client, 'restart');
     await assert.rejects(client.prompt({ sessionId: first.sessionId, prompt: 'crash:5' }), { code: 'ERR_ACP_CLOSED', exitCode: 5 });
@@ -25,8 +26,8 @@ test('restart policy (opt-in): respawns after a crash, runs the hook, gives up a
     assert.equal(exit.exitCode, 5);
     while (restarts.length < round) await new Promise((r) => setTimeout(r, 10));
     assert.equal(client.exitInfo, null);
-    pids.push(client.pid);
-    assert.notEqual(pids[round], pids[round - 1]);
+    pids.push(identify(client.pid));
+    assert.notEqual(pids[round].pid, pids[round - 1].pid);
     assert.equal(alive(pids[round - 1]), false);
   }
   // A third crash within the window exceeds the budget.

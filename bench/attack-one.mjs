@@ -5,11 +5,12 @@
 // one JSON object: the host's peak RSS growth (VmHWM, Linux) during the
 // attack and the victim's worst delivery delay (wall clock, agent's write
 // to the host's handler), plus what the attack got back.
-import { closeSync, ftruncateSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, ftruncateSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { AcpClient } from '../index.mjs';
 
 const HOSTILE = fileURLToPath(new URL('../__test__/fixtures/hostile-agent.mjs', import.meta.url));
@@ -119,15 +120,19 @@ const ATTACKS = {
     run: (ask, sid) => ask('fs/read_text_file', { sessionId: sid, path: 'sparse.bin', line: 2 }, { count: 4 }),
   },
   '8 MiB write then $/cancel_request × 10': {
-    // Pending request bytes, plus the host's own ten 8 MiB calls.
-    budget: 32 + 80,
+    // Pending request bytes, plus two jobs each holding its params and
+    // the decoded content.
+    budget: 32 + 2 * 2 * 8,
     options: { fs: true },
     async run(ask, sid) {
       const results = {};
       for (let i = 0; i < 10; i++) {
         writeFileSync(join(dir, 'w.txt'), 'old');
-        const r = await ask('fs/write_text_file', { sessionId: sid, path: 'w.txt', content: 'n'.repeat(8 * MiB) }, { cancel: true });
-        const replaced = readFileSync(join(dir, 'w.txt'), 'utf8') !== 'old';
+        // The agent makes its 8 MiB: building it here would stall the
+        // host's JS thread (JSON.stringify alone takes 25-50 ms), which is
+        // the driver's cost, not the attack's.
+        const r = await ask('fs/write_text_file', { sessionId: sid, path: 'w.txt' }, { cancel: true, fill: { key: 'content', bytes: 8 * MiB } });
+        const replaced = statSync(join(dir, 'w.txt')).size !== 3;
         const kind = `${Object.keys(r.results)[0]}${replaced ? ' (replaced)' : ''}`;
         results[kind] = (results[kind] ?? 0) + 1;
       }
@@ -188,12 +193,17 @@ await sleep(300); // the stream is flowing
 globalThis.gc?.();
 const base = status('VmRSS');
 writeFileSync('/proc/self/clear_refs', '5');
+// The host's own event-loop stalls: a victim delay the JS thread explains
+// (the bench's driver shares it) versus one from the core.
+const loop = monitorEventLoopDelay({ resolution: 1 });
+loop.enable();
 measuring = true;
 const t0 = performance.now();
 const got = await attack.run(ask, sessionId, call);
 const ms = performance.now() - t0;
 await sleep(100); // deliveries delayed by the attack's tail
 measuring = false;
+loop.disable();
 const growth = status('VmHWM') - base;
 if (ticks === 0) {
   // No tick measured means the victim's delay is unknown, not zero.
@@ -208,6 +218,7 @@ console.log(
     rssGrowthMB: Math.round(growth),
     worstDelayMs: Math.round(worst * 10) / 10,
     ticks,
+    loopStallMs: Math.round(loop.max / 1e5) / 10,
     attackMs: Math.round(ms),
     answers: got?.results ?? got,
   }),

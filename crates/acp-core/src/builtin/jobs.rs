@@ -7,7 +7,8 @@
 //! checks between chunks.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -78,6 +79,40 @@ pub struct Jobs {
     slots: Arc<Semaphore>,
 }
 
+/// A job's right to run: one of its connection's slots and, while it
+/// computes, one of the machine's.
+pub struct Slot {
+    _connection: OwnedSemaphorePermit,
+    machine: Option<OwnedSemaphorePermit>,
+}
+
+impl Slot {
+    /// The computing is done (what is left is waiting for the agent to
+    /// read its reply): give the machine's slot to another job.
+    pub fn release_machine(&mut self) {
+        self.machine = None;
+    }
+}
+
+/// Slots shared by every connection of the process: built-in work takes
+/// all cores but one at most, so the JS thread and the runtime worker
+/// always have a core. (On 2 cores, two jobs of one agent scanning a
+/// sparse file kept the JS thread waiting for a CPU 70 ms at a time, even
+/// at a lower priority.) Fair: waiting jobs get slots in turn, whichever
+/// connection they belong to.
+fn machine_slots() -> &'static Arc<Semaphore> {
+    static SLOTS: OnceLock<Arc<Semaphore>> = OnceLock::new();
+    SLOTS.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Arc::new(Semaphore::new(cores.saturating_sub(1).max(1)))
+    })
+}
+
+/// How long a job waits for a machine slot before it runs anyway: a job
+/// stuck in the kernel (a read from a dead network mount) must not stop
+/// every agent's built-ins, only slow them this much.
+const MACHINE_SLOT_WAIT: Duration = Duration::from_secs(1);
+
 impl Jobs {
     pub fn new(max_jobs: usize) -> Self {
         Self {
@@ -85,13 +120,23 @@ impl Jobs {
         }
     }
 
-    /// Wait for a free slot; the work keeps it until it ends (even if the
-    /// request was settled meanwhile, until it notices).
-    pub async fn slot(&self) -> Option<OwnedSemaphorePermit> {
-        self.slots.clone().acquire_owned().await.ok()
+    /// Wait for a free slot of this connection, then of the machine (for
+    /// [`MACHINE_SLOT_WAIT`] at most); the work keeps it until it ends
+    /// (even if the request was settled meanwhile, until it notices).
+    pub async fn slot(&self) -> Option<Slot> {
+        let connection = self.slots.clone().acquire_owned().await.ok()?;
+        let machine =
+            tokio::time::timeout(MACHINE_SLOT_WAIT, machine_slots().clone().acquire_owned())
+                .await
+                .ok()
+                .and_then(Result::ok);
+        Some(Slot {
+            _connection: connection,
+            machine,
+        })
     }
 
-    /// Slots free right now (for tests and status).
+    /// Slots of this connection free right now (for tests and status).
     pub fn free(&self) -> usize {
         self.slots.available_permits()
     }

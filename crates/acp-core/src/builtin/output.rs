@@ -66,14 +66,38 @@ impl OutputBuffer {
     /// arrived is held back; other invalid bytes become U+FFFD, which takes
     /// three bytes for one: the limit holds on the text returned, so the
     /// front is cut again (on a character boundary) when it would not.
+    #[cfg(test)]
     pub fn text(&self, finished: bool) -> (String, bool) {
+        self.snapshot(finished).text()
+    }
+
+    /// A copy of the complete bytes: a memcpy, so the lock on the buffer
+    /// (which the terminal's pump on the shared worker takes for every
+    /// chunk) is held briefly; the text is made from it after.
+    pub fn snapshot(&self, finished: bool) -> Snapshot {
         let bytes = &self.data[self.start..];
         let end = if finished {
             bytes.len()
         } else {
             bytes.len() - incomplete_tail(bytes)
         };
-        let text = String::from_utf8_lossy(&bytes[..end]);
+        Snapshot {
+            bytes: bytes[..end].to_vec(),
+            limit: self.limit,
+        }
+    }
+}
+
+/// The output's bytes at one moment, see [`OutputBuffer::snapshot`].
+pub struct Snapshot {
+    bytes: Vec<u8>,
+    limit: usize,
+}
+
+impl Snapshot {
+    /// See [`OutputBuffer::text`].
+    pub fn text(self) -> (String, bool) {
+        let text = String::from_utf8_lossy(&self.bytes);
         if text.len() <= self.limit {
             return (text.into_owned(), false);
         }

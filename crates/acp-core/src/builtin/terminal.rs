@@ -125,9 +125,10 @@ impl Terminal {
         // Exit first: output read after it is complete.
         let exit = self.exit_status().map(|e| e.to_json().to_string());
         let out = lock(&self.output);
-        let (text, cut) = out.text(exit.is_some());
-        let truncated = out.truncated() || cut;
+        let (snapshot, truncated) = (out.snapshot(exit.is_some()), out.truncated());
         drop(out);
+        let (text, cut) = snapshot.text();
+        let truncated = truncated || cut;
         let exit_len = exit.as_ref().map_or(0, |e| e.len() + 16);
         let mut v = String::with_capacity(json_str_len(&text) + exit_len + 40 + ENVELOPE_SLACK);
         v.push_str(r#"{"output":"#);

@@ -52,17 +52,22 @@ pub(super) fn try_serve(
                 // too: tens of megabytes of JSON never touch the worker
                 // every connection shares.
                 let job = tokio::task::spawn_blocking(move || {
-                    let _slot = slot;
+                    let mut slot = slot;
                     lower_thread_priority();
                     if job_cancel.requested() {
                         return;
                     }
                     let reply =
                         work(&job_cancel).map_or_else(BuiltinError::into_reply, Reply::Result);
+                    // An agent slow to read its reply holds its own slot,
+                    // not the machine's.
+                    slot.release_machine();
                     // Backpressure, not loss: a big reply waits (holding
-                    // its slot) for an agent slow to read its stdin.
+                    // its slot) for an agent slow to read its stdin, until
+                    // the connection ends. Not until `job_cancel`: taking
+                    // the entry aborts the waiting task, which raises it.
                     if let Some(req) = take_answered(&job_shared, token, &reply) {
-                        job_shared.send_reply_waiting(&req, reply, &|| job_cancel.requested());
+                        job_shared.send_reply_waiting(&req, reply);
                     }
                 });
                 if let Err(e) = job.await {

@@ -21,7 +21,12 @@ use crate::rpc::{self, Full, Inbound, IncomingRequest, Invalid};
 use crate::transport::{Frame, LineFramer};
 use crate::view;
 
-const READ_CHUNK: usize = 256 * 1024;
+/// One read per worker turn, at most: the other connections' readers run
+/// between turns, so this bounds how long a flooding agent holds the
+/// worker (bench:attack, 60k refused requests: a victim's worst delay
+/// 75-160 ms with 256 KiB, 10-16 ms with 32 KiB; no throughput change in
+/// `npm run bench`, where one 32 KiB read still carries ~200 messages).
+const READ_CHUNK: usize = 32 * 1024;
 /// How much of a bad line is quoted back in an event.
 const QUOTE_BYTES: usize = 200;
 

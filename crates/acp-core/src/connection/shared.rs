@@ -110,16 +110,12 @@ impl Shared {
     }
 
     /// [`Self::send_reply`] that waits for room in the stdin queue instead
-    /// of failing when it is full (until `stop()`); blocking threads only.
-    pub fn send_reply_waiting(
-        self: &Arc<Self>,
-        req: &IncomingRequest,
-        reply: Reply,
-        stop: &dyn Fn() -> bool,
-    ) -> bool {
+    /// of failing when it is full (until the connection ends); blocking
+    /// threads only.
+    pub fn send_reply_waiting(self: &Arc<Self>, req: &IncomingRequest, reply: Reply) -> bool {
         let (line, meta) = reply_line(req, reply);
         self.trace_send(&line, meta);
-        self.outbox.send_waiting(line.into_bytes(), stop).is_ok()
+        self.outbox.send_waiting(line.into_bytes()).is_ok()
     }
 }
 

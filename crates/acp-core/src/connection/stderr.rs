@@ -44,6 +44,10 @@ pub(super) async fn run_stderr(mut stderr: ChildStderr, shared: Arc<Shared>, for
         };
         forward_text(&shared, &partial[..cut]);
         partial.drain(..cut);
+        // One chunk per turn, as the stdout reader: a flood of stderr must
+        // not hold the worker other connections share for a whole coop
+        // budget (128 reads, 8 MiB).
+        tokio::task::yield_now().await;
     }
     if forward && !partial.is_empty() {
         forward_text(&shared, &partial);
@@ -54,6 +58,12 @@ pub(super) async fn run_stderr(mut stderr: ChildStderr, shared: Arc<Shared>, for
 /// shares with stdout, or is dropped if there is no room (the ring still
 /// has the bytes; the drop is counted) rather than stalling the agent.
 fn forward_text(shared: &Shared, bytes: &[u8]) {
+    // The escaped text is at least as long as the bytes: with less room
+    // than that it would be dropped anyway, so skip escaping it.
+    if shared.queue_budget.available_permits() < bytes.len() {
+        shared.stderr_dropped.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
     let payload = json_str(&String::from_utf8_lossy(bytes));
     let size = payload.len().min(super::event::QUEUE_BUDGET_BYTES as usize);
     match shared.queue_budget.try_acquire_many(size as u32) {

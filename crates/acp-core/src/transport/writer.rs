@@ -63,18 +63,15 @@ impl Outbox {
     }
 
     /// Send one line, waiting while the queue is full (backpressure for
-    /// work with no caller to refuse, e.g. a built-in's reply), until
-    /// `stop()`. Blocks: call it from a blocking thread only. Checking for
-    /// room and sending are one step, so two waiters cannot both see room
-    /// and one of them lose its line.
-    pub fn send_waiting(
-        &self,
-        mut line: Vec<u8>,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<(), OutboxError> {
+    /// work with no caller to refuse, e.g. a built-in's reply) until there
+    /// is room or the outbox is closed or its writer gone. Blocks: call it
+    /// from a blocking thread only. Checking for room and sending are one
+    /// step, so two waiters cannot both see room and one of them lose its
+    /// line.
+    pub fn send_waiting(&self, mut line: Vec<u8>) -> Result<(), OutboxError> {
         loop {
             match self.offer(line) {
-                Err((OutboxError::Full { .. }, back)) if !stop() => {
+                Err((OutboxError::Full { .. }, back)) => {
                     line = back;
                     std::thread::sleep(std::time::Duration::from_millis(2));
                 }
@@ -88,7 +85,9 @@ impl Outbox {
         // Held for the whole send: senders are serialised, so the check
         // that nothing is queued stays true while we write.
         let guard = self.tx.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(tx) = guard.as_ref() else {
+        // A writer that stopped (the pipe broke) will never drain the
+        // queue: that is closed, not full.
+        let Some(tx) = guard.as_ref().filter(|tx| !tx.is_closed()) else {
             return Err((OutboxError::Closed, line));
         };
         let queued = self.queued.load(Ordering::Acquire);
@@ -218,4 +217,110 @@ async fn write_all(pipe: &Pipe, mut buf: &[u8]) -> bool {
         }
     }
     true
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::process::Stdio;
+    use std::sync::mpsc as std_mpsc;
+    use std::time::Duration;
+    use tokio::process::{Child, Command};
+
+    fn spawn(rt: &tokio::runtime::Runtime, script: &str) -> (Child, ChildStdin) {
+        let _entered = rt.enter();
+        let mut child = Command::new("sh")
+            .args(["-c", script])
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("spawn sh");
+        let stdin = child.stdin.take().unwrap();
+        (child, stdin)
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    /// Lines far larger than the queue, sent by racing waiters, all arrive
+    /// whole and unmixed.
+    #[test]
+    fn racing_waiters_lose_no_line() {
+        let rt = runtime();
+        let dir = std::env::temp_dir().join(format!("acp-writer-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("wire");
+        let (mut child, stdin) = spawn(&rt, &format!("cat > '{}'", out.display()));
+        let (outbox, queue) = Outbox::new(stdin, 64 * 1024);
+        let writer = rt.spawn(run_writer(queue));
+        let outbox = Arc::new(outbox);
+        let threads: Vec<_> = (0..16u8)
+            .map(|i| {
+                let outbox = Arc::clone(&outbox);
+                std::thread::spawn(move || {
+                    let mut line = vec![b'a' + i; 512 * 1024];
+                    line.push(b'\n');
+                    outbox.send_waiting(line)
+                })
+            })
+            .collect();
+        for t in threads {
+            assert_eq!(t.join().unwrap(), Ok(()));
+        }
+        outbox.close();
+        rt.block_on(async {
+            writer.await.unwrap();
+            child.wait().await.unwrap();
+        });
+        let wire = std::fs::read(&out).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut seen: Vec<u8> = wire
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| {
+                assert_eq!(l.len(), 512 * 1024);
+                assert!(l.iter().all(|&b| b == l[0]), "lines mixed");
+                l[0]
+            })
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..16u8).map(|i| b'a' + i).collect::<Vec<_>>());
+    }
+
+    /// A waiter stops waiting when the pipe breaks: a dead writer never
+    /// drains the queue, so "full" would be forever.
+    #[test]
+    fn a_waiter_is_released_when_the_reader_dies() {
+        let rt = runtime();
+        // Reads nothing; killed below while a line waits for room.
+        let (mut child, stdin) = spawn(&rt, "exec sleep 60");
+        let (outbox, queue) = Outbox::new(stdin, 4 << 20);
+        rt.spawn(run_writer(queue));
+        let outbox = Arc::new(outbox);
+        // The first fills the pipe; the rest wait in the queue (and stay
+        // there, counted, when the writer stops at the first).
+        for _ in 0..3 {
+            assert_eq!(outbox.send(vec![b'x'; 1 << 20]), Ok(()));
+        }
+        let (done_tx, done_rx) = std_mpsc::channel();
+        let waiter = Arc::clone(&outbox);
+        std::thread::spawn(move || {
+            let _ = done_tx.send(waiter.send_waiting(vec![b'y'; 3 << 20]));
+        });
+        assert!(
+            done_rx.recv_timeout(Duration::from_millis(200)).is_err(),
+            "the queue is full: the waiter must wait"
+        );
+        rt.block_on(async {
+            child.kill().await.unwrap();
+        });
+        let result = done_rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the waiter still waits after its reader died");
+        assert_eq!(result, Err(OutboxError::Closed));
+    }
 }
