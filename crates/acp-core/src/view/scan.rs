@@ -750,30 +750,3 @@ mod tests {
         assert!((base..base + l.len()).contains(&(t.method.as_ptr() as usize)));
     }
 }
-#[cfg(test)]
-mod speed {
-    #[test]
-    #[ignore]
-    fn speed() {
-        let l = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_0123456789abcdef","update":{"sessionUpdate":"agent_message_chunk","messageId":"msg_3","content":{"type":"text","text":"3xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}}}"#;
-        let t = std::time::Instant::now();
-        let mut n = 0;
-        let mut shape = super::Shape::default();
-        for _ in 0..1_000_000 {
-            n += super::scan_text_line(std::hint::black_box(l), &mut shape)
-                .map_or(0, |t| t.text.len());
-        }
-        eprintln!("{} ns/line ({n})", t.elapsed().as_nanos() / 1_000_000);
-        let t = std::time::Instant::now();
-        for _ in 0..1_000_000 {
-            n += matches!(
-                crate::rpc::classify(std::hint::black_box(l.as_bytes())),
-                crate::rpc::Inbound::Blank
-            ) as usize;
-        }
-        eprintln!(
-            "classify {} ns/line ({n})",
-            t.elapsed().as_nanos() / 1_000_000
-        );
-    }
-}
