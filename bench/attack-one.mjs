@@ -46,7 +46,7 @@ const ATTACKS = {
     },
   },
   '60k wait_for_exit + 60k unknown cancels': {
-    budget: 8 + 4,
+    budget: 2 + 4,
     options: { terminals: true },
     async run(ask, sid, attack) {
       const create = await ask('terminal/create', { sessionId: sid, command: 'sleep', args: ['60'] });
@@ -57,7 +57,7 @@ const ATTACKS = {
     },
   },
   '20k permission requests (16 KiB) to a handler that waits': {
-    budget: 32 + 8,
+    budget: 32 + 2,
     options: {},
     async run(ask, sid) {
       const params = {
@@ -105,7 +105,7 @@ const ATTACKS = {
     },
   },
   '300 MiB of stderr': {
-    budget: 8,
+    budget: 2,
     options: {},
     run: (ask, sid, attack) => attack('stderr', { bytes: 300 * MiB }),
   },

@@ -55,7 +55,7 @@ impl ItemKind {
 
 /// Agent output waiting between the reader and the host, at most. With the
 /// in-flight batches this bounds host memory whatever the agent sends.
-pub const QUEUE_BUDGET_BYTES: u32 = 8 * 1024 * 1024;
+pub const QUEUE_BUDGET_BYTES: u32 = 2 * 1024 * 1024;
 
 /// One line from the agent, and whether it is pure ASCII (known from the
 /// reader's validation pass, so the batch need not be scanned again).
