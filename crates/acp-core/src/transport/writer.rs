@@ -215,6 +215,13 @@ async fn write_all(pipe: &Pipe, mut buf: &[u8]) -> bool {
             Ok(0) | Err(_) => return false,
             Ok(n) => buf = &buf[n..],
         }
+        if !buf.is_empty() {
+            // One pipe-full per worker turn: an agent that reads fast
+            // would otherwise keep the shared worker for tokio's whole
+            // coop budget (128 writes, up to 128 MiB) while a 100 MB reply
+            // goes out.
+            tokio::task::yield_now().await;
+        }
     }
     true
 }
