@@ -7,13 +7,12 @@
 // its asar path to the unpacked sibling.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { MOCK_AGENT } from './helpers.mjs';
-import { copyPackage, ROOT } from './package-copy.mjs';
+import { copyPackage, ROOT, runIn, SESSION } from './package-copy.mjs';
 
 const require = createRequire(import.meta.url);
 const asar = require('@electron/asar');
@@ -51,26 +50,9 @@ async function electronView(dir, src, options) {
   return { archive, app: join(view, 'app.asar') };
 }
 
-const SESSION = `
-const acp = require(process.argv[2]);
-(async () => {
-  try {
-    if (process.argv[4]) acp.loadNativeBinding(process.argv[4]);
-    const client = await acp.AcpClient.connect({ command: process.execPath, args: [process.argv[3]] });
-    const { sessionId } = await client.newSession();
-    const { stopReason } = await client.prompt({ sessionId, prompt: 'say:from_electron' });
-    await client.close();
-    console.log(JSON.stringify({ stopReason, loaded: acp.loadNativeBinding() }));
-  } catch (err) {
-    console.log(JSON.stringify({ code: err.code, message: err.message }));
-  }
-})();`;
 
 function session(app, binary = '') {
-  const out = execFileSync(process.execPath, ['-e', SESSION, '--', 'eval', join(app, 'node_modules', 'acp-native'), MOCK_AGENT, binary], {
-    encoding: 'utf8',
-  });
-  return JSON.parse(out.trim().split('\n').at(-1));
+  return runIn(process.cwd(), SESSION, [join(app, 'node_modules', 'acp-native'), binary, MOCK_AGENT]);
 }
 
 function tempDir(t) {

@@ -4,13 +4,12 @@
 // laid out the way a user's install or bundle would be.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { MOCK_AGENT } from './helpers.mjs';
-import { copyPackage, ROOT } from './package-copy.mjs';
+import { copyPackage, ROOT, runIn, SESSION } from './package-copy.mjs';
 
 const require = createRequire(import.meta.url);
 const { currentPlatform, TRIPLES } = require('../lib/loader.js');
@@ -19,27 +18,7 @@ const BINARY = `acp-native.${PLATFORM}.node`;
 const BUILT = join(ROOT, BINARY);
 const VERSION = require('../package.json').version;
 
-/** Run `script` (CommonJS; its arguments from process.argv[2]) in `dir`; its last stdout line as JSON. */
-function runIn(dir, script, args = []) {
-  const out = execFileSync(process.execPath, ['-e', script, '--', 'eval', ...args], { cwd: dir, encoding: 'utf8' });
-  return JSON.parse(out.trim().split('\n').at(-1));
-}
 
-// A turn against the mock agent, or the error the first client threw.
-const SESSION = `
-const acp = require(process.argv[2]);
-(async () => {
-  try {
-    if (process.argv[3]) acp.loadNativeBinding(process.argv[3]);
-    const client = await acp.AcpClient.connect({ command: process.execPath, args: [process.argv[4]] });
-    const { sessionId } = await client.newSession();
-    const { stopReason } = await client.prompt({ sessionId, prompt: 'say:hi' });
-    await client.close();
-    console.log(JSON.stringify({ stopReason, loaded: acp.loadNativeBinding() }));
-  } catch (err) {
-    console.log(JSON.stringify({ code: err.code, message: err.message, platform: err.platform, triple: err.triple, tried: err.tried?.map((t) => t.where) }));
-  }
-})();`;
 
 function tempDir(t) {
   const dir = mkdtempSync(join(tmpdir(), 'acp-native-loader-'));

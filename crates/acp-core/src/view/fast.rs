@@ -101,15 +101,9 @@ impl SessionState {
             .back()
             .is_some_and(|last| last.kind == kind && same_id(&last.message_id));
         let options = self.options;
-        let entry = if continues {
-            let entry = self.entries.back_mut().expect("checked");
-            self.changes.entries.insert(entry.index);
-            entry
-        } else {
-            let entry = self.push_entry(kind);
-            entry.message_id = message_id.map(|id| Value::String(id.to_owned()));
-            entry
-        };
+        let entry = self.message_entry(kind, continues, || {
+            message_id.map(|id| Value::String(id.to_owned()))
+        });
         super::state::append_text(entry, text, None, &options);
     }
 }

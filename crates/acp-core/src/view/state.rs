@@ -313,6 +313,26 @@ impl SessionState {
     }
 
     /// A new entry at the end (the oldest go beyond `max_entries`).
+    /// The entry a message chunk goes into: the last one when the chunk
+    /// `continues` it (marked changed), else a new one with the id
+    /// `message_id` makes (only then: the hot path allocates nothing).
+    pub(crate) fn message_entry(
+        &mut self,
+        kind: EntryKind,
+        continues: bool,
+        message_id: impl FnOnce() -> Option<Value>,
+    ) -> &mut Entry {
+        if continues {
+            let entry = self.entries.back_mut().expect("continues: an entry exists");
+            self.changes.entries.insert(entry.index);
+            entry
+        } else {
+            let entry = self.push_entry(kind);
+            entry.message_id = message_id();
+            entry
+        }
+    }
+
     pub(crate) fn push_entry(&mut self, kind: EntryKind) -> &mut Entry {
         let index = self.next_index;
         self.next_index += 1;
@@ -358,15 +378,7 @@ impl SessionState {
             .is_some_and(|last| last.kind == kind && last.message_id == message_id);
         let options = self.options;
         let mut dropped = 0;
-        let entry = if continues {
-            let entry = self.entries.back_mut().expect("checked");
-            self.changes.entries.insert(entry.index);
-            entry
-        } else {
-            let entry = self.push_entry(kind);
-            entry.message_id = message_id;
-            entry
-        };
+        let entry = self.message_entry(kind, continues, || message_id);
         entry.seen_other |= obj.keys().any(|k| k != "sessionUpdate");
         merge(
             &mut entry.extra,
