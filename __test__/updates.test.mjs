@@ -28,3 +28,32 @@ test('updates() yields every update of the turn in order, at the consumer pace, 
   assert.ok(maxAhead <= 8 + 2 * 16, `JS ran ahead of the consumer by ${maxAhead} updates`);
   await client.close();
 });
+
+test('an updates() iterator nobody reads, or a handler that never settles, does not keep close() waiting', async () => {
+  for (const hold of ['iterator', 'handler']) {
+    const client = mockClient({ batchMaxMessages: 16 });
+    await client.initialize();
+    const { sessionId } = await client.newSession();
+    let delivered = 0;
+    if (hold === 'iterator') {
+      // Never read: its buffer fills and holds the batches back.
+      const stream = client.updates(sessionId, { highWaterMark: 4 });
+      client.onSessionUpdate(() => void delivered++);
+      void stream;
+    } else {
+      client.onSessionUpdate(() => {
+        delivered++;
+        return new Promise(() => {}); // never settles
+      });
+    }
+    const turn = client.prompt({ sessionId, prompt: 'burst:2000 text:2' });
+    while (delivered < 4) await new Promise((r) => setTimeout(r, 10));
+    // Held: more batches do not come (the agent blocks on its pipe).
+    await new Promise((r) => setTimeout(r, 100));
+    assert.ok(delivered < 2000, `${hold}: nothing was held back (${delivered} delivered)`);
+    const exit = await client.close();
+    assert.equal(exit.reason, 'closed', hold);
+    // Settled either way: answered (the agent had finished) or closed.
+    await turn.then(({ stopReason }) => assert.equal(stopReason, 'end_turn'), (err) => assert.equal(err.code, 'ERR_ACP_CLOSED'));
+  }
+});

@@ -250,6 +250,7 @@ class ConnectionBase extends EventEmitter {
     } else {
       this.#status.closing();
       this.#closing = true;
+      this.#dispatcher.closing();
       this.#updateRef();
       this.#conn.close();
     }
@@ -263,6 +264,7 @@ class ConnectionBase extends EventEmitter {
     } else {
       this.#status.closing();
       this.#closing = true;
+      this.#dispatcher.closing();
       this.#conn.kill();
       this.#updateRef();
     }

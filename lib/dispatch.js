@@ -35,12 +35,20 @@ function isThenable(v) {
  * - `failed(err)`: one of our requests failed (for `status().lastError`);
  * - `pendingChanged()`: our pending request count changed (ref counting).
  */
+/** A Promise and its resolve function (Promise.withResolvers is Node 22+). */
+function deferred() {
+  let resolve;
+  const promise = new Promise((r) => (resolve = r));
+  return { promise, resolve };
+}
+
 class Dispatcher {
   #conn = null;
   #handlers;
   #host;
   #pending = new Map(); // our request id → { resolve, reject, method }
   #running = new Map(); // agent request token → AbortController
+  #closing = deferred(); // resolved when the host closes
 
   constructor(handlers, host) {
     readKinds();
@@ -96,14 +104,16 @@ class Dispatcher {
   }
 
   #onBatch(conn, text) {
-    let waits = null;
+    // Promises async notification handlers returned → the method, for the
+    // report if one rejects. A Map: a handler returning the same Promise
+    // for many items (a full updates() buffer) is waited for once.
+    const waits = new Map();
     try {
       const items = JSON.parse(text);
       // Items are flat triples: kind, a, b (see the core's event.rs).
       for (let i = 0; i < items.length; i += 3) {
         try {
-          const pending = this.#dispatch(items[i], items[i + 1], items[i + 2]);
-          if (pending) (waits ??= []).push(...pending);
+          this.#dispatch(items[i], items[i + 1], items[i + 2], waits);
         } catch (err) {
           // Each callback is already isolated; this guards the loop itself.
           this.#host.report(err, 'dispatch');
@@ -112,12 +122,23 @@ class Dispatcher {
     } catch (err) {
       this.#host.report(err, 'batch');
     }
-    // Backpressure: the next batches wait for async notification handlers.
-    if (waits) {
-      Promise.allSettled(waits).then(() => this.#ack(conn));
+    // Backpressure: the next batches wait for async notification handlers,
+    // until the host closes: then nothing may hold the exit item back.
+    if (waits.size > 0) {
+      const settled = Promise.allSettled(Array.from(waits, ([p, method]) => Promise.resolve(p).catch((err) => this.#host.report(err, method))));
+      Promise.race([settled, this.#closing.promise]).then(() => this.#ack(conn));
     } else {
       this.#ack(conn);
     }
+  }
+
+  /**
+   * The host called close()/kill(): batches stop waiting for notification
+   * handlers (one that never settles, or an updates() iterator nobody
+   * reads, would otherwise keep the exit item, and close(), waiting).
+   */
+  closing() {
+    this.#closing.resolve();
   }
 
   /**
@@ -129,10 +150,11 @@ class Dispatcher {
     setImmediate(() => conn.ack());
   }
 
-  #dispatch(kind, a, b) {
+  #dispatch(kind, a, b, waits) {
     switch (kind) {
       case NOTIFICATION:
-        return this.#notification(a, b ?? undefined);
+        this.#notification(a, b ?? undefined, waits);
+        return null;
       case REQUEST:
         this.#request(a, b);
         return null;
@@ -161,27 +183,22 @@ class Dispatcher {
     }
   }
 
-  #notification(method, params) {
+  #notification(method, params, waits) {
     const [specific, any] = this.#handlers.notificationHandlers(method);
-    if (specific.length === 0 && any.length === 0) return null;
+    if (specific.length === 0 && any.length === 0) return;
     const msg = { jsonrpc: '2.0', method, params };
-    let pending = null;
-    for (let i = 0; i < specific.length; i++) pending = this.#invoke(specific[i], msg, pending);
-    for (let i = 0; i < any.length; i++) pending = this.#invoke(any[i], msg, pending);
-    return pending;
+    for (let i = 0; i < specific.length; i++) this.#invoke(specific[i], msg, waits);
+    for (let i = 0; i < any.length; i++) this.#invoke(any[i], msg, waits);
   }
 
-  /** Call one notification handler; collect its Promise for backpressure. */
-  #invoke(handler, msg, pending) {
+  /** Call one notification handler; note its Promise for backpressure. */
+  #invoke(handler, msg, waits) {
     try {
       const r = handler(msg.params, msg);
-      if (r !== undefined && isThenable(r)) {
-        (pending ??= []).push(Promise.resolve(r).catch((err) => this.#host.report(err, msg.method)));
-      }
+      if (r !== undefined && isThenable(r) && !waits.has(r)) waits.set(r, msg.method);
     } catch (err) {
       this.#host.report(err, msg.method);
     }
-    return pending;
   }
 
   #request(token, msg) {
