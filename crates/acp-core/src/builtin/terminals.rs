@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Deserialize;
@@ -57,6 +57,10 @@ pub struct Terminals {
     config: TerminalConfig,
     open: Mutex<HashMap<String, Arc<Terminal>>>,
     next_id: AtomicU64,
+    /// Set by `kill_all` (under the `open` lock): a create the reader was
+    /// still working on when the connection shut down is refused, not
+    /// left running with nobody to kill it.
+    shut: AtomicBool,
 }
 
 impl Terminals {
@@ -65,6 +69,7 @@ impl Terminals {
             config,
             open: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
+            shut: AtomicBool::new(false),
         }
     }
 
@@ -126,6 +131,9 @@ impl Terminals {
         // The count and the output budget are checked and the terminal
         // added under one lock, so concurrent creates cannot overshoot.
         let mut open = self.lock();
+        if self.shut.load(Ordering::Relaxed) {
+            return Err(BuiltinError::internal("the connection is shutting down"));
+        }
         if open.len() >= self.config.max_terminals {
             return Err(BuiltinError::too_many_terminals(self.config.max_terminals));
         }
@@ -207,7 +215,11 @@ impl Terminals {
 
     /// Kill every terminal now (synchronous: also used from exit hooks).
     pub fn kill_all(&self) {
-        let all: Vec<_> = self.lock().drain().map(|(_, t)| t).collect();
+        let all: Vec<_> = {
+            let mut open = self.lock();
+            self.shut.store(true, Ordering::Relaxed);
+            open.drain().map(|(_, t)| t).collect()
+        };
         for t in all {
             t.release();
             t.stop_pumps();

@@ -179,8 +179,17 @@ impl Tracer {
                 .saturating_duration_since(self.started)
                 .as_secs_f64()
                 * 1000.0;
-        let method = meta.method.unwrap_or("");
-        let id = meta.id.unwrap_or("");
+        // Cut like the payload: the agent picks their length. An id is
+        // raw JSON, which cannot be cut: a longer one is left out.
+        let method = meta
+            .method
+            .map_or("", |m| &m[..floor_char_boundary(m, MAX_NAME_BYTES)]);
+        let id = meta
+            .id
+            .filter(|id| id.len() <= MAX_NAME_BYTES)
+            .unwrap_or("");
+        let names_cut = method.len() < meta.method.map_or(0, str::len)
+            || id.len() < meta.id.map_or(0, str::len);
         let rec = |seq, max| {
             let cut = floor_char_boundary(line, max);
             Full {
@@ -196,7 +205,7 @@ impl Tracer {
                     duration_ms: meta
                         .request_at
                         .map(|r| meta.at.saturating_duration_since(r).as_secs_f64() * 1000.0),
-                    truncated: cut < line.len(),
+                    truncated: cut < line.len() || names_cut,
                 },
                 method,
                 id,
@@ -291,6 +300,9 @@ fn encode(full: &Full<'_>, out: &mut String) {
 }
 
 /// The largest index `<= max` that is a char boundary of `s`.
+/// Longest method name or id a record keeps (see `record`).
+const MAX_NAME_BYTES: usize = 256;
+
 fn floor_char_boundary(s: &str, max: usize) -> usize {
     if max >= s.len() {
         return s.len();
@@ -373,6 +385,29 @@ mod tests {
                 n => assert_eq!(r["id"], i.to_string().repeat(n).parse::<u64>().unwrap()),
             }
         }
+    }
+
+    #[test]
+    fn an_agents_long_method_and_id_are_not_kept_whole() {
+        let t = Tracer::new(TraceConfig {
+            history: 2,
+            ..Default::default()
+        });
+        let method = "é".repeat(10_000);
+        let id = format!("\"{}\"", "i".repeat(10_000));
+        t.record(
+            WireMeta {
+                id: Some(&id),
+                ..meta(&method)
+            },
+            "{}",
+        );
+        let v: serde_json::Value = serde_json::from_str(&t.history_json()).unwrap();
+        let r = &v[0];
+        let kept = r["method"].as_str().unwrap();
+        assert!(kept.len() <= MAX_NAME_BYTES && method.starts_with(kept) && !kept.is_empty());
+        assert!(r.get("id").is_none(), "a long id is left out, not cut");
+        assert_eq!(r["truncated"], true);
     }
 
     #[test]
