@@ -154,6 +154,23 @@ test('changes are coalesced: a 5,000-chunk burst is a handful of change events, 
   assert.ok(text.endsWith('b4999'));
 });
 
+test('a change listener that throws does not take the change from the listeners after it', async (t) => {
+  const client = await connect(t);
+  const errors = [];
+  client.on('handlerError', (e) => errors.push(e));
+  const { sessionId } = await client.newSession();
+  const view = client.session(sessionId, { intervalMs: 0 });
+  view.on('change', () => {
+    throw new Error('listener bug');
+  });
+  const mirror = [];
+  view.on('change', (c) => mirror.push(c));
+  await client.prompt({ sessionId, prompt: 'say:hello' });
+  view.flush();
+  assert.ok(mirror.length > 0, 'the second listener got the changes');
+  assert.ok(errors.length > 0, 'the throw was reported');
+});
+
 test('forward: true delivers the updates one by one as well; a closed view stops folding', async (t) => {
   const client = await connect(t);
   const { sessionId } = await client.newSession();

@@ -10,6 +10,7 @@
 // it. JS owns promises and handlers: the Dispatcher the pending calls, the
 // HandlerRegistry the handlers, the StatusTracker the lifecycle state.
 
+const { emitIsolated } = require('./emit.js');
 const { EventEmitter } = require('node:events');
 const { writeFile } = require('node:fs/promises');
 const { native } = require('./loader.js');
@@ -359,16 +360,10 @@ class ConnectionBase extends EventEmitter {
 
   /** emit() with every listener isolated: one that throws is reported, the others still run. */
   #emit(name, ...args) {
-    const listeners = this.rawListeners(name);
-    if (listeners.length === 0) return;
-    for (const listener of listeners) {
-      try {
-        listener.apply(this, args);
-      } catch (err) {
-        if (name === 'handlerError') process.emitWarning(`acp-native: a handlerError listener threw: ${err?.stack ?? err}`, 'AcpHandlerWarning');
-        else this.#report(err, `${name} listener`);
-      }
-    }
+    emitIsolated(this, name, args, (err) => {
+      if (name === 'handlerError') process.emitWarning(`acp-native: a handlerError listener threw: ${err?.stack ?? err}`, 'AcpHandlerWarning');
+      else this.#report(err, `${name} listener`);
+    });
   }
 
   /**

@@ -76,4 +76,4 @@ function disposable(fn) {
   };
 }
 
-module.exports = { HandlerRegistry, disposable };
+module.exports = { HandlerRegistry };

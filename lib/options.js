@@ -112,4 +112,4 @@ function nativeOptions(o, hostMethods) {
   };
 }
 
-module.exports = { normalize, nativeOptions, DEFAULTS };
+module.exports = { normalize, nativeOptions };

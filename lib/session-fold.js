@@ -435,4 +435,4 @@ function toMarkdown(state) {
   return out.join('\n');
 }
 
-module.exports = { SessionFold, foldRecording, applyChanges, toMarkdown, jsonEqual, DEFAULT_LIMITS };
+module.exports = { SessionFold, foldRecording, applyChanges, toMarkdown };

@@ -4,6 +4,7 @@
 // stream (crates/acp-core/src/view), this object hands the state to JS at
 // display rate. Opened with `client.session(sessionId, options)`.
 
+const { emitIsolated } = require('./emit.js');
 const { EventEmitter } = require('node:events');
 const { toMarkdown } = require('./session-fold.js');
 
@@ -157,11 +158,7 @@ class SessionView extends EventEmitter {
       // The rest of the backlog on the next turn: other work runs between.
       this.#drainSoon(0);
     }
-    try {
-      this.emit('change', changes);
-    } catch (err) {
-      this.#port.report(err, 'session view change');
-    }
+    emitIsolated(this, 'change', [changes], (err) => this.#port.report(err, 'session view change'));
     return changes;
   }
 
@@ -199,4 +196,4 @@ class SessionView extends EventEmitter {
   }
 }
 
-module.exports = { SessionView, DEFAULT_INTERVAL_MS, CHANGE_TEXT_BYTES };
+module.exports = { SessionView, CHANGE_TEXT_BYTES };

@@ -1,0 +1,21 @@
+'use strict';
+
+/**
+ * `emitter.emit(name, ...args)` with every listener isolated: one that
+ * throws is handed to `onError` and the listeners after it still run
+ * (EventEmitter.emit stops at the first throw, and the others lose the
+ * item). Returns whether there was a listener.
+ */
+function emitIsolated(emitter, name, args, onError) {
+  const listeners = emitter.rawListeners(name);
+  for (const listener of listeners) {
+    try {
+      listener.apply(emitter, args);
+    } catch (err) {
+      onError(err);
+    }
+  }
+  return listeners.length > 0;
+}
+
+module.exports = { emitIsolated };
