@@ -140,6 +140,29 @@ test('a permission request waits in the view until the host answers it', async (
   assert.ok(changes.some((c) => Array.isArray(c.pending) && c.pending.length === 0));
 });
 
+test('a request the agent withdraws ($/cancel_request) leaves the view at once', async (t) => {
+  let asked = false;
+  const client = await connect(t, {
+    handlers: {
+      'session/request_permission': () => {
+        asked = true;
+        return new Promise(() => {}); // the host never answers
+      },
+    },
+  });
+  const { sessionId } = await client.newSession();
+  const view = client.session(sessionId, { intervalMs: 0 });
+  const changes = [];
+  view.on('change', (c) => changes.push(c));
+  await client.prompt({ sessionId, prompt: 'withdraw:session/request_permission' });
+  assert.equal(asked, true);
+  view.flush();
+  // Not only in a snapshot: a change event says it is gone.
+  assert.ok(changes.some((c) => c.pending?.length === 1), 'shown while waiting');
+  assert.ok(changes.some((c) => Array.isArray(c.pending) && c.pending.length === 0), 'a change says it is gone');
+  assert.deepEqual(view.snapshot().pending, []);
+});
+
 test('changes are coalesced: a 5,000-chunk burst is a handful of change events, text appended', async (t) => {
   const client = await connect(t);
   const { sessionId } = await client.newSession();

@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, Notify, Semaphore};
 
 use super::config::ConnectionConfig;
 use super::delivery::{run_delivery, BatchLimits, DeliverySink};
-use super::event::{Event, QUEUE_BUDGET_BYTES};
+use super::event::QUEUE_BUDGET_BYTES;
 use super::exit::ExitInfo;
 use super::reader::run_reader;
 use super::shared::{PendingCaps, Shared};
@@ -270,11 +270,9 @@ impl Connection {
         // Settle events are queued before anything reaches the agent, so
         // the host sees them before the turn's `cancelled` answer.
         for (token, _) in &taken {
-            self.view_settled(*token);
-            self.shared.emit(Event::RequestSettled {
-                token: *token,
-                reason: "cancelled",
-            });
+            for event in self.shared.settled(*token, "cancelled") {
+                self.shared.emit(event);
+            }
         }
         let params = format!(r#"{{"sessionId":{}}}"#, json_str(session_id));
         self.notify(methods::SESSION_CANCEL, Some(&params))?;

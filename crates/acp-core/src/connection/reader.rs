@@ -411,10 +411,7 @@ fn cancel_incoming(shared: &Arc<Shared>, text: &str, out: &mut Vec<Event>) {
                 data: None,
             },
         );
-        out.push(Event::RequestSettled {
-            token,
-            reason: "cancelled",
-        });
+        out.extend(shared.settled(token, "cancelled"));
     }
 }
 

@@ -81,6 +81,15 @@ impl Shared {
         let _ = self.events.send(event);
     }
 
+    /// The items for agent request `token` settled without the host's
+    /// answer (cancelled, timed out, closed): the host's handler is told
+    /// to stop, and a session view stops showing the request as waiting.
+    /// Every such path goes through here, so no view keeps a stale entry.
+    pub fn settled(&self, token: u64, reason: &'static str) -> impl Iterator<Item = Event> {
+        let view = self.views.on_settled(token);
+        std::iter::once(Event::RequestSettled { token, reason }).chain(view)
+    }
+
     /// Queue one line for the agent's stdin, traced first: a trace item
     /// queued after the line could land behind the agent's quick answer.
     /// (A line the outbox then refuses was still traced; the call fails.)
@@ -188,10 +197,9 @@ impl Shared {
                     timeout.as_millis()
                 );
                 shared.send_reply(&req, acp::failure_reply(&req.method, &message));
-                shared.emit(Event::RequestSettled {
-                    token,
-                    reason: "timeout",
-                });
+                for event in shared.settled(token, "timeout") {
+                    shared.emit(event);
+                }
             }
         });
         self.incoming.set_timer(token, timer.abort_handle());

@@ -93,10 +93,9 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
         shared.emit(Event::Failed { id, error });
     }
     for (token, _) in shared.incoming.drain() {
-        shared.emit(Event::RequestSettled {
-            token,
-            reason: "closed",
-        });
+        for event in shared.settled(token, "closed") {
+            shared.emit(event);
+        }
     }
     shared.emit(Event::Host {
         name: "exit",

@@ -328,8 +328,6 @@ impl Connection {
         let shared = self.shared();
         let mut inner = shared.views.lock();
         let view = inner.views.get_mut(&id)?;
-        view.state
-            .prune_pending(|key| key.parse().is_ok_and(|t| shared.incoming.contains(t)));
         Some(view.state.snapshot_json())
     }
 
@@ -355,8 +353,6 @@ impl Connection {
         let Some(view) = inner.views.get_mut(&id) else {
             return Ok(None);
         };
-        view.state
-            .prune_pending(|key| key.parse().is_ok_and(|t| shared.incoming.contains(t)));
         view.signalled = false;
         Ok(view.state.drain_parts(max_text))
     }

@@ -211,10 +211,6 @@ impl<T: Timed> PendingTable<T> {
         self.lock().map.len()
     }
 
-    pub fn contains(&self, key: u64) -> bool {
-        self.lock().map.contains_key(&key)
-    }
-
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

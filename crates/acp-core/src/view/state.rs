@@ -560,16 +560,6 @@ impl SessionState {
         changed
     }
 
-    /// Drop pending requests `still_waiting` says were answered.
-    pub fn prune_pending(&mut self, still_waiting: impl Fn(&str) -> bool) {
-        let before = self.pending.len();
-        self.pending.retain(|p| still_waiting(&p.key));
-        if self.pending.len() != before {
-            self.changes.pending = true;
-            self.changes.dirty = true;
-        }
-    }
-
     /// The whole state as JSON text.
     pub fn snapshot_json(&self) -> String {
         serde_json::to_string(&Snapshot(self)).expect("a state always serializes")
