@@ -25,7 +25,7 @@ use super::event::Event;
 use super::handle::Connection;
 use super::reader::session_id_of;
 use crate::acp::methods;
-use crate::view::{Drained, SessionState, TextLine, TextParams, ViewOptions};
+use crate::view::{Drained, SessionState, TextLine, ViewOptions};
 
 /// Our requests whose answers a view folds, at most (older ones are
 /// forgotten: their answers are then not folded).
@@ -148,13 +148,10 @@ impl Views {
         view.state
             .text_chunk(line.kind, line.message_id.as_deref(), &line.text);
         let forward = view.forward;
-        let signal = if view.signalled {
-            None
-        } else {
-            view.signalled = true;
-            Some(Event::ViewChanged { view: id })
-        };
-        Folded { forward, signal }
+        Folded {
+            forward,
+            signal: inner.signal(id),
+        }
     }
 
     /// A `session/update` notification's params (JSON text).
@@ -166,34 +163,21 @@ impl Views {
             #[serde(borrow)]
             update: Option<&'a RawValue>,
         }
-        let pass = Folded {
-            forward: true,
-            signal: None,
-        };
-        // The hot path: a plain-text chunk, read in one pass.
-        if let Some(p) = params.and_then(|p| serde_json::from_str::<TextParams<'_>>(p).ok()) {
-            if p.update.entry_kind().is_some() {
-                let mut inner = self.lock();
-                let Some(id) = inner.view_of(&p.session_id) else {
-                    return pass;
-                };
-                let view = inner.views.get_mut(&id).expect("indexed");
-                view.state.apply_text_chunk(&p.update);
-                let forward = view.forward;
-                return Folded {
-                    forward,
-                    signal: inner.signal(id),
-                };
-            }
-        }
         let Some(p) = params.and_then(|p| serde_json::from_str::<P<'_>>(p).ok()) else {
-            return pass;
+            return Folded {
+                forward: true,
+                signal: None,
+            };
         };
         let mut inner = self.lock();
-        let Some(&id) = inner.by_session.get(p.session_id.as_ref()) else {
-            return pass;
+        let Some(id) = inner.view_of(&p.session_id) else {
+            return Folded {
+                forward: true,
+                signal: None,
+            };
         };
         let view = inner.views.get_mut(&id).expect("indexed");
+        // A plain-text chunk takes the fold's one-pass path in there.
         view.state.apply_update_json(p.update.map(RawValue::get));
         let forward = view.forward;
         Folded {

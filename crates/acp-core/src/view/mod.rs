@@ -19,6 +19,7 @@ mod scan;
 mod state;
 
 pub use changes::Drained;
+#[cfg(test)]
 pub(crate) use fast::TextParams;
 pub use replay::fold_recording;
 pub(crate) use scan::{scan_text_line, Shape, TextLine};
