@@ -271,3 +271,18 @@ test('a backlog of text is cut into change events of at most CHANGE_TEXT_BYTES, 
     view.close();
   }
 });
+
+test('bad view and updates() options are refused with ERR_ACP_INVALID_ARGUMENT, naming the option', async (t) => {
+  const client = await connect(t);
+  const { sessionId } = await client.newSession();
+  for (const [opts, name] of [
+    [{ intervalMs: -1 }, 'options.intervalMs'],
+    [{ intervalMs: Infinity }, 'options.intervalMs'],
+    [{ maxEntries: 1.5 }, 'options.maxEntries'],
+    [{ maxTextBytes: -1 }, 'options.maxTextBytes'],
+  ]) {
+    assert.throws(() => client.session(sessionId, opts), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: name });
+  }
+  assert.throws(() => client.updates(sessionId, { highWaterMark: 0 }), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'options.highWaterMark' });
+  assert.throws(() => client.updates(sessionId, { highWaterMark: '8' }), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'options.highWaterMark' });
+});

@@ -90,6 +90,8 @@ class AcpClient extends ConnectionBase {
   session(sessionId, opts) {
     check.string('sessionId', sessionId);
     check.optionalObject('options', opts);
+    check.nonNegative('options.intervalMs', opts?.intervalMs);
+    for (const limit of ['maxEntries', 'maxTextBytes', 'maxBlocks', 'maxKeys']) check.size(`options.${limit}`, opts?.[limit]);
     let view = this.#views.get(sessionId);
     if (!view || view.closed) {
       const { conn, report } = this[INTERNAL];
@@ -119,7 +121,8 @@ class AcpClient extends ConnectionBase {
     check.string('sessionId', sessionId);
     check.optionalObject('options', opts);
     const signal = check.signal('options.signal', opts.signal);
-    return new UpdateStream(this, sessionId, signal, opts.highWaterMark);
+    const highWaterMark = check.size('options.highWaterMark', opts.highWaterMark, 1);
+    return new UpdateStream(this, sessionId, signal, highWaterMark);
   }
 
   // ---- client → agent ---------------------------------------------------

@@ -36,9 +36,7 @@ function bytesOption(name, v) {
 }
 
 function sizeOption(name, v) {
-  if (v === undefined) return undefined;
-  if (!Number.isInteger(v) || v < 0 || v > check.U32_MAX) throw invalidArgument(`options.${name}`, `must be an integer from 0 to ${check.U32_MAX}`);
-  return v;
+  return check.size(`options.${name}`, v);
 }
 
 function stringEnv(name, env) {

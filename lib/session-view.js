@@ -33,8 +33,8 @@ class SessionView extends EventEmitter {
   /** @internal Use `client.session()`. */
   constructor(port, sessionId, options = {}) {
     super();
+    // Checked by client.session().
     const intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
-    if (typeof intervalMs !== 'number' || !(intervalMs >= 0)) throw new TypeError('intervalMs must be a number >= 0');
     this.#port = port;
     this.sessionId = sessionId;
     this.#intervalMs = intervalMs;

@@ -22,7 +22,7 @@ class UpdateStream {
 
   constructor(client, sessionId, signal, highWaterMark) {
     this.#client = client;
-    this.#highWaterMark = Number.isInteger(highWaterMark) && highWaterMark > 0 ? highWaterMark : DEFAULT_HIGH_WATER_MARK;
+    this.#highWaterMark = highWaterMark ?? DEFAULT_HIGH_WATER_MARK; // checked by client.updates()
     this.#subscription = client.onSessionUpdate((params) => {
       if (this.#done || params?.sessionId !== sessionId) return undefined;
       const waiter = this.#waiters.shift();

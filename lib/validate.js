@@ -35,6 +35,20 @@ function timeout(name, v) {
   return Number.isFinite(v) ? Math.min(U32_MAX, Math.floor(v)) : 0;
 }
 
+/** An integer count or size from `min` to 2³²−1 (what the core takes), or undefined. */
+function size(name, v, min = 0) {
+  if (v === undefined) return undefined;
+  if (!Number.isInteger(v) || v < min || v > U32_MAX) throw invalidArgument(name, `must be an integer from ${min} to ${U32_MAX}`);
+  return v;
+}
+
+/** A finite number ≥ 0 (a duration where 0 means "at once"), or undefined. */
+function nonNegative(name, v) {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw invalidArgument(name, 'must be a finite number ≥ 0');
+  return v;
+}
+
 function signal(name, v) {
   if (v === undefined) return undefined;
   if (v === null || typeof v !== 'object' || typeof v.aborted !== 'boolean' || typeof v.addEventListener !== 'function') {
@@ -69,4 +83,4 @@ function absolutePath(name, v) {
   return v;
 }
 
-module.exports = { string, object, optionalObject, fn, timeout, signal, callOptions, json, absolutePath, U32_MAX };
+module.exports = { string, object, optionalObject, fn, timeout, size, nonNegative, signal, callOptions, json, absolutePath, U32_MAX };
