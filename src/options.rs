@@ -76,7 +76,7 @@ impl From<FsOptions> for FsConfig {
         let d = FsConfig::default();
         FsConfig {
             roots: paths(o.roots),
-            max_file_bytes: o.max_file_bytes.map_or(d.max_file_bytes, |v| v as usize),
+            max_file_bytes: size(o.max_file_bytes, d.max_file_bytes),
             read_only: o.read_only.unwrap_or(d.read_only),
             max_scan_bytes: o
                 .max_scan_bytes
@@ -91,16 +91,13 @@ impl From<TerminalOptions> for TerminalConfig {
         let d = TerminalConfig::default();
         TerminalConfig {
             roots: paths(o.roots),
-            max_terminals: o.max_terminals.map_or(d.max_terminals, |v| v as usize),
-            default_output_byte_limit: o
-                .default_output_byte_limit
-                .map_or(d.default_output_byte_limit, |v| v as usize),
-            max_output_byte_limit: o
-                .max_output_byte_limit
-                .map_or(d.max_output_byte_limit, |v| v as usize),
-            max_total_output_bytes: o
-                .max_total_output_bytes
-                .map_or(d.max_total_output_bytes, |v| v as usize),
+            max_terminals: size(o.max_terminals, d.max_terminals),
+            default_output_byte_limit: size(
+                o.default_output_byte_limit,
+                d.default_output_byte_limit,
+            ),
+            max_output_byte_limit: size(o.max_output_byte_limit, d.max_output_byte_limit),
+            max_total_output_bytes: size(o.max_total_output_bytes, d.max_total_output_bytes),
             env: sorted_env(o.env),
         }
     }
@@ -119,6 +116,11 @@ fn sorted_env(env: Option<HashMap<String, String>>) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = env.unwrap_or_default().into_iter().collect();
     env.sort();
     env
+}
+
+/// A size or count option, or its default.
+fn size(v: Option<u32>, default: usize) -> usize {
+    v.map_or(default, |v| v as usize)
 }
 
 fn ms(v: u32) -> Duration {
@@ -145,47 +147,35 @@ impl From<ConnectionOptions> for ConnectionConfig {
                 clear_env: o.clear_env.unwrap_or(false),
                 keep_detached: o.keep_detached.unwrap_or(false),
             },
-            max_line_bytes: o.max_line_bytes.map_or(d.max_line_bytes, |v| v as usize),
-            stderr_tail_bytes: o
-                .stderr_tail_bytes
-                .map_or(d.stderr_tail_bytes, |v| v as usize),
+            max_line_bytes: size(o.max_line_bytes, d.max_line_bytes),
+            stderr_tail_bytes: size(o.stderr_tail_bytes, d.stderr_tail_bytes),
             forward_stderr: o.forward_stderr.unwrap_or(d.forward_stderr),
-            max_write_queue_bytes: o
-                .max_write_queue_bytes
-                .map_or(d.max_write_queue_bytes, |v| v as usize),
+            max_write_queue_bytes: size(o.max_write_queue_bytes, d.max_write_queue_bytes),
             handler_timeout: o.handler_timeout_ms.map_or(d.handler_timeout, millis),
-            max_pending_agent_requests: o
-                .max_pending_agent_requests
-                .map_or(d.max_pending_agent_requests, |v| v as usize),
-            max_pending_agent_request_bytes: o
-                .max_pending_agent_request_bytes
-                .map_or(d.max_pending_agent_request_bytes, |v| v as usize),
+            max_pending_agent_requests: size(
+                o.max_pending_agent_requests,
+                d.max_pending_agent_requests,
+            ),
+            max_pending_agent_request_bytes: size(
+                o.max_pending_agent_request_bytes,
+                d.max_pending_agent_request_bytes,
+            ),
             close_grace: o.close_grace_ms.map_or(d.close_grace, ms),
             term_grace: o.term_grace_ms.map_or(d.term_grace, ms),
-            batch_max_messages: o
-                .batch_max_messages
-                .map_or(d.batch_max_messages, |v| v as usize),
-            batch_max_bytes: o.batch_max_bytes.map_or(d.batch_max_bytes, |v| v as usize),
-            in_flight_batches: o
-                .in_flight_batches
-                .map_or(d.in_flight_batches, |v| v as usize),
+            batch_max_messages: size(o.batch_max_messages, d.batch_max_messages),
+            batch_max_bytes: size(o.batch_max_bytes, d.batch_max_bytes),
+            in_flight_batches: size(o.in_flight_batches, d.in_flight_batches),
             builtins: BuiltinConfig {
                 fs: o.fs.map(Into::into),
                 terminals: o.terminals.map(Into::into),
                 host_methods: o.host_methods.unwrap_or_default(),
-                max_jobs: o
-                    .builtin_jobs
-                    .map_or(acp_core::builtin::DEFAULT_MAX_JOBS, |v| v as usize),
+                max_jobs: size(o.builtin_jobs, acp_core::builtin::DEFAULT_MAX_JOBS),
             },
             trace: TraceConfig {
                 live: o.trace.unwrap_or(t.live),
-                live_max_payload: o
-                    .trace_max_payload_bytes
-                    .map_or(t.live_max_payload, |v| v as usize),
-                history: o.history_size.map_or(t.history, |v| v as usize),
-                history_max_payload: o
-                    .history_max_payload_bytes
-                    .map_or(t.history_max_payload, |v| v as usize),
+                live_max_payload: size(o.trace_max_payload_bytes, t.live_max_payload),
+                history: size(o.history_size, t.history),
+                history_max_payload: size(o.history_max_payload_bytes, t.history_max_payload),
             },
             cancelled_results: o.cancelled_results.unwrap_or_default(),
         }

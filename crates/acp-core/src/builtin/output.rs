@@ -97,15 +97,18 @@ pub struct Snapshot {
 impl Snapshot {
     /// See [`OutputBuffer::text`].
     pub fn text(self) -> (String, bool) {
-        let text = String::from_utf8_lossy(&self.bytes);
+        // Valid UTF-8 (the usual case) keeps the snapshot's buffer.
+        let mut text = String::from_utf8(self.bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         if text.len() <= self.limit {
-            return (text.into_owned(), false);
+            return (text, false);
         }
         let mut cut = text.len() - self.limit;
         while !text.is_char_boundary(cut) {
             cut += 1;
         }
-        (text[cut..].to_owned(), true)
+        text.drain(..cut);
+        (text, true)
     }
 }
 
