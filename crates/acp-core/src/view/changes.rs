@@ -94,11 +94,12 @@ pub struct Drained {
 impl SessionState {
     /// What changed since the last drain, as JSON text (see the module
     /// docs); `None` when nothing did. Resets the change set.
+    #[cfg(test)]
     pub fn drain_json(&mut self) -> Option<String> {
         self.drain(usize::MAX, false).map(|d| d.json)
     }
 
-    /// Like [`SessionState::drain_json`], but at most about `max_text`
+    /// Like `drain_json` (tests), but at most about `max_text`
     /// bytes of message text (appended, and new entries' last text block)
     /// per drain: the rest stays for the next (`more`). And the texts
     /// travel apart from the JSON, so the host need not parse them: each

@@ -58,6 +58,7 @@ impl TextChunk<'_> {
         }
     }
 
+    #[cfg(test)]
     /// The message id and the text.
     #[cfg(test)]
     pub(crate) fn parts(&self) -> (Option<&str>, &str) {

@@ -237,7 +237,7 @@ impl SessionState {
         &self.session_id
     }
 
-    /// Something changed since the last [`SessionState::drain_json`].
+    /// Something changed since the last drain.
     pub fn is_dirty(&self) -> bool {
         self.changes.dirty
     }
