@@ -12,7 +12,7 @@
 //! every update the agent sent before it is already in the view.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
@@ -27,8 +27,8 @@ use super::reader::session_id_of;
 use crate::acp::methods;
 use crate::view::{Drained, SessionState, TextLine, ViewOptions};
 
-/// Our requests whose answers a view folds, at most (older ones are
-/// forgotten: their answers are then not folded).
+/// Our requests whose answers a view folds, at most (the oldest is
+/// forgotten first: its answer is then not folded).
 const MAX_TRACKED_REQUESTS: usize = 4096;
 
 struct View {
@@ -65,7 +65,7 @@ struct Inner {
     by_session: HashMap<Box<str>, u32>,
     views: HashMap<u32, View, BuildHasherDefault<IdHasher>>,
     /// Our `session/prompt|load|resume` requests by id: method, view.
-    requests: HashMap<u64, (&'static str, u32)>,
+    requests: BTreeMap<u64, (&'static str, u32)>,
     /// Agent requests waiting for the host, by token: view.
     waiting: HashMap<u64, u32>,
     /// The session last found in `by_session`, and its view: a stream is
@@ -198,7 +198,9 @@ impl Views {
         let mut inner = self.lock();
         let view = *inner.by_session.get(&session)?;
         if inner.requests.len() >= MAX_TRACKED_REQUESTS {
-            inner.requests.clear();
+            // Ids grow: the first is the oldest. (Clearing all forgot the
+            // prompts still running, and their views stayed "running".)
+            inner.requests.pop_first();
         }
         inner.requests.insert(id, (method, view));
         if method == methods::SESSION_PROMPT {
