@@ -35,7 +35,7 @@ fn lock(pipe: &Pipe) -> MutexGuard<'_, Option<ChildStdin>> {
 /// Handle for sending lines to the agent. Bounded by bytes, not messages:
 /// an agent that stops reading cannot make the host buffer without limit.
 pub struct Outbox {
-    tx: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
+    tx: Mutex<Option<mpsc::UnboundedSender<Rest>>>,
     /// Bytes handed to the writer task and not yet written.
     queued: Arc<AtomicUsize>,
     limit: usize,
@@ -107,17 +107,19 @@ impl Outbox {
         if written == line.len() {
             return Ok(());
         }
-        // In place: a big line is not copied.
-        let mut rest = line;
-        rest.drain(..written);
+        // Not moved: a big line's rest is neither copied nor shifted.
+        let rest = Rest {
+            line,
+            from: written,
+        };
+        let len = rest.bytes().len();
         // Counted before the pipe lock is released, so no direct write can
         // slip in ahead of the rest of this line.
-        self.queued.fetch_add(rest.len(), Ordering::AcqRel);
+        self.queued.fetch_add(len, Ordering::AcqRel);
         drop(pipe);
-        let len = rest.len();
         tx.send(rest).map_err(|e| {
             self.queued.fetch_sub(len, Ordering::AcqRel);
-            (OutboxError::Closed, e.0)
+            (OutboxError::Closed, e.0.line)
         })
     }
 
@@ -148,8 +150,20 @@ fn write_now(_stdin: &ChildStdin, _buf: &[u8]) -> usize {
     0
 }
 
+/// What the pipe did not take at once of a line: `line[from..]`.
+struct Rest {
+    line: Vec<u8>,
+    from: usize,
+}
+
+impl Rest {
+    fn bytes(&self) -> &[u8] {
+        &self.line[self.from..]
+    }
+}
+
 pub struct WriterQueue {
-    rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    rx: mpsc::UnboundedReceiver<Rest>,
     queued: Arc<AtomicUsize>,
     pipe: Pipe,
 }
@@ -159,28 +173,28 @@ pub struct WriterQueue {
 pub async fn run_writer(mut queue: WriterQueue) {
     let mut buf = Vec::with_capacity(64 * 1024);
     // A big line met while coalescing: written next, on its own.
-    let mut held: Option<Vec<u8>> = None;
+    let mut held: Option<Rest> = None;
     loop {
         let first = match held.take() {
-            Some(line) => line,
+            Some(rest) => rest,
             None => match queue.rx.recv().await {
-                Some(line) => line,
+                Some(rest) => rest,
                 None => break,
             },
         };
         // A big line (a built-in reply of megabytes) is written from its
         // own buffer: copying it would double its memory and cost the
         // shared worker a long memcpy.
-        let out: &[u8] = if first.len() >= COALESCE_BYTES {
-            &first
+        let out: &[u8] = if first.bytes().len() >= COALESCE_BYTES {
+            first.bytes()
         } else {
             buf.clear();
-            buf.extend_from_slice(&first);
+            buf.extend_from_slice(first.bytes());
             // Coalesce whatever small lines are already queued.
             while buf.len() < COALESCE_BYTES {
                 match queue.rx.try_recv() {
-                    Ok(next) if buf.len() + next.len() <= COALESCE_BYTES => {
-                        buf.extend_from_slice(&next)
+                    Ok(next) if buf.len() + next.bytes().len() <= COALESCE_BYTES => {
+                        buf.extend_from_slice(next.bytes())
                     }
                     Ok(next) => {
                         held = Some(next);
@@ -194,8 +208,8 @@ pub async fn run_writer(mut queue: WriterQueue) {
         let ok = write_all(&queue.pipe, out).await;
         queue.queued.fetch_sub(out.len(), Ordering::AcqRel);
         if !ok {
-            if let Some(line) = held.take() {
-                queue.queued.fetch_sub(line.len(), Ordering::AcqRel);
+            if let Some(rest) = held.take() {
+                queue.queued.fetch_sub(rest.bytes().len(), Ordering::AcqRel);
             }
             break;
         }
