@@ -35,9 +35,6 @@ function bytesOption(name, v) {
   return Number.isFinite(v) ? Math.min(check.U32_MAX, Math.floor(v)) : check.U32_MAX;
 }
 
-function sizeOption(name, v) {
-  return check.size(`options.${name}`, v);
-}
 
 function stringEnv(name, env) {
   if (env === undefined) return undefined;
@@ -55,8 +52,7 @@ function normalize(options) {
   check.string('options.command', options.command);
   if (options.args !== undefined && !Array.isArray(options.args)) throw invalidArgument('options.args', 'must be an array');
   if (options.cwd !== undefined) check.string('options.cwd', options.cwd);
-  for (const name of TIMEOUTS) check.timeout(`options.${name}`, options[name]);
-  for (const name of SIZES) sizeOption(name, options[name]);
+  for (const name of SIZES) check.size(`options.${name}`, options[name]);
   for (const name of ['trace', 'logger', 'onRestart', 'onSessionUpdate', 'onNotification']) {
     if (options[name] !== undefined) check.fn(`options.${name}`, options[name]);
   }
@@ -68,6 +64,7 @@ function normalize(options) {
   }
   if (options.restart !== undefined && options.restart !== false) check.object('options.restart', options.restart);
   const normalized = { ...DEFAULTS, ...options };
+  // Checked here, with the defaults in: a bad value is always the caller's.
   for (const name of TIMEOUTS) {
     if (normalized[name] !== undefined) normalized[name] = check.timeout(`options.${name}`, normalized[name]);
   }
