@@ -567,8 +567,8 @@ export declare class AcpClient extends EventEmitter {
   /**
    * One session's `session/update`s as an async iterator. Consumption
    * drives reading: while `highWaterMark` (default 64) updates wait unread,
-   * the agent's output is not read further. Ends when `signal` aborts or
-   * the agent exits (after what already arrived), at once on `break`.
+   * the agent's output is not read further. Ends when `signal` aborts,
+   * `closeSession`/`deleteSession` of it succeeds, or the agent exits (after what already arrived), at once on `break`.
    * Tie it to a turn: `prompt(…).finally(() => controller.abort())`.
    */
   updates(sessionId: string, options?: { signal?: AbortSignal; highWaterMark?: number }): AsyncIterableIterator<acp.SessionNotification>;

@@ -57,3 +57,21 @@ test('an updates() iterator nobody reads, or a handler that never settles, does 
     await turn.then(({ stopReason }) => assert.equal(stopReason, 'end_turn'), (err) => assert.equal(err.code, 'ERR_ACP_CLOSED'));
   }
 });
+
+test('updates() ends when its session is closed', async () => {
+  const client = mockClient();
+  await client.initialize();
+  const { sessionId } = await client.newSession();
+  const other = (await client.newSession()).sessionId;
+  const stream = client.updates(sessionId);
+  const otherStream = client.updates(other);
+  const next = stream.next();
+  await client.closeSession({ sessionId });
+  assert.deepEqual(await next, { value: undefined, done: true });
+  // Another session's iterator is not ended by it.
+  const pending = otherStream.next();
+  await client.prompt({ sessionId: other, prompt: 'say:still' });
+  assert.equal((await pending).done, false);
+  await otherStream.return();
+  await client.close();
+});

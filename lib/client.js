@@ -9,7 +9,7 @@ const check = require('./validate.js');
 const { ConnectionBase, INTERNAL, AGENT_STATUS, RESTARTED, VIEW_CHANGED, rejecting } = require('./connection.js');
 const { SessionView } = require('./session-view.js');
 const { invalidArgument } = require('./errors.js');
-const { UpdateStream } = require('./updates.js');
+const { UpdateStream, SESSION_ENDED } = require('./updates.js');
 
 const PACKAGE_VERSION = require('../package.json').version;
 
@@ -114,7 +114,7 @@ class AcpClient extends ConnectionBase {
    * The `session/update`s of one session as an async iterator. Updates
    * wait in a small buffer; while it is full the next batches wait too,
    * so the pace of consumption is the pace of reading from the agent.
-   * Ends when `signal` aborts or the agent exits (after what already
+   * Ends when `signal` aborts, `closeSession`/`deleteSession` of it succeeds, or the agent exits (after what already
    * arrived), or at once on `return()` (e.g. `break`).
    */
   updates(sessionId, opts = {}) {
@@ -222,6 +222,8 @@ class AcpClient extends ConnectionBase {
       const sessionId = sessionIdIn(params);
       return this.request(method, params, options).then((result) => {
         this[INTERNAL].status.sessions.delete(sessionId);
+        // Its updates() iterators end (no update will come any more).
+        this.emit(SESSION_ENDED, sessionId);
         return result;
       });
     });

@@ -8,6 +8,9 @@
 
 const DEFAULT_HIGH_WATER_MARK = 64;
 
+/** Emitted by the client (`sessionId`) once session/close or session/delete succeeded. */
+const SESSION_ENDED = Symbol('acp-native.sessionEnded');
+
 class UpdateStream {
   #queue = [];
   #waiters = []; // resolve functions of next() calls waiting for an update
@@ -17,6 +20,7 @@ class UpdateStream {
   #subscription;
   #client;
   #onExit;
+  #onSessionEnded;
   #signal;
   #onAbort;
 
@@ -42,6 +46,8 @@ class UpdateStream {
     // The session ends with its agent process: what is buffered is still delivered.
     this.#onExit = () => this.#end(false);
     client.on('exit', this.#onExit);
+    this.#onSessionEnded = (id) => id === sessionId && this.#end(false);
+    client.on(SESSION_ENDED, this.#onSessionEnded);
     if (signal) {
       this.#signal = signal;
       // The signal means "nothing new": what already arrived is still delivered.
@@ -83,6 +89,7 @@ class UpdateStream {
     this.#done = true;
     this.#subscription.dispose();
     this.#client.off('exit', this.#onExit);
+    this.#client.off(SESSION_ENDED, this.#onSessionEnded);
     this.#signal?.removeEventListener('abort', this.#onAbort);
     if (drop) this.#queue.length = 0;
     this.#release();
@@ -90,4 +97,4 @@ class UpdateStream {
   }
 }
 
-module.exports = { UpdateStream };
+module.exports = { UpdateStream, SESSION_ENDED };
