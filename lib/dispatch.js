@@ -25,6 +25,13 @@ function isThenable(v) {
   return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof v.then === 'function';
 }
 
+/** A Promise and its resolve function (Promise.withResolvers is Node 22+). */
+function deferred() {
+  let resolve;
+  const promise = new Promise((r) => (resolve = r));
+  return { promise, resolve };
+}
+
 /**
  * `host` is what the dispatcher reports to:
  * - `report(err, where)`: a host callback threw (never throws itself);
@@ -35,13 +42,6 @@ function isThenable(v) {
  * - `failed(err)`: one of our requests failed (for `status().lastError`);
  * - `pendingChanged()`: our pending request count changed (ref counting).
  */
-/** A Promise and its resolve function (Promise.withResolvers is Node 22+). */
-function deferred() {
-  let resolve;
-  const promise = new Promise((r) => (resolve = r));
-  return { promise, resolve };
-}
-
 class Dispatcher {
   #conn = null;
   #handlers;
