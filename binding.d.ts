@@ -189,4 +189,6 @@ export interface ViewLimits {
   maxBlocks?: number
   /** Keys per merged object (default 256). */
   maxKeys?: number
+  /** Bytes of all entries together (default 64 MiB); the oldest go first. */
+  maxTotalBytes?: number
 }

@@ -179,10 +179,46 @@ export function genRecording(r, { messages = 150, sessions = ['s1', 's2'] } = {}
   return records;
 }
 
-/** Random small limits (or the defaults). */
+/**
+ * Random small limits (or the defaults). Half of them cap the total bytes
+ * (entries here hold from a few bytes to a few hundred), some of those
+ * with room for every entry, so that only `maxTotalBytes` evicts.
+ */
 export function genLimits(r) {
   if (r.chance(0.4)) return undefined;
-  return { maxEntries: 1 + r.int(12), maxTextBytes: r.int(120), maxBlocks: 1 + r.int(4), maxKeys: 1 + r.int(6) };
+  const limits = { maxEntries: 1 + r.int(12), maxTextBytes: r.int(120), maxBlocks: 1 + r.int(4), maxKeys: 1 + r.int(6) };
+  if (r.chance(0.5)) {
+    limits.maxTotalBytes = r.int(1200);
+    if (r.chance(0.5)) limits.maxEntries = 5000;
+  }
+  return limits;
+}
+
+/**
+ * The bytes a state's entries count toward `maxTotalBytes`, recomputed
+ * from the state (a snapshot or a fold's toJSON()): message text, and the
+ * jsonSize of all else an entry holds (its tool call's or compaction's
+ * fields included). One number per entry.
+ */
+export function entryBytes(state, jsonSize) {
+  return state.entries.map((e) => {
+    switch (e.kind) {
+      case 'tool_call':
+        return jsonSize(state.toolCalls[e.toolCallId]);
+      case 'notice':
+        return jsonSize(e.notice);
+      case 'unknown':
+        return jsonSize(e.update);
+    }
+    let n = e.messageId === undefined ? 0 : jsonSize(e.messageId);
+    for (const b of e.content) {
+      const textOnly = b !== null && typeof b === 'object' && b.type === 'text' && typeof b.text === 'string' && Object.keys(b).length === 2;
+      n += textOnly ? Buffer.byteLength(b.text) : jsonSize(b);
+    }
+    n += jsonSize(e.extra ?? {});
+    if (e.kind === 'compaction') n += jsonSize(state.compactions[e.compactionId]);
+    return n;
+  });
 }
 
 /** JSON with sorted keys: equal values print the same. */

@@ -4,11 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { rng, genRecording, genLimits, canonical } from './fold-gen.mjs';
+import { rng, genRecording, genUpdate, genLimits, canonical, entryBytes } from './fold-gen.mjs';
 
 const require = createRequire(import.meta.url);
 const { native } = require('../lib/loader.js');
-const { foldRecording, SessionFold, toMarkdown } = require('../lib/session-fold.js');
+const { foldRecording, SessionFold, toMarkdown, jsonSize } = require('../lib/session-fold.js');
 
 const CASES = 400;
 
@@ -18,20 +18,47 @@ function toText(records) {
 
 test('Rust and JS folds agree on random streams (every variant, unknowns, lifecycles, limits)', () => {
   let entries = 0;
+  let byBytes = 0; // sessions where maxTotalBytes (not maxEntries) evicted
   for (let seed = 1; seed <= CASES; seed++) {
     const r = rng(seed);
     const text = toText(genRecording(r, { messages: 20 + r.int(200) }));
     const limits = genLimits(r);
     const rust = JSON.parse(native.foldRecording(text, limits));
     const js = foldRecording(text, limits);
-    for (const s of Object.values(js.sessions)) entries += s.entries.length;
+    for (const s of Object.values(js.sessions)) {
+      entries += s.entries.length;
+      if (limits?.maxTotalBytes === undefined || s.entries.length === 0) continue;
+      // Over the cap only by the entry the last update went into, at the front.
+      const bytes = entryBytes(s, jsonSize);
+      const rest = bytes.slice(1).reduce((a, b) => a + b, 0);
+      assert.ok(rest <= limits.maxTotalBytes, `seed ${seed}: ${rest} bytes besides the first entry, cap ${limits.maxTotalBytes}`);
+      if (limits.maxEntries === 5000 && s.droppedEntries > 0) byBytes++;
+    }
     if (canonical(rust) !== canonical(js)) {
       assert.deepEqual(rust, JSON.parse(JSON.stringify(js)), `seed ${seed} limits ${JSON.stringify(limits)}`);
       assert.fail(`seed ${seed}: states differ`);
     }
   }
-  // The generator produces non-trivial states.
+  // The generator produces non-trivial states, and the byte cap evicts.
   assert.ok(entries > CASES * 5, `only ${entries} entries`);
+  assert.ok(byBytes > 20, `maxTotalBytes evicted in only ${byBytes} sessions`);
+});
+
+test('the JS fold counts exactly the bytes its entries hold, after every update', () => {
+  let evicted = 0;
+  for (let seed = 1; seed <= 60; seed++) {
+    const r = rng(seed * 31);
+    const maxTotalBytes = r.int(2000);
+    const fold = new SessionFold('s', { maxTotalBytes });
+    for (let i = 0; i < 300; i++) {
+      fold.applyUpdate(JSON.parse(JSON.stringify(genUpdate(r))));
+      const bytes = entryBytes(fold.toJSON(), jsonSize);
+      assert.equal(fold.totalBytes, bytes.reduce((a, b) => a + b, 0), `seed ${seed} update ${i}`);
+      assert.ok(fold.totalBytes - (bytes[0] ?? 0) <= maxTotalBytes, `seed ${seed} update ${i}: over the cap`);
+    }
+    if (fold.droppedEntries > 0) evicted++;
+  }
+  assert.ok(evicted > 30, `only ${evicted} runs evicted`);
 });
 
 test('folds keep every variant: tool-call lifecycle, plan, modes, unknown variants and fields', () => {

@@ -8,11 +8,11 @@ import { createRequire } from 'node:module';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { rng, genUpdate, canonical } from './fold-gen.mjs';
+import { rng, genUpdate, canonical, entryBytes } from './fold-gen.mjs';
 
 const require = createRequire(import.meta.url);
 const { AcpClient } = require('../index.js');
-const { SessionFold, applyChanges } = require('../lib/session-fold.js');
+const { SessionFold, applyChanges, jsonSize } = require('../lib/session-fold.js');
 
 const MOCK = new URL('../mock-agent/agent.mjs', import.meta.url).pathname;
 
@@ -71,6 +71,7 @@ test('random streams through a real pipe: change events rebuild the snapshot, wh
     const file = join(dir, `u${seed}.ndjson`);
     writeFileSync(file, updates.map((u) => JSON.stringify(u)).join('\n') + '\n');
     const limits = r.chance(0.5) ? {} : { maxEntries: 1 + r.int(10), maxTextBytes: r.int(100), maxBlocks: 1 + r.int(3), maxKeys: 1 + r.int(5) };
+    if (seed % 2 === 0) limits.maxTotalBytes = r.int(1500);
     const { sessionId } = await client.newSession();
     const view = client.session(sessionId, { intervalMs: seed % 3 === 0 ? 5 : 0, ...limits });
     const mirror = view.snapshot();
@@ -272,6 +273,83 @@ test('a backlog of text is cut into change events of at most CHANGE_TEXT_BYTES, 
   }
 });
 
+test('maxTotalBytes bounds a view: big unknown updates and tool outputs push the oldest entries out', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-view-total-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const cap = 256 * 1024;
+  const updates = [];
+  for (let i = 0; i < 120; i++) {
+    updates.push({ sessionUpdate: 'x_blob', seq: i, data: 'b'.repeat(20000 + i) });
+    if (i % 3 === 0) {
+      const toolCallId = `call_${i}`;
+      updates.push({ sessionUpdate: 'tool_call', toolCallId, title: 'Run', kind: 'execute', status: 'in_progress' });
+      // The output streams by replacement: counted once, at its last size.
+      for (const n of [10000, 30000]) updates.push({ sessionUpdate: 'tool_call_update', toolCallId, rawOutput: { stdout: 'o'.repeat(n) } });
+      updates.push({ sessionUpdate: 'tool_call_update', toolCallId, status: 'completed' });
+    }
+    updates.push({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `step ${i} ` } });
+  }
+  const file = join(dir, 'total.ndjson');
+  writeFileSync(file, updates.map((u) => JSON.stringify(u)).join('\n') + '\n');
+  const sent = updates.reduce((n, u) => n + Buffer.byteLength(JSON.stringify(u)), 0);
+  assert.ok(sent > 10 * cap, `${sent} bytes sent`);
+
+  const client = await connect(t);
+  const { sessionId } = await client.newSession();
+  const view = client.session(sessionId, { intervalMs: 0, maxTotalBytes: cap });
+  const mirror = view.snapshot();
+  const removals = [];
+  view.on('change', (c) => {
+    if (c.firstIndex !== undefined) removals.push(c);
+    applyChanges(mirror, c);
+  });
+  await client.prompt({ sessionId, prompt: `updates:${encodeURIComponent(file)}` });
+  view.flush();
+  const s = view.snapshot();
+  const bytes = entryBytes(s, jsonSize);
+  const kept = bytes.reduce((a, b) => a + b, 0);
+  assert.ok(kept - bytes[0] <= cap, `${kept} bytes kept, ${bytes[0]} of them the first entry`);
+  assert.ok(kept > cap / 2, `${kept} bytes kept: the view is not emptied`);
+  // The oldest went (with their tool calls); the newest are all there.
+  assert.ok(s.entries[0].index > 0 && s.droppedEntries === s.entries[0].index, `first ${s.entries[0].index}, dropped ${s.droppedEntries}`);
+  assert.equal(s.entries.at(-1).content[0].text, 'step 119 ');
+  assert.ok(s.entries.some((e) => e.kind === 'unknown' && e.update.seq === 119));
+  assert.ok(!('call_0' in s.toolCalls), 'the first tool call went with its entry');
+  assert.deepEqual(
+    Object.keys(s.toolCalls).sort(),
+    s.entries.filter((e) => e.kind === 'tool_call').map((e) => e.toolCallId).sort(),
+  );
+  for (const call of Object.values(s.toolCalls)) assert.equal(call.rawOutput.stdout.length, 30000);
+  assert.ok(removals.length > 0 && removals.at(-1).droppedEntries === s.droppedEntries, 'change events report the removals');
+  assert.equal(canonical(mirror), canonical(s), 'applied changes equal the snapshot');
+  const fold = new SessionFold(sessionId, { maxTotalBytes: cap });
+  fold.promptStarted();
+  for (const u of updates) fold.applyUpdate(u);
+  fold.promptEnded({ stopReason: 'end_turn' });
+  assert.equal(canonical(s), canonical(fold.toJSON()), 'the view equals the JS fold');
+});
+
+test('an agent flooding huge unknown updates leaves a view at its byte cap', async (t) => {
+  const client = await connect(t);
+  const { sessionId } = await client.newSession();
+  const cap = 1024 * 1024;
+  const view = client.session(sessionId, { maxTotalBytes: cap });
+  const seen = [];
+  client.onSessionUpdate((p) => seen.push(p));
+  // 32 MiB of updates no client knows, kept whole but for the cap.
+  await client.prompt({ sessionId, prompt: 'flood-unknown:128:262144' });
+  const s = view.snapshot();
+  const bytes = entryBytes(s, jsonSize);
+  assert.ok(bytes.reduce((a, b) => a + b, 0) <= cap, `${bytes.join('+')} bytes kept`);
+  assert.equal(s.entries.length, 3, 'as many 256 KiB updates as fit in 1 MiB (with their keys)');
+  assert.equal(s.droppedEntries, 125);
+  assert.deepEqual(
+    s.entries.map((e) => e.update.seq),
+    [125, 126, 127],
+  );
+  assert.equal(seen.length, 0, 'folded, not delivered');
+});
+
 test('bad view and updates() options are refused with ERR_ACP_INVALID_ARGUMENT, naming the option', async (t) => {
   const client = await connect(t);
   const { sessionId } = await client.newSession();
@@ -280,6 +358,8 @@ test('bad view and updates() options are refused with ERR_ACP_INVALID_ARGUMENT, 
     [{ intervalMs: Infinity }, 'options.intervalMs'],
     [{ maxEntries: 1.5 }, 'options.maxEntries'],
     [{ maxTextBytes: -1 }, 'options.maxTextBytes'],
+    [{ maxTotalBytes: 2 ** 32 }, 'options.maxTotalBytes'],
+    [{ maxTotalBytes: '64' }, 'options.maxTotalBytes'],
   ]) {
     assert.throws(() => client.session(sessionId, opts), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: name });
   }

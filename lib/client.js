@@ -91,7 +91,7 @@ class AcpClient extends ConnectionBase {
     check.string('sessionId', sessionId);
     check.optionalObject('options', opts);
     check.nonNegative('options.intervalMs', opts?.intervalMs);
-    for (const limit of ['maxEntries', 'maxTextBytes', 'maxBlocks', 'maxKeys']) check.size(`options.${limit}`, opts?.[limit]);
+    for (const limit of ['maxEntries', 'maxTextBytes', 'maxBlocks', 'maxKeys', 'maxTotalBytes']) check.size(`options.${limit}`, opts?.[limit]);
     let view = this.#views.get(sessionId);
     if (!view || view.closed) {
       const { conn, report } = this[INTERNAL];

@@ -11,12 +11,35 @@
 // field alone when it is null); `plan` replaces; mode, config, commands,
 // info and usage updates merge their fields; `notice` is an entry; all
 // else is kept whole as an `unknown` entry. Limits: `maxEntries` entries
-// (oldest dropped, with the tool call/compaction they introduced),
+// and `maxTotalBytes` bytes of entries (oldest dropped, with the tool
+// call/compaction they introduced; never the entry the update went into),
 // `maxTextBytes` UTF-8 bytes and `maxBlocks` blocks per entry, `maxKeys`
 // keys per merged object (an update whose new keys do not all fit adds
-// none of them), `maxEntries` pending agent requests.
+// none of them), `maxEntries` pending agent requests. An entry's bytes: its
+// message text's UTF-8 bytes, plus the `jsonSize` of what updates added
+// (messageId, non-text blocks, extra keys, the notice or unknown update,
+// the fields of the tool call/compaction it introduced; a key that
+// replaces another counts the difference).
 
-const DEFAULT_LIMITS = Object.freeze({ maxEntries: 5000, maxTextBytes: 4 * 1024 * 1024, maxBlocks: 1024, maxKeys: 256 });
+const DEFAULT_LIMITS = Object.freeze({ maxEntries: 5000, maxTextBytes: 4 * 1024 * 1024, maxBlocks: 1024, maxKeys: 256, maxTotalBytes: 64 * 1024 * 1024 });
+
+// The structural size of a JSON value (crates/acp-core/src/view/size.rs,
+// which must give the same numbers): strings and keys their UTF-8 bytes,
+// numbers/booleans/null SCALAR, each array element or object member ITEM more.
+const SCALAR = 8;
+const ITEM = 16;
+
+/** The structural size of a JSON value (what it counts toward maxTotalBytes). */
+function jsonSize(v) {
+  if (typeof v === 'string') return Buffer.byteLength(v, 'utf8');
+  if (v === null || typeof v !== 'object') return SCALAR;
+  let n = 0;
+  if (Array.isArray(v)) for (const x of v) n += ITEM + jsonSize(x);
+  else for (const k of Object.keys(v)) n += memberSize(k, v[k]);
+  return n;
+}
+
+const memberSize = (k, v) => ITEM + Buffer.byteLength(k, 'utf8') + jsonSize(v);
 
 const CHUNK_KINDS = { user_message_chunk: 'user', agent_message_chunk: 'agent', agent_thought_chunk: 'thought' };
 const MERGED = {
@@ -57,6 +80,7 @@ class SessionFold {
   #limits;
   #next = 0;
   #entries = []; // kept entries, oldest first
+  #totalBytes = 0; // their bytes (textBytes + otherBytes)
   #toolCalls = new Map(); // id → { index, fields }
   #compactions = new Map();
 
@@ -79,32 +103,65 @@ class SessionFold {
     this.pending = []; // { key, id, method, params }
   }
 
-  /** Merge fields; new keys that do not all fit under maxKeys are all dropped (counted). */
+  /**
+   * Merge fields; new keys that do not all fit under maxKeys are all
+   * dropped (counted). Returns how many bytes `into` grew by (or shrank: < 0).
+   */
   #merge(into, from, skip, keepNull) {
     const keys = Object.keys(from).filter((k) => !skip.includes(k) && (keepNull || from[k] !== null));
     let added = 0;
     for (const k of keys) if (!hasOwn(into, k)) added++;
     const room = Object.keys(into).length + added <= this.#limits.maxKeys;
     if (!room) this.droppedKeys += added;
-    for (const k of keys) if (room || hasOwn(into, k)) setKey(into, k, from[k]);
+    let bytes = 0;
+    for (const k of keys) {
+      if (hasOwn(into, k)) bytes += jsonSize(from[k]) - jsonSize(into[k]);
+      else if (room) bytes += memberSize(k, from[k]);
+      else continue;
+      setKey(into, k, from[k]);
+    }
+    return bytes;
   }
 
-  #push(kind) {
-    while (this.#entries.length >= this.#limits.maxEntries) {
+  /** A new entry at the end; the caller #fit()s once the update is in it. */
+  #push(kind, otherBytes = 0) {
+    const entry = { index: this.#next++, kind, content: [], extra: {}, textBytes: 0, otherBytes, droppedBytes: 0, droppedBlocks: 0 };
+    this.#entries.push(entry);
+    this.#totalBytes += otherBytes;
+    return entry;
+  }
+
+  /** `entry` grew by `bytes` (other than text, added by #append); then #fit. */
+  #grew(entry, bytes) {
+    entry.otherBytes += bytes;
+    this.#totalBytes += bytes;
+    this.#fit(entry);
+  }
+
+  /** The oldest entries go while over maxEntries or maxTotalBytes; never `keep`. */
+  #fit(keep) {
+    const l = this.#limits;
+    while (this.#entries.length > l.maxEntries || this.#totalBytes > l.maxTotalBytes) {
+      if (this.#entries[0] === keep) break;
       const old = this.#entries.shift();
+      this.#totalBytes -= old.textBytes + old.otherBytes;
       this.droppedEntries++;
       if (old.key !== undefined) {
         const map = old.kind === 'tool_call' ? this.#toolCalls : this.#compactions;
         if (map.get(old.key)?.index === old.index) map.delete(old.key);
       }
     }
-    const entry = { index: this.#next++, kind, content: [], extra: {}, textBytes: 0, droppedBytes: 0, droppedBlocks: 0 };
-    this.#entries.push(entry);
-    return entry;
+  }
+
+  /** A notice or unknown entry: `body` is all it holds. */
+  #whole(kind, body) {
+    const entry = this.#push(kind, jsonSize(body));
+    entry.body = body;
+    this.#fit(entry);
   }
 
   #unknown(update) {
-    this.#push('unknown').body = update;
+    this.#whole('unknown', update);
   }
 
   #append(entry, block) {
@@ -120,6 +177,7 @@ class SessionFold {
       if (isObject(last) && last.type === 'text' && typeof last.text === 'string' && Object.keys(last).length === 2) {
         last.text += text;
         entry.textBytes += bytes;
+        this.#totalBytes += bytes;
         return;
       }
       if (entry.content.length >= l.maxBlocks) {
@@ -127,6 +185,7 @@ class SessionFold {
         return;
       }
       entry.textBytes += bytes;
+      this.#totalBytes += bytes;
       // Own copy: later chunks are appended to it.
       entry.content.push({ type: 'text', text });
       return;
@@ -135,7 +194,14 @@ class SessionFold {
       entry.droppedBlocks++;
       return;
     }
+    entry.otherBytes += jsonSize(block);
+    this.#totalBytes += jsonSize(block);
     entry.content.push(block);
+  }
+
+  /** The bytes the kept entries count toward `maxTotalBytes`. */
+  get totalBytes() {
+    return this.#totalBytes;
   }
 
   /** Fold one `session/update`'s `update` value. */
@@ -162,8 +228,7 @@ class SessionFold {
       case 'notice': {
         const notice = {};
         for (const k of Object.keys(update)) if (k !== 'sessionUpdate') setKey(notice, k, update[k]);
-        this.#push('notice').body = notice;
-        return;
+        return this.#whole('notice', notice);
       }
     }
     const field = hasOwn(MERGED, variant) ? MERGED[variant] : undefined;
@@ -179,11 +244,12 @@ class SessionFold {
     let entry;
     if (last !== undefined && last.kind === kind && jsonEqual(last.messageId, messageId)) entry = last;
     else {
-      entry = this.#push(kind);
+      entry = this.#push(kind, messageId === undefined ? 0 : jsonSize(messageId));
       entry.messageId = messageId;
     }
-    this.#merge(entry.extra, update, ['sessionUpdate', 'content', 'messageId'], true);
+    const bytes = this.#merge(entry.extra, update, ['sessionUpdate', 'content', 'messageId'], true);
     this.#append(entry, update.content);
+    this.#grew(entry, bytes);
   }
 
   #keyed(update, idKey, keepNull) {
@@ -191,12 +257,15 @@ class SessionFold {
     if (typeof id !== 'string') return this.#unknown(update);
     const map = idKey === 'toolCallId' ? this.#toolCalls : this.#compactions;
     if (!map.has(id)) this.#introduce(id, idKey);
-    this.#merge(map.get(id).fields, update, ['sessionUpdate'], keepNull);
+    const keyed = map.get(id);
+    // Its fields count toward the entry that introduced it.
+    const bytes = this.#merge(keyed.fields, update, ['sessionUpdate'], keepNull);
+    this.#grew(this.#entries[keyed.index - this.#entries[0].index], bytes);
   }
 
   #introduce(id, idKey) {
     const isTool = idKey === 'toolCallId';
-    const entry = this.#push(isTool ? 'tool_call' : 'compaction');
+    const entry = this.#push(isTool ? 'tool_call' : 'compaction', memberSize(idKey, id));
     entry.key = id;
     (isTool ? this.#toolCalls : this.#compactions).set(id, { index: entry.index, fields: { [idKey]: id } });
   }
@@ -207,8 +276,9 @@ class SessionFold {
     if (!this.#compactions.has(id)) this.#introduce(id, 'compactionId');
     const index = this.#compactions.get(id).index;
     const entry = this.#entries[index - this.#entries[0].index];
-    this.#merge(entry.extra, update, ['sessionUpdate', 'compactionId', 'content'], true);
+    const bytes = this.#merge(entry.extra, update, ['sessionUpdate', 'compactionId', 'content'], true);
     this.#append(entry, update.content);
+    this.#grew(entry, bytes);
   }
 
   /** The result of `session/new`, `session/load` or `session/resume`. */
@@ -435,4 +505,4 @@ function toMarkdown(state) {
   return out.join('\n');
 }
 
-module.exports = { SessionFold, foldRecording, applyChanges, toMarkdown };
+module.exports = { SessionFold, foldRecording, applyChanges, toMarkdown, jsonSize };

@@ -44,6 +44,7 @@ class SessionView extends EventEmitter {
         maxTextBytes: options.maxTextBytes,
         maxBlocks: options.maxBlocks,
         maxKeys: options.maxKeys,
+        maxTotalBytes: options.maxTotalBytes,
       },
       forward: options.forward === true,
     };

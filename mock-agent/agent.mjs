@@ -228,6 +228,17 @@ async function runScript(id, params) {
         }
         break;
       }
+      case 'flood-unknown': {
+        // COUNT:SIZE updates of a variant no client knows, each carrying
+        // SIZE bytes (kept whole by a view: only its byte cap bounds them).
+        const [count, size] = arg.split(':').map(Number);
+        const data = 'u'.repeat(size);
+        for (let i = 0; i < count; i++) {
+          const line = JSON.stringify(update(sessionId, { sessionUpdate: 'x_blob', seq: i, data })) + '\n';
+          if (!process.stdout.write(line)) await new Promise((r) => process.stdout.once('drain', r));
+        }
+        break;
+      }
       case 'hang':
         return; // never answers this prompt
       case 'session':

@@ -20,6 +20,8 @@ pub struct ViewLimits {
     pub max_blocks: Option<u32>,
     /// Keys per merged object (default 256).
     pub max_keys: Option<u32>,
+    /// Bytes of all entries together (default 64 MiB); the oldest go first.
+    pub max_total_bytes: Option<u32>,
 }
 
 fn core_options(limits: Option<ViewLimits>) -> CoreViewOptions {
@@ -32,6 +34,7 @@ fn core_options(limits: Option<ViewLimits>) -> CoreViewOptions {
             max_text_bytes: pick(l.max_text_bytes, d.max_text_bytes),
             max_blocks: pick(l.max_blocks, d.max_blocks),
             max_keys: pick(l.max_keys, d.max_keys),
+            max_total_bytes: pick(l.max_total_bytes, d.max_total_bytes),
         }
     }
 }

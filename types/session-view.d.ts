@@ -50,7 +50,7 @@ export interface PendingAgentRequest {
 export interface SessionViewState {
   sessionId: string;
   entries: SessionEntry[];
-  /** Entries dropped by `maxEntries` (the oldest first). */
+  /** Entries dropped by `maxEntries` or `maxTotalBytes` (the oldest first). */
   droppedEntries: number;
   toolCalls: Record<string, SessionToolCall>;
   compactions: Record<string, { compactionId: string; [field: string]: unknown }>;
@@ -110,6 +110,14 @@ export interface SessionViewLimits {
   maxBlocks?: number;
   /** Keys per merged object (tool call, info, modes, …); an update whose new keys do not all fit adds none [256]. */
   maxKeys?: number;
+  /**
+   * Bytes of all entries together; the oldest go first (with the tool call or compaction they introduced),
+   * never the entry the update went into [64 MiB]. An entry counts its message text's UTF-8 bytes and a
+   * structural size of all else it holds (its tool call's fields, non-text blocks, `extra`, the unknown
+   * update, …): strings and keys their UTF-8 bytes, numbers/booleans/null 8, each array element or object
+   * member 16 more. A field an update replaces counts at its new size.
+   */
+  maxTotalBytes?: number;
 }
 
 export interface SessionViewOptions extends SessionViewLimits {
@@ -169,6 +177,8 @@ export declare class SessionFold {
   promptEnded(result?: unknown): void;
   requestWaiting(key: string, id: unknown, method: string, params: unknown): void;
   requestSettled(key: string): void;
+  /** The bytes the kept entries count toward `maxTotalBytes`. */
+  readonly totalBytes: number;
   toJSON(): SessionViewState;
 }
 

@@ -27,7 +27,7 @@ pub(crate) struct ChangeSet {
     pub dirty: bool,
     /// Entries created or changed.
     pub entries: BTreeSet<u64>,
-    /// Old entries were dropped by `max_entries`.
+    /// Old entries were dropped by `max_entries` or `max_total_bytes`.
     pub removed: bool,
     pub tool_calls: BTreeSet<String>,
     pub compactions: BTreeSet<String>,

@@ -106,6 +106,9 @@ impl SessionState {
         let entry = self.message_entry(kind, continues, || {
             message_id.map(|id| Value::String(id.to_owned()))
         });
-        super::state::append_text(entry, text, None, &options);
+        let index = entry.index;
+        // The entry's text bytes, and here the total: all the hot path adds.
+        self.total_bytes += super::state::append_text(entry, text, None, &options);
+        self.fit(index);
     }
 }

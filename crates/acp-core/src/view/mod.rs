@@ -6,7 +6,8 @@
 //! - [`changes`]: the coalesced change description since the last drain;
 //! - [`fast`], [`scan`]: the hot path, a plain-text chunk folded without
 //!   a JSON tree (from the params, or from the whole line in one pass);
-//! - [`replay`]: fold a recording (trace records) offline, the same way.
+//! - [`replay`]: fold a recording (trace records) offline, the same way;
+//! - [`size`]: the byte count of what a view keeps (`max_total_bytes`).
 //!
 //! The fold is the contract shared with the plain JS reference fold in
 //! `lib/session-fold.js`; a property test folds the same random streams in
@@ -16,6 +17,7 @@ mod changes;
 mod fast;
 mod replay;
 mod scan;
+mod size;
 mod state;
 
 pub use changes::Drained;

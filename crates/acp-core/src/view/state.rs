@@ -20,13 +20,20 @@
 //!   kept whole as an `unknown` entry. Unknown fields are merged like known
 //!   ones: nothing is dropped except by the documented limits below.
 //!
-//! Limits ([`ViewOptions`]): at most `max_entries` entries (the oldest go,
-//! with the tool call or compaction they introduced), per entry at most
-//! `max_text_bytes` of text (a chunk that does not fit is dropped whole and
-//! counted) and `max_blocks` blocks, at most `max_keys` keys per merged
-//! object (an update whose new keys do not all fit adds none of them; they
-//! are counted), and at most
-//! `max_entries` pending agent requests.
+//! Limits ([`ViewOptions`]): at most `max_entries` entries and about
+//! `max_total_bytes` bytes of entries (the oldest go, with the tool call or
+//! compaction they introduced; never the entry the update went into), per
+//! entry at most `max_text_bytes` of text (a chunk that does not fit is
+//! dropped whole and counted) and `max_blocks` blocks, at most `max_keys`
+//! keys per merged object (an update whose new keys do not all fit adds
+//! none of them; they are counted), and at most `max_entries` pending
+//! agent requests.
+//!
+//! An entry's bytes ([`super::size`]): its message text, plus the size of
+//! what updates added to it: its `messageId`, non-text blocks, `extra`
+//! keys, the notice or unknown update, and the fields of the tool call or
+//! compaction it introduced (a merged key that replaces another counts the
+//! difference, so a tool call re-sending its growing output counts once).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -35,6 +42,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::changes::ChangeSet;
+use super::size;
 
 /// Bounds on what one view keeps. `Default` gives the documented defaults.
 #[derive(Debug, Clone, Copy)]
@@ -43,6 +51,8 @@ pub struct ViewOptions {
     pub max_text_bytes: usize,
     pub max_blocks: usize,
     pub max_keys: usize,
+    /// Bytes of all entries together (see the module docs).
+    pub max_total_bytes: usize,
 }
 
 impl Default for ViewOptions {
@@ -52,6 +62,7 @@ impl Default for ViewOptions {
             max_text_bytes: 4 * 1024 * 1024,
             max_blocks: 1024,
             max_keys: 256,
+            max_total_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -90,6 +101,8 @@ pub(crate) struct Entry {
     pub content: Vec<Value>,
     pub extra: Map<String, Value>,
     pub text_bytes: usize,
+    /// Bytes of everything else this entry holds (module docs).
+    pub other_bytes: usize,
     pub dropped_bytes: u64,
     pub dropped_blocks: u64,
     /// `toolCallId` / `compactionId` of the object this entry introduced.
@@ -105,6 +118,11 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
+    /// What this entry counts toward `max_total_bytes`.
+    pub(crate) fn bytes(&self) -> usize {
+        self.text_bytes + self.other_bytes
+    }
+
     fn new(index: u64, kind: EntryKind) -> Self {
         Self {
             index,
@@ -113,6 +131,7 @@ impl Entry {
             content: Vec::new(),
             extra: Map::new(),
             text_bytes: 0,
+            other_bytes: 0,
             dropped_bytes: 0,
             dropped_blocks: 0,
             key: None,
@@ -148,6 +167,8 @@ pub struct SessionState {
     pub(crate) options: ViewOptions,
     pub(crate) entries: VecDeque<Entry>,
     pub(crate) next_index: u64,
+    /// The bytes of the kept entries, for `max_total_bytes`.
+    pub(crate) total_bytes: usize,
     pub(crate) dropped_entries: u64,
     pub(crate) dropped_keys: u64,
     pub(crate) tool_calls: HashMap<String, Keyed>,
@@ -177,6 +198,8 @@ fn text_only(block: &Value) -> Option<&str> {
 /// value is assigned rather than meaning "unchanged". When the new keys
 /// would not all fit under `max_keys`, none of them is added (so the
 /// outcome does not depend on key order) and they are counted in `dropped`.
+/// `bytes` (the size of `into`, see [`size`]) follows what was added and
+/// replaced.
 fn merge(
     into: &mut Map<String, Value>,
     from: Map<String, Value>,
@@ -184,6 +207,7 @@ fn merge(
     keep_null: bool,
     max_keys: usize,
     dropped: &mut u64,
+    bytes: &mut usize,
 ) {
     let wanted = |k: &String, v: &Value| !skip.contains(&k.as_str()) && (keep_null || !v.is_null());
     let new = from
@@ -199,8 +223,10 @@ fn merge(
             continue;
         }
         if let Some(slot) = into.get_mut(&k) {
+            *bytes = (*bytes + size::value(&v)).saturating_sub(size::value(slot));
             *slot = v;
         } else if room {
+            *bytes += size::member(&k, &v);
             into.insert(k, v);
         }
     }
@@ -216,6 +242,7 @@ impl SessionState {
             },
             entries: VecDeque::new(),
             next_index: 0,
+            total_bytes: 0,
             dropped_entries: 0,
             dropped_keys: 0,
             tool_calls: HashMap::new(),
@@ -280,8 +307,7 @@ impl SessionState {
             }
             "notice" => {
                 obj.remove("sessionUpdate");
-                let entry = self.push_entry(EntryKind::Notice);
-                entry.body = Some(Value::Object(obj));
+                self.push_whole(EntryKind::Notice, Value::Object(obj));
             }
             _ => self.push_unknown(Value::Object(obj)),
         }
@@ -295,6 +321,8 @@ impl SessionState {
     ) {
         let max_keys = self.options.max_keys;
         let mut dropped = 0;
+        // Not an entry: bounded by `max_keys`, not counted.
+        let mut bytes = 0;
         merge(
             target(self),
             obj,
@@ -302,20 +330,31 @@ impl SessionState {
             true,
             max_keys,
             &mut dropped,
+            &mut bytes,
         );
         self.dropped_keys += dropped;
         *flag(&mut self.changes) = true;
     }
 
     fn push_unknown(&mut self, update: Value) {
-        let entry = self.push_entry(EntryKind::Unknown);
-        entry.body = Some(update);
+        self.push_whole(EntryKind::Unknown, update);
     }
 
-    /// A new entry at the end (the oldest go beyond `max_entries`).
+    /// A notice or unknown entry: `body` is all it holds.
+    fn push_whole(&mut self, kind: EntryKind, body: Value) {
+        let bytes = size::value(&body);
+        let entry = self.push_entry(kind);
+        entry.body = Some(body);
+        entry.other_bytes = bytes;
+        let index = entry.index;
+        self.total_bytes += bytes;
+        self.fit(index);
+    }
+
     /// The entry a message chunk goes into: the last one when the chunk
     /// `continues` it (marked changed), else a new one with the id
     /// `message_id` makes (only then: the hot path allocates nothing).
+    /// The caller [`fit`](Self::fit)s the entries after adding to it.
     pub(crate) fn message_entry(
         &mut self,
         kind: EntryKind,
@@ -327,20 +366,49 @@ impl SessionState {
             self.changes.entries.insert(entry.index);
             entry
         } else {
+            let id = message_id();
+            let bytes = id.as_ref().map_or(0, size::value);
+            self.total_bytes += bytes;
             let entry = self.push_entry(kind);
-            entry.message_id = message_id();
+            entry.message_id = id;
+            entry.other_bytes = bytes;
             entry
         }
     }
 
+    /// A new entry at the end; the caller [`fit`](Self::fit)s the entries
+    /// once the update is in it.
     pub(crate) fn push_entry(&mut self, kind: EntryKind) -> &mut Entry {
         let index = self.next_index;
         self.next_index += 1;
         self.changes.entries.insert(index);
-        while self.entries.len() >= self.options.max_entries {
+        self.entries.push_back(Entry::new(index, kind));
+        self.entries.back_mut().expect("just pushed")
+    }
+
+    /// The entry `index` went from `before` to `after` bytes: count it, and
+    /// [`fit`](Self::fit).
+    fn resized(&mut self, index: u64, before: usize, after: usize) {
+        self.total_bytes = (self.total_bytes + after).saturating_sub(before);
+        self.fit(index);
+    }
+
+    /// The oldest entries go while there are more than `max_entries` or
+    /// they hold more than `max_total_bytes`, with the tool call or
+    /// compaction they introduced; never the entry `keep` (the one the
+    /// update went into), so the loop stops at it.
+    #[inline]
+    pub(crate) fn fit(&mut self, keep: u64) {
+        while self.entries.len() > self.options.max_entries
+            || self.total_bytes > self.options.max_total_bytes
+        {
+            if self.entries.front().map(|e| e.index) == Some(keep) {
+                break;
+            }
             let Some(old) = self.entries.pop_front() else {
                 break;
             };
+            self.total_bytes = self.total_bytes.saturating_sub(old.bytes());
             self.dropped_entries += 1;
             self.changes.removed = true;
             // The change set never outgrows the state, drained or not.
@@ -356,14 +424,6 @@ impl SessionState {
                 }
             }
         }
-        self.entries.push_back(Entry::new(index, kind));
-        self.entries.back_mut().expect("just pushed")
-    }
-
-    fn entry_mut(&mut self, index: u64) -> Option<&mut Entry> {
-        let first = self.entries.front()?.index;
-        let at = usize::try_from(index.checked_sub(first)?).ok()?;
-        self.entries.get_mut(at)
     }
 
     fn chunk(&mut self, kind: EntryKind, mut obj: Map<String, Value>) {
@@ -379,6 +439,7 @@ impl SessionState {
         let options = self.options;
         let mut dropped = 0;
         let entry = self.message_entry(kind, continues, || message_id);
+        let before = entry.bytes();
         entry.seen_other |= obj.keys().any(|k| k != "sessionUpdate");
         merge(
             &mut entry.extra,
@@ -387,9 +448,12 @@ impl SessionState {
             true,
             options.max_keys,
             &mut dropped,
+            &mut entry.other_bytes,
         );
         append_block(entry, content, &options);
+        let (index, after) = (entry.index, entry.bytes());
         self.dropped_keys += dropped;
+        self.resized(index, before, after);
     }
 
     /// `tool_call`, `tool_call_update` and `compaction_update`.
@@ -414,6 +478,9 @@ impl SessionState {
             (&mut self.compactions, &mut self.changes.compactions)
         };
         let target = map.get_mut(&id).expect("introduced");
+        // Its fields count toward the entry that introduced it.
+        let entry = entry_at(&mut self.entries, target.index).expect("a kept id has its entry");
+        let (index, before) = (entry.index, entry.other_bytes);
         merge(
             &mut target.fields,
             obj,
@@ -421,9 +488,12 @@ impl SessionState {
             keep_null,
             max_keys,
             &mut dropped,
+            &mut entry.other_bytes,
         );
+        let after = entry.other_bytes;
         changed.insert(id);
         self.dropped_keys += dropped;
+        self.resized(index, before, after);
     }
 
     /// A tool call or compaction seen for the first time: its entry.
@@ -433,16 +503,19 @@ impl SessionState {
         } else {
             EntryKind::Compaction
         };
-        let entry = self.push_entry(kind);
-        entry.key = Some(id.to_owned());
-        let index = entry.index;
-        let mut fields = Map::new();
         let id_key = if is_tool {
             "toolCallId"
         } else {
             "compactionId"
         };
+        let mut fields = Map::new();
         fields.insert(id_key.into(), id.into());
+        let bytes = size::member(id_key, &fields[id_key]);
+        let entry = self.push_entry(kind);
+        entry.key = Some(id.to_owned());
+        entry.other_bytes = bytes;
+        let index = entry.index;
+        self.total_bytes += bytes;
         let keyed = Keyed { index, fields };
         if is_tool {
             self.tool_calls.insert(id.to_owned(), keyed);
@@ -469,9 +542,8 @@ impl SessionState {
         let options = self.options;
         let mut dropped = 0;
         self.changes.entries.insert(index);
-        let entry = self
-            .entry_mut(index)
-            .expect("a kept compaction has its entry");
+        let entry = entry_at(&mut self.entries, index).expect("a kept compaction has its entry");
+        let before = entry.bytes();
         entry.seen_other |= obj
             .keys()
             .any(|k| k != "sessionUpdate" && k != "compactionId");
@@ -482,9 +554,12 @@ impl SessionState {
             true,
             options.max_keys,
             &mut dropped,
+            &mut entry.other_bytes,
         );
         append_block(entry, content, &options);
+        let after = entry.bytes();
         self.dropped_keys += dropped;
+        self.resized(index, before, after);
     }
 
     /// The result of `session/new`, `session/load` or `session/resume`:
@@ -492,6 +567,8 @@ impl SessionState {
     pub fn apply_setup(&mut self, result: &Value) {
         let max_keys = self.options.max_keys;
         let mut dropped = 0;
+        // Not entries: bounded by `max_keys`, not counted.
+        let mut bytes = 0;
         if let Some(modes) = result.get("modes").and_then(Value::as_object) {
             merge(
                 &mut self.modes,
@@ -500,13 +577,22 @@ impl SessionState {
                 true,
                 max_keys,
                 &mut dropped,
+                &mut bytes,
             );
             self.changes.modes = true;
         }
         if let Some(options) = result.get("configOptions") {
             let mut obj = Map::new();
             obj.insert("configOptions".into(), options.clone());
-            merge(&mut self.config, obj, &[], true, max_keys, &mut dropped);
+            merge(
+                &mut self.config,
+                obj,
+                &[],
+                true,
+                max_keys,
+                &mut dropped,
+                &mut bytes,
+            );
             self.changes.config = true;
         }
         self.dropped_keys += dropped;
@@ -579,44 +665,55 @@ fn kind_variant(kind: EntryKind) -> &'static str {
     }
 }
 
+/// The kept entry `index`, found in `entries` (a field borrow, so the
+/// caller may hold other fields of the state).
+fn entry_at(entries: &mut VecDeque<Entry>, index: u64) -> Option<&mut Entry> {
+    let first = entries.front()?.index;
+    let at = usize::try_from(index.checked_sub(first)?).ok()?;
+    entries.get_mut(at)
+}
+
 /// Append one content block to an entry, within its limits.
 fn append_block(entry: &mut Entry, block: Value, options: &ViewOptions) {
     if let Some(text) = text_only(&block) {
         let text = text.to_owned();
-        return append_text(entry, &text, Some(block), options);
+        append_text(entry, &text, Some(block), options);
+        return;
     }
     if entry.content.len() >= options.max_blocks {
         entry.dropped_blocks += 1;
         return;
     }
+    entry.other_bytes += size::value(&block);
     entry.content.push(block);
 }
 
 /// Append a text-only block (`block`, when the caller has it as a value):
-/// concatenated to a text-only last block, else pushed.
+/// concatenated to a text-only last block, else pushed. Returns the bytes
+/// kept (the text's, or 0).
 pub(crate) fn append_text(
     entry: &mut Entry,
     text: &str,
     block: Option<Value>,
     options: &ViewOptions,
-) {
+) -> usize {
     let bytes = text.len();
     if entry.text_bytes + bytes > options.max_text_bytes {
         entry.dropped_bytes += bytes as u64;
-        return;
+        return 0;
     }
     if let Some(Value::Object(last)) = entry.content.last_mut() {
         if last.len() == 2 && last.get("type").and_then(Value::as_str) == Some("text") {
             if let Some(Value::String(s)) = last.get_mut("text") {
                 s.push_str(text);
                 entry.text_bytes += bytes;
-                return;
+                return bytes;
             }
         }
     }
     if entry.content.len() >= options.max_blocks {
         entry.dropped_blocks += 1;
-        return;
+        return 0;
     }
     entry.text_bytes += bytes;
     entry.content.push(block.unwrap_or_else(|| {
@@ -625,6 +722,7 @@ pub(crate) fn append_text(
         obj.insert("text".into(), text.into());
         Value::Object(obj)
     }));
+    bytes
 }
 
 /// Serializes the state without copying it.
@@ -758,5 +856,159 @@ impl Serialize for Snapshot<'_> {
         m.serialize_entry("pending", &PendingJson(&st.pending))?;
         m.serialize_entry("droppedKeys", &st.dropped_keys)?;
         m.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::{size, EntryKind, SessionState, ViewOptions};
+
+    fn capped(max_total_bytes: usize) -> SessionState {
+        SessionState::new(
+            "s",
+            ViewOptions {
+                max_total_bytes,
+                ..ViewOptions::default()
+            },
+        )
+    }
+
+    fn text(state: &mut SessionState, text: &str) {
+        let u = json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}});
+        state.apply_update_json(Some(&u.to_string()));
+    }
+
+    fn unknown(state: &mut SessionState, data: &str) {
+        state.apply_update(json!({"sessionUpdate": "x_custom", "data": data}));
+    }
+
+    fn kinds(state: &SessionState) -> Vec<(u64, EntryKind)> {
+        state.entries.iter().map(|e| (e.index, e.kind)).collect()
+    }
+
+    /// The bytes of the kept entries, recounted from what they hold.
+    fn recount(state: &SessionState) -> usize {
+        state
+            .entries
+            .iter()
+            .map(|e| {
+                let keyed = match (e.kind, &e.key) {
+                    (EntryKind::ToolCall, Some(k)) => state.tool_calls.get(k),
+                    (EntryKind::Compaction, Some(k)) => state.compactions.get(k),
+                    _ => None,
+                };
+                let fields = keyed.map_or(0, |k| size::value(&Value::Object(k.fields.clone())));
+                let blocks: usize = e
+                    .content
+                    .iter()
+                    .map(|b| match super::text_only(b) {
+                        Some(t) => t.len(),
+                        None => size::value(b),
+                    })
+                    .sum();
+                fields
+                    + blocks
+                    + size::value(&Value::Object(e.extra.clone()))
+                    + e.message_id.as_ref().map_or(0, size::value)
+                    + e.body.as_ref().map_or(0, size::value)
+            })
+            .sum()
+    }
+
+    #[test]
+    fn the_oldest_go_over_the_byte_cap_never_the_current_entry() {
+        let body = |d: &str| size::value(&json!({"sessionUpdate": "x_custom", "data": d}));
+        let mut s = capped(body("aaaa") * 2);
+        unknown(&mut s, "aaaa");
+        unknown(&mut s, "bbbb");
+        assert_eq!(s.total_bytes, body("aaaa") * 2);
+        assert_eq!(s.dropped_entries, 0, "at the cap is within it");
+        // Over: the oldest goes, only it.
+        unknown(&mut s, "cccc");
+        assert_eq!(
+            kinds(&s),
+            [(1, EntryKind::Unknown), (2, EntryKind::Unknown)]
+        );
+        assert_eq!(s.dropped_entries, 1);
+        assert!(s.changes.removed);
+
+        // A message bigger than the cap on its own: all else goes, it stays
+        // and keeps growing (bounded by max_text_bytes), through both paths.
+        let big = "x".repeat(s.options.max_total_bytes + 1);
+        text(&mut s, &big);
+        text(&mut s, "more");
+        s.apply_update(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "!"}}));
+        assert_eq!(kinds(&s), [(3, EntryKind::Agent)]);
+        assert_eq!(s.total_bytes, big.len() + 5);
+        assert_eq!(s.dropped_entries, 3);
+        // The next entry takes its place.
+        unknown(&mut s, "d");
+        assert_eq!(kinds(&s), [(4, EntryKind::Unknown)]);
+        assert_eq!(s.total_bytes, body("d"));
+    }
+
+    #[test]
+    fn a_tool_call_counts_toward_its_entry_and_growing_it_never_evicts_it() {
+        let mut s = capped(400);
+        unknown(&mut s, "first");
+        s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Run"}));
+        unknown(&mut s, "after");
+        let before = s.total_bytes;
+        assert_eq!(before, recount(&s));
+        // The tool call's output grows past the cap: the entry before it
+        // goes; the one after it stays (entries go oldest first only).
+        let out = "o".repeat(500);
+        s.apply_update(
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "rawOutput": out}),
+        );
+        assert_eq!(
+            kinds(&s),
+            [(1, EntryKind::ToolCall), (2, EntryKind::Unknown)]
+        );
+        assert!(s.tool_calls.contains_key("t1"));
+        assert_eq!(s.total_bytes, recount(&s));
+        // Re-sending the whole output counts the difference, not it again.
+        let total = s.total_bytes;
+        let out = "o".repeat(510);
+        s.apply_update(
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "rawOutput": out}),
+        );
+        assert_eq!(s.total_bytes, total + 10);
+        // The next update elsewhere takes the tool call along.
+        unknown(&mut s, "later");
+        assert_eq!(
+            kinds(&s),
+            [(2, EntryKind::Unknown), (3, EntryKind::Unknown)]
+        );
+        assert!(s.tool_calls.is_empty());
+        assert_eq!(s.dropped_entries, 2);
+        assert_eq!(s.total_bytes, recount(&s));
+    }
+
+    #[test]
+    fn the_count_follows_every_kind_of_update() {
+        let mut s = capped(usize::MAX);
+        let updates = [
+            json!({"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": {"type": "text", "text": "héllo"}, "x": [1, null]}),
+            json!({"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": {"type": "image", "data": "aGk="}, "x": {"y": true}}),
+            json!({"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": {"type": "text", "text": "漢字"}}),
+            json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "a", "rawInput": {"path": "/x"}}),
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "title": null, "status": "completed"}),
+            json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": null}),
+            json!({"sessionUpdate": "compaction_update", "compactionId": "c", "status": "started"}),
+            json!({"sessionUpdate": "compaction_summary_chunk", "compactionId": "c", "content": {"type": "text", "text": "sum"}, "k": 1}),
+            json!({"sessionUpdate": "notice", "severity": "info", "title": "n"}),
+            json!({"sessionUpdate": "plan", "entries": []}),
+            json!({"sessionUpdate": "usage_update", "used": 1}),
+            json!({"sessionUpdate": "agent_message_chunk"}),
+            json!(["not", "an", "object"]),
+        ];
+        for u in updates {
+            s.apply_update_json(Some(&u.to_string()));
+            assert_eq!(s.total_bytes, recount(&s), "after {u}");
+        }
+        assert_eq!(s.entries.len(), 6);
     }
 }
