@@ -289,6 +289,8 @@ test('maxTotalBytes bounds a view: big unknown updates and tool outputs push the
     }
     updates.push({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `step ${i} ` } });
   }
+  // One message bigger than the cap: no entry grows past it (the rest is dropped, counted).
+  for (let i = 0; i < 10; i++) updates.push({ sessionUpdate: 'agent_message_chunk', messageId: 'big', content: { type: 'text', text: 'x'.repeat(65536) } });
   const file = join(dir, 'total.ndjson');
   writeFileSync(file, updates.map((u) => JSON.stringify(u)).join('\n') + '\n');
   const sent = updates.reduce((n, u) => n + Buffer.byteLength(JSON.stringify(u)), 0);
@@ -312,7 +314,10 @@ test('maxTotalBytes bounds a view: big unknown updates and tool outputs push the
   assert.ok(kept > cap / 2, `${kept} bytes kept: the view is not emptied`);
   // The oldest went (with their tool calls); the newest are all there.
   assert.ok(s.entries[0].index > 0 && s.droppedEntries === s.entries[0].index, `first ${s.entries[0].index}, dropped ${s.droppedEntries}`);
-  assert.equal(s.entries.at(-1).content[0].text, 'step 119 ');
+  assert.equal(s.entries.at(-2).content[0].text, 'step 119 ');
+  const big = s.entries.at(-1);
+  assert.equal(big.content[0].text.length, 3 * 65536, 'as many chunks as fit in the cap, with the messageId');
+  assert.equal(big.droppedBytes, 7 * 65536);
   assert.ok(s.entries.some((e) => e.kind === 'unknown' && e.update.seq === 119));
   assert.ok(!('call_0' in s.toolCalls), 'the first tool call went with its entry');
   assert.deepEqual(

@@ -12,7 +12,9 @@
 // info and usage updates merge their fields; `notice` is an entry; all
 // else is kept whole as an `unknown` entry. Limits: `maxEntries` entries
 // and `maxTotalBytes` bytes of entries (oldest dropped, with the tool
-// call/compaction they introduced; never the entry the update went into),
+// call/compaction they introduced; never the entry the update went into;
+// nor does an update grow one entry past maxTotalBytes: a chunk, block or
+// merge that would is dropped and counted like the per-entry limits),
 // `maxTextBytes` UTF-8 bytes and `maxBlocks` blocks per entry, `maxKeys`
 // keys per merged object (an update whose new keys do not all fit adds
 // none of them), `maxEntries` pending agent requests. An entry's bytes: its
@@ -105,22 +107,35 @@ class SessionFold {
 
   /**
    * Merge fields; new keys that do not all fit under maxKeys are all
-   * dropped (counted). Returns how many bytes `into` grew by (or shrank: < 0).
+   * dropped (counted); so are all keys of a merge that would grow the
+   * bytes by more than `room`. Returns how many bytes `into` grew by (or
+   * shrank: < 0).
    */
-  #merge(into, from, skip, keepNull) {
+  #merge(into, from, skip, keepNull, room = Infinity) {
     const keys = Object.keys(from).filter((k) => !skip.includes(k) && (keepNull || from[k] !== null));
     let added = 0;
     for (const k of keys) if (!hasOwn(into, k)) added++;
-    const room = Object.keys(into).length + added <= this.#limits.maxKeys;
-    if (!room) this.droppedKeys += added;
-    let bytes = 0;
+    const keysFit = Object.keys(into).length + added <= this.#limits.maxKeys;
+    let grown = 0;
+    let shrunk = 0;
     for (const k of keys) {
-      if (hasOwn(into, k)) bytes += jsonSize(from[k]) - jsonSize(into[k]);
-      else if (room) bytes += memberSize(k, from[k]);
-      else continue;
-      setKey(into, k, from[k]);
+      if (hasOwn(into, k)) {
+        grown += jsonSize(from[k]);
+        shrunk += jsonSize(into[k]);
+      } else if (keysFit) grown += memberSize(k, from[k]);
     }
-    return bytes;
+    if (grown > shrunk && grown - shrunk > room) {
+      this.droppedKeys += keys.length;
+      return 0;
+    }
+    if (!keysFit) this.droppedKeys += added;
+    for (const k of keys) if (keysFit || hasOwn(into, k)) setKey(into, k, from[k]);
+    return grown - shrunk;
+  }
+
+  /** How many more bytes `entry` may take (maxTotalBytes bounds one entry too). */
+  #room(entry) {
+    return this.#limits.maxTotalBytes - entry.textBytes - entry.otherBytes;
   }
 
   /** A new entry at the end; the caller #fit()s once the update is in it. */
@@ -169,7 +184,7 @@ class SessionFold {
     const text = textOnly(block);
     if (text !== undefined) {
       const bytes = Buffer.byteLength(text, 'utf8');
-      if (entry.textBytes + bytes > l.maxTextBytes) {
+      if (entry.textBytes + bytes > l.maxTextBytes || bytes > this.#room(entry)) {
         entry.droppedBytes += bytes;
         return;
       }
@@ -190,12 +205,13 @@ class SessionFold {
       entry.content.push({ type: 'text', text });
       return;
     }
-    if (entry.content.length >= l.maxBlocks) {
+    const bytes = jsonSize(block);
+    if (entry.content.length >= l.maxBlocks || bytes > this.#room(entry)) {
       entry.droppedBlocks++;
       return;
     }
-    entry.otherBytes += jsonSize(block);
-    this.#totalBytes += jsonSize(block);
+    entry.otherBytes += bytes;
+    this.#totalBytes += bytes;
     entry.content.push(block);
   }
 
@@ -247,7 +263,7 @@ class SessionFold {
       entry = this.#push(kind, messageId === undefined ? 0 : jsonSize(messageId));
       entry.messageId = messageId;
     }
-    const bytes = this.#merge(entry.extra, update, ['sessionUpdate', 'content', 'messageId'], true);
+    const bytes = this.#merge(entry.extra, update, ['sessionUpdate', 'content', 'messageId'], true, this.#room(entry));
     this.#append(entry, update.content);
     this.#grew(entry, bytes);
   }
@@ -259,8 +275,8 @@ class SessionFold {
     if (!map.has(id)) this.#introduce(id, idKey);
     const keyed = map.get(id);
     // Its fields count toward the entry that introduced it.
-    const bytes = this.#merge(keyed.fields, update, ['sessionUpdate'], keepNull);
-    this.#grew(this.#entries[keyed.index - this.#entries[0].index], bytes);
+    const entry = this.#entries[keyed.index - this.#entries[0].index];
+    this.#grew(entry, this.#merge(keyed.fields, update, ['sessionUpdate'], keepNull, this.#room(entry)));
   }
 
   #introduce(id, idKey) {
@@ -276,7 +292,7 @@ class SessionFold {
     if (!this.#compactions.has(id)) this.#introduce(id, 'compactionId');
     const index = this.#compactions.get(id).index;
     const entry = this.#entries[index - this.#entries[0].index];
-    const bytes = this.#merge(entry.extra, update, ['sessionUpdate', 'compactionId', 'content'], true);
+    const bytes = this.#merge(entry.extra, update, ['sessionUpdate', 'compactionId', 'content'], true, this.#room(entry));
     this.#append(entry, update.content);
     this.#grew(entry, bytes);
   }

@@ -34,6 +34,10 @@
 //! keys, the notice or unknown update, and the fields of the tool call or
 //! compaction it introduced (a merged key that replaces another counts the
 //! difference, so a tool call re-sending its growing output counts once).
+//! Nor does an update grow one entry past `max_total_bytes`: a text chunk
+//! or block that would is dropped and counted (`droppedBytes`,
+//! `droppedBlocks`), a merge that would adds none of its keys (counted in
+//! `droppedKeys`). A notice or unknown update is one line, kept whole.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -194,18 +198,46 @@ fn text_only(block: &Value) -> Option<&str> {
     obj.get("text")?.as_str()
 }
 
+/// What a merge may add: keys to the object, bytes to its entry.
+#[derive(Clone, Copy)]
+struct Room {
+    keys: usize,
+    /// The most `bytes` (see [`merge`]) may become by growing.
+    bytes: usize,
+}
+
+impl Room {
+    /// Session-wide objects: bounded by keys only (they are not entries).
+    fn keys(keys: usize) -> Self {
+        Self {
+            keys,
+            bytes: usize::MAX,
+        }
+    }
+
+    /// Into `entry` (its `other_bytes`): keys, and the entry's bytes
+    /// within `max_total_bytes`.
+    fn entry(entry: &Entry, options: &ViewOptions) -> Self {
+        Self {
+            keys: options.max_keys,
+            bytes: options.max_total_bytes.saturating_sub(entry.text_bytes),
+        }
+    }
+}
+
 /// Merge `from` into `into` (except `skip` keys); `keep_null`: a `null`
 /// value is assigned rather than meaning "unchanged". When the new keys
-/// would not all fit under `max_keys`, none of them is added (so the
+/// would not all fit under `room.keys`, none of them is added (so the
 /// outcome does not depend on key order) and they are counted in `dropped`.
-/// `bytes` (the size of `into`, see [`size`]) follows what was added and
-/// replaced.
+/// `bytes` (what `into` counts, see [`size`]) follows what is added and
+/// replaced; a merge that would grow it past `room.bytes` changes nothing
+/// (all its keys are counted in `dropped`).
 fn merge(
     into: &mut Map<String, Value>,
     from: Map<String, Value>,
     skip: &[&str],
     keep_null: bool,
-    max_keys: usize,
+    room: Room,
     dropped: &mut u64,
     bytes: &mut usize,
 ) {
@@ -214,19 +246,35 @@ fn merge(
         .iter()
         .filter(|(k, v)| wanted(k, v) && !into.contains_key(*k))
         .count();
-    let room = into.len() + new <= max_keys;
-    if !room {
+    let keys_fit = into.len() + new <= room.keys;
+    // What the merge would add and take away.
+    let (mut count, mut grown, mut shrunk) = (0, 0, 0);
+    for (k, v) in from.iter().filter(|(k, v)| wanted(k, v)) {
+        count += 1;
+        match into.get(k) {
+            Some(old) => {
+                grown += size::value(v);
+                shrunk += size::value(old);
+            }
+            None if keys_fit => grown += size::member(k, v),
+            None => {}
+        }
+    }
+    if grown > shrunk && *bytes + (grown - shrunk) > room.bytes {
+        *dropped += count;
+        return;
+    }
+    if !keys_fit {
         *dropped += new as u64;
     }
+    *bytes = (*bytes + grown).saturating_sub(shrunk);
     for (k, v) in from {
         if !wanted(&k, &v) {
             continue;
         }
         if let Some(slot) = into.get_mut(&k) {
-            *bytes = (*bytes + size::value(&v)).saturating_sub(size::value(slot));
             *slot = v;
-        } else if room {
-            *bytes += size::member(&k, &v);
+        } else if keys_fit {
             into.insert(k, v);
         }
     }
@@ -328,7 +376,7 @@ impl SessionState {
             obj,
             &["sessionUpdate"],
             true,
-            max_keys,
+            Room::keys(max_keys),
             &mut dropped,
             &mut bytes,
         );
@@ -441,12 +489,13 @@ impl SessionState {
         let entry = self.message_entry(kind, continues, || message_id);
         let before = entry.bytes();
         entry.seen_other |= obj.keys().any(|k| k != "sessionUpdate");
+        let room = Room::entry(entry, &options);
         merge(
             &mut entry.extra,
             obj,
             &["sessionUpdate"],
             true,
-            options.max_keys,
+            room,
             &mut dropped,
             &mut entry.other_bytes,
         );
@@ -470,7 +519,7 @@ impl SessionState {
         if !exists {
             self.introduce(&id, is_tool);
         }
-        let max_keys = self.options.max_keys;
+        let options = self.options;
         let mut dropped = 0;
         let (map, changed) = if is_tool {
             (&mut self.tool_calls, &mut self.changes.tool_calls)
@@ -481,12 +530,13 @@ impl SessionState {
         // Its fields count toward the entry that introduced it.
         let entry = entry_at(&mut self.entries, target.index).expect("a kept id has its entry");
         let (index, before) = (entry.index, entry.other_bytes);
+        let room = Room::entry(entry, &options);
         merge(
             &mut target.fields,
             obj,
             &["sessionUpdate"],
             keep_null,
-            max_keys,
+            room,
             &mut dropped,
             &mut entry.other_bytes,
         );
@@ -547,12 +597,13 @@ impl SessionState {
         entry.seen_other |= obj
             .keys()
             .any(|k| k != "sessionUpdate" && k != "compactionId");
+        let room = Room::entry(entry, &options);
         merge(
             &mut entry.extra,
             obj,
             &["sessionUpdate", "compactionId"],
             true,
-            options.max_keys,
+            room,
             &mut dropped,
             &mut entry.other_bytes,
         );
@@ -575,7 +626,7 @@ impl SessionState {
                 modes.clone(),
                 &[],
                 true,
-                max_keys,
+                Room::keys(max_keys),
                 &mut dropped,
                 &mut bytes,
             );
@@ -589,7 +640,7 @@ impl SessionState {
                 obj,
                 &[],
                 true,
-                max_keys,
+                Room::keys(max_keys),
                 &mut dropped,
                 &mut bytes,
             );
@@ -680,11 +731,13 @@ fn append_block(entry: &mut Entry, block: Value, options: &ViewOptions) {
         append_text(entry, &text, Some(block), options);
         return;
     }
-    if entry.content.len() >= options.max_blocks {
+    let bytes = size::value(&block);
+    if entry.content.len() >= options.max_blocks || entry.bytes() + bytes > options.max_total_bytes
+    {
         entry.dropped_blocks += 1;
         return;
     }
-    entry.other_bytes += size::value(&block);
+    entry.other_bytes += bytes;
     entry.content.push(block);
 }
 
@@ -698,7 +751,9 @@ pub(crate) fn append_text(
     options: &ViewOptions,
 ) -> usize {
     let bytes = text.len();
-    if entry.text_bytes + bytes > options.max_text_bytes {
+    if entry.text_bytes + bytes > options.max_text_bytes
+        || entry.bytes() + bytes > options.max_total_bytes
+    {
         entry.dropped_bytes += bytes as u64;
         return 0;
     }
@@ -934,19 +989,27 @@ mod tests {
         assert_eq!(s.dropped_entries, 1);
         assert!(s.changes.removed);
 
-        // A message bigger than the cap on its own: all else goes, it stays
-        // and keeps growing (bounded by max_text_bytes), through both paths.
-        let big = "x".repeat(s.options.max_total_bytes + 1);
-        text(&mut s, &big);
-        text(&mut s, "more");
+        // A message growing to the cap: all else goes, it stays (through
+        // both paths); a chunk that would take it past the cap is dropped
+        // and counted, like one past max_text_bytes.
+        let cap = s.options.max_total_bytes;
+        text(&mut s, &"x".repeat(cap - 1));
+        text(&mut s, "ab");
         s.apply_update(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "!"}}));
+        s.apply_update(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "image", "data": ""}}));
         assert_eq!(kinds(&s), [(3, EntryKind::Agent)]);
-        assert_eq!(s.total_bytes, big.len() + 5);
+        assert_eq!(s.total_bytes, cap);
         assert_eq!(s.dropped_entries, 3);
+        let entry = &s.entries[0];
+        assert_eq!((entry.dropped_bytes, entry.dropped_blocks), (2, 1));
         // The next entry takes its place.
         unknown(&mut s, "d");
         assert_eq!(kinds(&s), [(4, EntryKind::Unknown)]);
         assert_eq!(s.total_bytes, body("d"));
+        // An unknown update is one line, kept whole even over the cap.
+        unknown(&mut s, &"e".repeat(cap));
+        assert_eq!(kinds(&s), [(5, EntryKind::Unknown)]);
+        assert_eq!(s.total_bytes, body(&"e".repeat(cap)));
     }
 
     #[test]
@@ -957,9 +1020,9 @@ mod tests {
         unknown(&mut s, "after");
         let before = s.total_bytes;
         assert_eq!(before, recount(&s));
-        // The tool call's output grows past the cap: the entry before it
-        // goes; the one after it stays (entries go oldest first only).
-        let out = "o".repeat(500);
+        // The tool call's output takes the total past the cap: the entry
+        // before it goes; the one after it stays (oldest first only).
+        let out = "o".repeat(300);
         s.apply_update(
             json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "rawOutput": out}),
         );
@@ -971,11 +1034,25 @@ mod tests {
         assert_eq!(s.total_bytes, recount(&s));
         // Re-sending the whole output counts the difference, not it again.
         let total = s.total_bytes;
-        let out = "o".repeat(510);
+        let out = "o".repeat(310);
         s.apply_update(
             json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "rawOutput": out}),
         );
         assert_eq!(s.total_bytes, total + 10);
+        // An update that would take the entry alone past the cap changes
+        // nothing; its keys are counted.
+        let out = "o".repeat(400);
+        s.apply_update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "rawOutput": out, "status": "failed"}));
+        assert_eq!(s.total_bytes, total + 10);
+        assert_eq!(
+            s.tool_calls["t1"].fields["rawOutput"]
+                .as_str()
+                .unwrap()
+                .len(),
+            310
+        );
+        assert!(!s.tool_calls["t1"].fields.contains_key("status"));
+        assert_eq!(s.dropped_keys, 3);
         // The next update elsewhere takes the tool call along.
         unknown(&mut s, "later");
         assert_eq!(
