@@ -112,7 +112,9 @@ export interface SessionViewLimits {
   maxKeys?: number;
   /**
    * Bytes of all entries together; the oldest go first (with the tool call or compaction they introduced),
-   * never the entry the update went into [64 MiB]. An entry counts its message text's UTF-8 bytes and a
+   * never the entry the update went into [64 MiB]. Nor does an update grow one entry past it: a chunk or
+   * block that would is dropped (`droppedBytes`, `droppedBlocks`), a merge that would adds none of its keys
+   * (`droppedKeys`); a notice or unknown update is kept whole. An entry counts its message text's UTF-8 bytes and a
    * structural size of all else it holds (its tool call's fields, non-text blocks, `extra`, the unknown
    * update, …): strings and keys their UTF-8 bytes, numbers/booleans/null 8, each array element or object
    * member 16 more. A field an update replaces counts at its new size.
