@@ -18,12 +18,30 @@ type TextFn = ThreadsafeFunction<JsText, UnknownReturnValue, JsText, Status, fal
 pub struct JsText {
     text: String,
     ascii: bool,
+    /// Lend a long ASCII text to V8 instead of copying it (see
+    /// [`external_latin1`]): only for texts JS keeps, such as a view's
+    /// message text. A short-lived one (a batch, parsed and dropped) would
+    /// stay allocated until V8 collects its string, which V8 schedules by
+    /// its own heap: a flood of batches grew peak RSS 67 -> 374 MB.
+    lend: bool,
 }
 
 impl JsText {
     pub fn new(text: String) -> Self {
         let ascii = text.is_ascii();
-        Self { text, ascii }
+        Self {
+            text,
+            ascii,
+            lend: false,
+        }
+    }
+
+    /// A text JS keeps: lent to V8 when long (see the `lend` field).
+    pub fn kept(text: String) -> Self {
+        Self {
+            lend: true,
+            ..Self::new(text)
+        }
     }
 }
 
@@ -33,6 +51,7 @@ impl From<Batch> for JsText {
         Self {
             text: batch.text,
             ascii: batch.ascii,
+            lend: false,
         }
     }
 }
@@ -43,21 +62,93 @@ impl ToNapiValue for JsText {
         if !val.ascii {
             return String::to_napi_value(env, text);
         }
-        let mut out = std::ptr::null_mut();
-        let status = sys::napi_create_string_latin1(
-            env,
-            text.as_ptr().cast(),
-            text.len() as isize,
-            &mut out,
-        );
-        if status != sys::Status::napi_ok {
-            return Err(napi::Error::new(
-                Status::from(status),
-                "cannot create a JS string",
-            ));
+        if val.lend && text.len() >= EXTERNAL_MIN_BYTES {
+            match external_latin1(env, text) {
+                Ok(value) => return Ok(value),
+                Err(text) => return latin1_copy(env, &text),
+            }
         }
-        Ok(out)
+        latin1_copy(env, &text)
     }
+}
+
+/// Texts this long are lent to V8 rather than copied (a copy of a big
+/// string is a fresh large-object page for V8 to fault in).
+const EXTERNAL_MIN_BYTES: usize = 64 * 1024;
+
+/// Whether this Node has Node-API 10's external strings (Node ≥ 18.18 and
+/// ≥ 20.4, experimental there), looked up once: napi-sys answers a call to
+/// a function the host lacks with an error and a line on stderr. Set to
+/// false as well if a call fails.
+static EXTERNAL_STRINGS: std::sync::LazyLock<std::sync::atomic::AtomicBool> =
+    std::sync::LazyLock::new(|| {
+        std::sync::atomic::AtomicBool::new(host_has(b"node_api_create_external_string_latin1\0"))
+    });
+
+/// Whether the host process (node, electron) exports `symbol`.
+fn host_has(symbol: &[u8]) -> bool {
+    #[cfg(unix)]
+    let host = libloading::os::unix::Library::this();
+    #[cfg(windows)]
+    let Ok(host) = libloading::os::windows::Library::this() else {
+        return false;
+    };
+    // SAFETY: only looked up, never called through this pointer.
+    unsafe { host.get::<unsafe extern "C" fn()>(symbol).is_ok() }
+}
+
+/// Lend `text` to V8 as an external Latin-1 string (ASCII only): V8 reads
+/// it in place and the finalizer frees it. Gives the text back when this
+/// Node cannot.
+unsafe fn external_latin1(
+    env: sys::napi_env,
+    text: String,
+) -> std::result::Result<sys::napi_value, String> {
+    use std::sync::atomic::Ordering;
+    if !EXTERNAL_STRINGS.load(Ordering::Relaxed) {
+        return Err(text);
+    }
+    unsafe extern "C" fn free_text(
+        _env: napi::sys::node_api_basic_env,
+        _data: *mut std::ffi::c_void,
+        hint: *mut std::ffi::c_void,
+    ) {
+        drop(Box::from_raw(hint.cast::<String>()));
+    }
+    let boxed = Box::new(text);
+    let (ptr, len) = (boxed.as_ptr(), boxed.len());
+    let hint = Box::into_raw(boxed);
+    let mut out = std::ptr::null_mut();
+    let mut copied = false;
+    let status = napi_sys::node_api_create_external_string_latin1(
+        env,
+        ptr.cast(),
+        len as isize,
+        Some(free_text),
+        hint.cast(),
+        &mut out,
+        &mut copied,
+    );
+    if status != sys::Status::napi_ok {
+        // Not taken: the text is still ours.
+        EXTERNAL_STRINGS.store(false, Ordering::Relaxed);
+        return Err(*Box::from_raw(hint));
+    }
+    // Taken, or copied and already freed by the finalizer.
+    Ok(out)
+}
+
+unsafe fn latin1_copy(env: sys::napi_env, text: &str) -> Result<sys::napi_value> {
+    let mut out = std::ptr::null_mut();
+    let status =
+        sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as isize, &mut out);
+    if status != sys::Status::napi_ok {
+        return Err(napi::Error::new(
+            Status::from(status),
+            "cannot create a JS string",
+        ));
+    }
+    Ok(out)
 }
 
 /// A JS function that takes one string, callable from any thread.

@@ -74,7 +74,7 @@ impl AgentConnection {
         let drained = drained?;
         let mut parts = Vec::with_capacity(1 + drained.texts.len());
         parts.push(JsText::new(drained.json));
-        parts.extend(drained.texts.into_iter().map(JsText::new));
+        parts.extend(drained.texts.into_iter().map(JsText::kept));
         Some(parts)
     }
 
