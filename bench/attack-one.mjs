@@ -56,6 +56,15 @@ const ATTACKS = {
       return r;
     },
   },
+  '1000 unknown updates of 1 MiB into a session view': {
+    // The view's documented bound (README "Session views"): about
+    // 2 × maxTotalBytes (64 MiB default) + one line; plus the event queue.
+    budget: 2 * 64 + 1 + 2,
+    async run(ask, sid, attack, view) {
+      view(sid);
+      return attack('updates', { sessionId: sid, count: 1000, bytes: MiB });
+    },
+  },
   '20k permission requests (16 KiB) to a handler that waits': {
     budget: 32 + 2,
     options: {},
@@ -199,7 +208,11 @@ const loop = monitorEventLoopDelay({ resolution: 1 });
 loop.enable();
 measuring = true;
 const t0 = performance.now();
-const got = await attack.run(ask, sessionId, call);
+// A UI on the hostile session, when the attack needs one: it reads every
+// change (what a renderer does) and keeps nothing.
+let changes = 0;
+const openView = (sid) => hostile.session(sid).on('change', () => changes++);
+const got = await attack.run(ask, sessionId, call, openView);
 const ms = performance.now() - t0;
 await sleep(100); // deliveries delayed by the attack's tail
 measuring = false;
@@ -220,7 +233,7 @@ console.log(
     ticks,
     loopStallMs: Math.round(loop.max / 1e5) / 10,
     attackMs: Math.round(ms),
-    answers: got?.results ?? got,
+    answers: got?.results ?? (changes > 0 ? { ...got, changeEvents: changes } : got),
   }),
 );
 hostile.kill();

@@ -13,6 +13,7 @@ const ATTACKS = [
   'none (baseline)',
   'terminal output 16 MiB of \\x01 × 40 requests',
   '60k wait_for_exit + 60k unknown cancels',
+  '1000 unknown updates of 1 MiB into a session view',
   '20k permission requests (16 KiB) to a handler that waits',
   '40 concurrent reads of 10 MiB of U+0001',
   '40 released setsid writers (8 MiB each)',

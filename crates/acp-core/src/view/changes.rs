@@ -113,13 +113,20 @@ impl SessionState {
         if !self.changes.dirty {
             return None;
         }
-        let (changes, carried, left) = self.entry_changes(max_text);
+        let DrainPlan {
+            changes,
+            carried,
+            left,
+            deferred,
+            first_deferred_new,
+        } = self.entry_changes(max_text);
         let mut texts = Vec::new();
+        let more = !left.is_empty();
         let drain = Drain {
             st: self,
             changes,
             split,
-            more: !left.is_empty(),
+            more,
         };
         let json = serde_json::to_string(&drain).expect("a drain always serializes");
         if split {
@@ -128,7 +135,11 @@ impl SessionState {
         drop(drain);
         let touched = std::mem::take(&mut self.changes.entries);
         if let Some(first) = self.entries.front().map(|e| e.index) {
+            // What the host now has (not the entries put off whole).
             for index in touched.range(first..) {
+                if deferred.contains(index) {
+                    continue;
+                }
                 if let Some(entry) = self.entries.get_mut((index - first) as usize) {
                     entry.seen_blocks = entry.content.len();
                     entry.seen_text = last_text(entry).map_or(0, str::len);
@@ -142,9 +153,9 @@ impl SessionState {
                 }
             }
         }
-        let first_new = self.next_index;
+        // New entries put off are still new to the host next time.
+        let first_new = first_deferred_new.unwrap_or(self.next_index);
         let dropped_keys_seen = self.dropped_keys;
-        let more = !left.is_empty();
         self.changes = Default::default();
         self.changes.first_new = first_new;
         self.changes.dropped_keys_seen = dropped_keys_seen;
@@ -153,39 +164,49 @@ impl SessionState {
         Some(Drained { json, texts, more })
     }
 
-    /// The entry changes, carrying at most about `max_text` bytes of text;
-    /// also the text each cut entry carried (its `seen_text`) and the
-    /// entries with text left.
-    #[allow(clippy::type_complexity)]
-    fn entry_changes(
-        &self,
-        max_text: usize,
-    ) -> (Vec<EntryChange<'_>>, Vec<(u64, usize)>, BTreeSet<u64>) {
-        let mut carried = Vec::new();
-        let mut left = BTreeSet::new();
+    /// The entry changes of one drain, carrying about `max_text` bytes at
+    /// most: message text, and whole entries by their size (an unknown
+    /// update or a tool call can be megabytes: a drain of all of them was
+    /// one JSON text of up to the view's whole state for JS to parse). At
+    /// least one thing moves per drain, so every drain makes progress.
+    fn entry_changes(&self, max_text: usize) -> DrainPlan<'_> {
+        let mut picked = DrainPlan {
+            changes: Vec::with_capacity(self.changes.entries.len()),
+            carried: Vec::new(),
+            left: BTreeSet::new(),
+            deferred: BTreeSet::new(),
+            first_deferred_new: None,
+        };
         let Some(first) = self.entries.front().map(|e| e.index) else {
-            return (Vec::new(), carried, left);
+            return picked;
         };
         let mut budget = max_text;
         let mut moved = false;
-        let mut out = Vec::with_capacity(self.changes.entries.len());
         for &index in self.changes.entries.range(first..) {
             let Some(entry) = self.entries.get((index - first) as usize) else {
                 continue;
             };
             if index >= self.changes.first_new {
+                // New entries come last (highest indices): once one is put
+                // off, so are the rest, and the next drain starts there.
+                if picked.first_deferred_new.is_some() || (moved && entry.other_bytes > budget) {
+                    picked.first_deferred_new.get_or_insert(index);
+                    picked.left.insert(index);
+                    picked.deferred.insert(index);
+                    continue;
+                }
+                budget = budget.saturating_sub(entry.other_bytes);
                 let taken = last_text(entry).map(|text| {
                     let n = cut(text, budget, !moved);
                     if n < text.len() {
-                        carried.push((index, n));
-                        left.insert(index);
+                        picked.carried.push((index, n));
+                        picked.left.insert(index);
                     }
                     n
                 });
-                let n = taken.unwrap_or(0);
-                budget = budget.saturating_sub(n);
-                moved |= n > 0;
-                out.push(EntryChange::New(entry, taken));
+                budget = budget.saturating_sub(taken.unwrap_or(0));
+                moved = true;
+                picked.changes.push(EntryChange::New(entry, taken));
                 continue;
             }
             let unchanged_shape = entry.content.len() == entry.seen_blocks
@@ -197,24 +218,44 @@ impl SessionState {
                     let rest = &text[entry.seen_text..];
                     let n = cut(rest, budget, !moved);
                     if n < rest.len() {
-                        carried.push((index, entry.seen_text + n));
-                        left.insert(index);
+                        picked.carried.push((index, entry.seen_text + n));
+                        picked.left.insert(index);
                     }
                     if n > 0 {
                         budget = budget.saturating_sub(n);
                         moved = true;
-                        out.push(EntryChange::Appended(index, &rest[..n]));
+                        picked
+                            .changes
+                            .push(EntryChange::Appended(index, &rest[..n]));
                     }
                 }
+                _ if moved && entry.bytes() > budget => {
+                    // Whole, next time.
+                    picked.left.insert(index);
+                    picked.deferred.insert(index);
+                }
                 _ => {
-                    budget = budget.saturating_sub(entry.text_bytes);
+                    budget = budget.saturating_sub(entry.bytes());
                     moved = true;
-                    out.push(EntryChange::Updated(entry));
+                    picked.changes.push(EntryChange::Updated(entry));
                 }
             }
         }
-        (out, carried, left)
+        picked
     }
+}
+
+/// What one drain carries ([`SessionState::entry_changes`]).
+struct DrainPlan<'a> {
+    changes: Vec<EntryChange<'a>>,
+    /// Entries whose text was cut, and the text the host has of each.
+    carried: Vec<(u64, usize)>,
+    /// Entries with something left for the next drain.
+    left: BTreeSet<u64>,
+    /// Entries not sent at all (a subset of `left`).
+    deferred: BTreeSet<u64>,
+    /// The first new entry not sent: where the next drain's new ones begin.
+    first_deferred_new: Option<u64>,
 }
 
 struct Drain<'a> {
@@ -406,6 +447,83 @@ mod tests {
 
     fn drain(s: &mut SessionState) -> Value {
         serde_json::from_str(&s.drain_json().expect("changed")).unwrap()
+    }
+
+    /// Apply a drain (texts apart, as `lib/session-view.js` puts them
+    /// back) to the host's copy of the entries, like `applyChanges`.
+    fn apply(host: &mut Vec<Value>, d: crate::view::changes::Drained) {
+        let mut changes: Value = serde_json::from_str(&d.json).unwrap();
+        let mut texts = d.texts.into_iter();
+        if let Some(first) = changes.get("firstIndex").and_then(Value::as_u64) {
+            host.retain(|e| e["index"].as_u64().unwrap() >= first);
+        }
+        let first = host.first().map_or(0, |e| e["index"].as_u64().unwrap());
+        for a in changes["appended"].as_array().cloned().unwrap_or_default() {
+            let at = (a["index"].as_u64().unwrap() - first) as usize;
+            let block = host[at]["content"]
+                .as_array_mut()
+                .unwrap()
+                .last_mut()
+                .unwrap();
+            let text = block["text"].as_str().unwrap().to_owned() + &texts.next().unwrap();
+            block["text"] = text.into();
+        }
+        for e in changes["updatedEntries"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+        {
+            let at = (e["index"].as_u64().unwrap() - first) as usize;
+            host[at] = e;
+        }
+        let cut: Vec<usize> = changes.get("$cut").map_or(vec![], |c| {
+            c.as_array()
+                .unwrap()
+                .iter()
+                .map(|j| j.as_u64().unwrap() as usize)
+                .collect()
+        });
+        let new = changes["newEntries"]
+            .as_array_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
+        for (j, mut e) in new.into_iter().enumerate() {
+            if cut.contains(&j) {
+                let block = e["content"].as_array_mut().unwrap().last_mut().unwrap();
+                block["text"] = texts.next().unwrap().into();
+            }
+            host.push(e);
+        }
+    }
+
+    #[test]
+    fn a_drain_carries_about_its_budget_of_whole_entries_too() {
+        // Unknown updates of 10 KiB between text chunks; drains of 16 KiB.
+        let mut s = SessionState::new("s", ViewOptions::default());
+        let mut host = Vec::new();
+        let mut longest = 0;
+        for round in 0..5 {
+            for i in 0..20 {
+                s.apply_update(
+                    json!({"sessionUpdate": "x_big", "n": i, "blob": "b".repeat(10_000)}),
+                );
+                s.apply_update(serde_json::from_str(&chunk(&"t".repeat(3_000 + i))).unwrap());
+            }
+            s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": format!("c{round}"), "rawOutput": "o".repeat(30_000)}));
+            while let Some(d) = s.drain_parts(16 * 1024) {
+                longest =
+                    longest.max(d.json.len() + d.texts.iter().map(String::len).sum::<usize>());
+                apply(&mut host, d);
+            }
+            let snap = s.snapshot_value();
+            assert_eq!(Value::Array(host.clone()), snap["entries"], "round {round}");
+        }
+        // Budget + one entry that did not fit (a tool call's 30 KB output
+        // travels in `toolCalls`, apart from the entries).
+        assert!(
+            longest < 16 * 1024 + 40_000,
+            "a drain carried {longest} bytes"
+        );
     }
 
     #[test]
