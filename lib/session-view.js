@@ -10,7 +10,8 @@ const { toMarkdown } = require('./session-fold.js');
 
 const DEFAULT_INTERVAL_MS = 16;
 /**
- * Message text one `change` event carries at most (bytes of UTF-8): a
+ * What one `change` event carries at most, about (bytes of message text,
+ * and of whole entries by their size): a
  * bigger backlog goes out in several events, one per turn of the event
  * loop, so no single callback holds the loop for long. The texts reach JS
  * as strings, not JSON to parse, so a full event costs about a copy; and

@@ -125,8 +125,9 @@ export interface SessionViewLimits {
 export interface SessionViewOptions extends SessionViewLimits {
   /**
    * At most one `change` event per this many ms [16]; 0: one per delivered batch.
-   * An event carries at most 256 KiB of message text: a bigger backlog goes
-   * out as several events on consecutive turns of the event loop.
+   * An event carries about 256 KiB at most (message text, and whole entries
+   * by their size): a bigger backlog goes out as several events on
+   * consecutive turns of the event loop.
    */
   intervalMs?: number;
   /** Deliver the session's updates to `onSessionUpdate` as well [false: folded only]. */
@@ -158,7 +159,7 @@ export declare class SessionView extends EventEmitter<SessionViewEvents> {
   toMarkdown(): string;
   /**
    * Emit pending changes now (e.g. before rendering a permission question),
-   * all of them before it returns (a backlog over 256 KiB of text as several
+   * all of them before it returns (a backlog over 256 KiB as several
    * events); returns the last one emitted, or null.
    */
   flush(): SessionViewChanges | null;
