@@ -116,3 +116,19 @@ test('limits bound a view: entries, text bytes, blocks, keys', () => {
   assert.deepEqual(s.info, {});
   assert.equal(s.droppedKeys, 3, 'the title of the tool call and both info keys');
 });
+
+test('the JS fold takes values nested deeper than the call stack (an agent picks the depth)', () => {
+  let deep = [];
+  let at = deep;
+  for (let i = 0; i < 100_000; i++) at = at[at.push([]) - 1];
+  const fold = new SessionFold('s');
+  fold.applyUpdate({ sessionUpdate: 'x_deep', value: deep });
+  fold.applyUpdate({ sessionUpdate: 'tool_call', toolCallId: 'a', rawOutput: deep });
+  fold.applyUpdate({ sessionUpdate: 'agent_message_chunk', messageId: deep, content: { type: 'text', text: 'a' } });
+  fold.applyUpdate({ sessionUpdate: 'agent_message_chunk', messageId: deep, content: { type: 'text', text: 'b' } });
+  const state = fold.toJSON();
+  assert.equal(state.entries.length, 3);
+  assert.equal(state.entries[2].content[0].text, 'ab', 'the same (deep) messageId continues the message');
+  // 100,000 arrays nested: one item each, an empty array at the bottom.
+  assert.equal(jsonSize(deep), 16 * 100_000);
+});

@@ -33,11 +33,24 @@ const ITEM = 16;
 
 /** The structural size of a JSON value (what it counts toward maxTotalBytes). */
 function jsonSize(v) {
-  if (typeof v === 'string') return Buffer.byteLength(v, 'utf8');
-  if (v === null || typeof v !== 'object') return SCALAR;
+  // With a stack, not recursion: an agent's value can nest deeper than
+  // JS's call stack (JSON.parse takes any depth).
   let n = 0;
-  if (Array.isArray(v)) for (const x of v) n += ITEM + jsonSize(x);
-  else for (const k of Object.keys(v)) n += memberSize(k, v[k]);
+  const todo = [v];
+  while (todo.length > 0) {
+    const x = todo.pop();
+    if (typeof x === 'string') n += Buffer.byteLength(x, 'utf8');
+    else if (x === null || typeof x !== 'object') n += SCALAR;
+    else if (Array.isArray(x)) {
+      n += ITEM * x.length;
+      for (const y of x) todo.push(y);
+    } else {
+      for (const k of Object.keys(x)) {
+        n += ITEM + Buffer.byteLength(k, 'utf8');
+        todo.push(x[k]);
+      }
+    }
+  }
   return n;
 }
 
@@ -69,12 +82,20 @@ function textOnly(block) {
 
 /** Deep equality of JSON values. */
 function jsonEqual(a, b) {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) if (!hasOwn(b, k) || !jsonEqual(a[k], b[k])) return false;
+  // With a stack, like jsonSize: any depth.
+  const todo = [[a, b]];
+  while (todo.length > 0) {
+    const [x, y] = todo.pop();
+    if (x === y) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+    if (Array.isArray(x) !== Array.isArray(y)) return false;
+    const kx = Object.keys(x);
+    if (kx.length !== Object.keys(y).length) return false;
+    for (const k of kx) {
+      if (!hasOwn(y, k)) return false;
+      todo.push([x[k], y[k]]);
+    }
+  }
   return true;
 }
 
