@@ -132,3 +132,18 @@ test('the JS fold takes values nested deeper than the call stack (an agent picks
   // 100,000 arrays nested: one item each, an empty array at the bottom.
   assert.equal(jsonSize(deep), 16 * 100_000);
 });
+
+test('keys a chunk adds count before its text is weighed against maxTotalBytes, in both folds', () => {
+  const update = (u) => JSON.stringify({ direction: 'receive', kind: 'x', payload: JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 's', update: u } }) });
+  const text = [
+    update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'a'.repeat(50) } }),
+    // 30 bytes of text with a 20-byte extra key: the key fits, then the text no longer does.
+    update({ sessionUpdate: 'agent_message_chunk', k: 'v'.repeat(20), content: { type: 'text', text: 'b'.repeat(30) } }),
+  ].join('\n');
+  const limits = { maxTotalBytes: 100 };
+  const rust = JSON.parse(native.foldRecording(text, limits)).sessions.s;
+  const js = foldRecording(text, limits).sessions.s;
+  assert.equal(canonical(js), canonical(rust));
+  assert.equal(rust.entries[0].droppedBytes, 30);
+  assert.equal(rust.entries[0].content[0].text, 'a'.repeat(50));
+});

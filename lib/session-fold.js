@@ -168,9 +168,14 @@ class SessionFold {
   }
 
   /** `entry` grew by `bytes` (other than text, added by #append); then #fit. */
-  #grew(entry, bytes) {
+  /** `bytes` more (or fewer) of `entry`'s non-text content. */
+  #added(entry, bytes) {
     entry.otherBytes += bytes;
     this.#totalBytes += bytes;
+  }
+
+  #grew(entry, bytes) {
+    this.#added(entry, bytes);
     this.#fit(entry);
   }
 
@@ -284,9 +289,11 @@ class SessionFold {
       entry = this.#push(kind, messageId === undefined ? 0 : jsonSize(messageId));
       entry.messageId = messageId;
     }
-    const bytes = this.#merge(entry.extra, update, ['sessionUpdate', 'content', 'messageId'], true, this.#room(entry));
+    // The keys count before the block is weighed against the room left
+    // (as the core does).
+    this.#added(entry, this.#merge(entry.extra, update, ['sessionUpdate', 'content', 'messageId'], true, this.#room(entry)));
     this.#append(entry, update.content);
-    this.#grew(entry, bytes);
+    this.#fit(entry);
   }
 
   #keyed(update, idKey, keepNull) {
@@ -313,9 +320,9 @@ class SessionFold {
     if (!this.#compactions.has(id)) this.#introduce(id, 'compactionId');
     const index = this.#compactions.get(id).index;
     const entry = this.#entries[index - this.#entries[0].index];
-    const bytes = this.#merge(entry.extra, update, ['sessionUpdate', 'compactionId', 'content'], true, this.#room(entry));
+    this.#added(entry, this.#merge(entry.extra, update, ['sessionUpdate', 'compactionId', 'content'], true, this.#room(entry)));
     this.#append(entry, update.content);
-    this.#grew(entry, bytes);
+    this.#fit(entry);
   }
 
   /** The result of `session/new`, `session/load` or `session/resume`. */
