@@ -487,9 +487,12 @@ function applyChanges(state, changes) {
     state.droppedEntries = changes.droppedEntries;
   }
   const first = state.entries.length > 0 ? state.entries[0].index : 0;
-  for (const { index, text } of changes.appended ?? []) {
-    const entry = state.entries[index - first];
-    entry.content[entry.content.length - 1].text += text;
+  for (const a of changes.appended ?? []) {
+    const entry = state.entries[a.index - first];
+    entry.content[entry.content.length - 1].text += a.text;
+    // A chunk refused by a limit: the entry's new drop counters.
+    if (hasOwn(a, 'droppedBytes')) entry.droppedBytes = a.droppedBytes;
+    if (hasOwn(a, 'droppedBlocks')) entry.droppedBlocks = a.droppedBlocks;
   }
   for (const e of changes.updatedEntries ?? []) state.entries[e.index - first] = e;
   for (const e of changes.newEntries ?? []) state.entries.push(e);

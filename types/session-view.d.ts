@@ -79,8 +79,12 @@ export interface SessionViewState {
  */
 export interface SessionViewChanges {
   newEntries?: SessionEntry[];
-  /** Text appended to the last (text) block of an entry the host already has. */
-  appended?: { index: number; text: string }[];
+  /**
+   * Text appended to the last (text) block of an entry the host already
+   * has (maybe empty), with the entry's new `droppedBytes`/`droppedBlocks`
+   * when a chunk was refused by a limit.
+   */
+  appended?: { index: number; text: string; droppedBytes?: number; droppedBlocks?: number }[];
   /** Other changed entries the host already has, whole. */
   updatedEntries?: SessionEntry[];
   /** Entries before this index were dropped (with their tool calls/compactions). */

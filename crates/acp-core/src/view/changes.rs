@@ -20,6 +20,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::size;
 use super::state::{Entry, EntryJson, PendingJson, SessionState};
 
 #[derive(Debug, Default)]
@@ -74,7 +75,9 @@ fn cut(text: &str, budget: usize, must_move: bool) -> usize {
 enum EntryChange<'a> {
     /// A new entry; `cut`: bytes of its text-only last block carried.
     New(&'a Entry, Option<usize>),
-    Appended(u64, &'a str),
+    /// Text appended to an entry the host has; with its drop counters
+    /// when they changed (a chunk refused by a limit changes only them).
+    Appended(u64, &'a str, Option<(u64, u64)>),
     Updated(&'a Entry),
 }
 
@@ -119,12 +122,15 @@ impl SessionState {
             left,
             deferred,
             first_deferred_new,
+            keyed,
+            held,
         } = self.entry_changes(max_text);
         let mut texts = Vec::new();
-        let more = !left.is_empty();
+        let more = !left.is_empty() || !held[0].is_empty() || !held[1].is_empty();
         let drain = Drain {
             st: self,
             changes,
+            keyed,
             split,
             more,
         };
@@ -160,15 +166,19 @@ impl SessionState {
         self.changes.first_new = first_new;
         self.changes.dropped_keys_seen = dropped_keys_seen;
         self.changes.entries = left;
+        let [tool_calls, compactions] = held;
+        self.changes.tool_calls = tool_calls;
+        self.changes.compactions = compactions;
         self.changes.dirty = more;
         Some(Drained { json, texts, more })
     }
 
     /// The entry changes of one drain, carrying about `max_text` bytes at
-    /// most: message text, and whole entries by their size (an unknown
-    /// update or a tool call can be megabytes: a drain of all of them was
-    /// one JSON text of up to the view's whole state for JS to parse). At
-    /// least one thing moves per drain, so every drain makes progress.
+    /// most: message text, whole entries by their size, tool calls and
+    /// compactions by theirs (an unknown update or a tool call can be
+    /// megabytes: a drain of all of them was one JSON text of up to the
+    /// view's whole state for JS to parse). At least one thing moves per
+    /// drain, so every drain makes progress.
     fn entry_changes(&self, max_text: usize) -> DrainPlan<'_> {
         let mut picked = DrainPlan {
             changes: Vec::with_capacity(self.changes.entries.len()),
@@ -176,12 +186,15 @@ impl SessionState {
             left: BTreeSet::new(),
             deferred: BTreeSet::new(),
             first_deferred_new: None,
-        };
-        let Some(first) = self.entries.front().map(|e| e.index) else {
-            return picked;
+            keyed: [Vec::new(), Vec::new()],
+            held: [BTreeSet::new(), BTreeSet::new()],
         };
         let mut budget = max_text;
         let mut moved = false;
+        let Some(first) = self.entries.front().map(|e| e.index) else {
+            // No entries: no tool call or compaction either.
+            return picked;
+        };
         for &index in self.changes.entries.range(first..) {
             let Some(entry) = self.entries.get((index - first) as usize) else {
                 continue;
@@ -189,13 +202,18 @@ impl SessionState {
             if index >= self.changes.first_new {
                 // New entries come last (highest indices): once one is put
                 // off, so are the rest, and the next drain starts there.
-                if picked.first_deferred_new.is_some() || (moved && entry.other_bytes > budget) {
+                // What it carries inline: all but its last text block's
+                // text (which may be cut).
+                let inline = entry
+                    .bytes()
+                    .saturating_sub(last_text(entry).map_or(0, str::len));
+                if picked.first_deferred_new.is_some() || (moved && inline > budget) {
                     picked.first_deferred_new.get_or_insert(index);
                     picked.left.insert(index);
                     picked.deferred.insert(index);
                     continue;
                 }
-                budget = budget.saturating_sub(entry.other_bytes);
+                budget = budget.saturating_sub(inline);
                 let taken = last_text(entry).map(|text| {
                     let n = cut(text, budget, !moved);
                     if n < text.len() {
@@ -211,8 +229,7 @@ impl SessionState {
             }
             let unchanged_shape = entry.content.len() == entry.seen_blocks
                 && entry.seen_blocks > 0
-                && !entry.seen_other
-                && entry.seen_dropped == entry.dropped_bytes + entry.dropped_blocks;
+                && !entry.seen_other;
             match last_text(entry) {
                 Some(text) if unchanged_shape && text.len() >= entry.seen_text => {
                     let rest = &text[entry.seen_text..];
@@ -221,12 +238,17 @@ impl SessionState {
                         picked.carried.push((index, entry.seen_text + n));
                         picked.left.insert(index);
                     }
-                    if n > 0 {
+                    // A refused chunk changes the counters only: say so
+                    // here, not by sending the (up to maxTotalBytes) entry.
+                    let dropped = (entry.seen_dropped
+                        != entry.dropped_bytes + entry.dropped_blocks)
+                        .then_some((entry.dropped_bytes, entry.dropped_blocks));
+                    if n > 0 || dropped.is_some() {
                         budget = budget.saturating_sub(n);
                         moved = true;
                         picked
                             .changes
-                            .push(EntryChange::Appended(index, &rest[..n]));
+                            .push(EntryChange::Appended(index, &rest[..n], dropped));
                     }
                 }
                 _ if moved && entry.bytes() > budget => {
@@ -239,6 +261,36 @@ impl SessionState {
                     moved = true;
                     picked.changes.push(EntryChange::Updated(entry));
                 }
+            }
+        }
+        // Changed tool calls and compactions, whole. One whose entry was
+        // put off waits for it (a host copy given the fields without the
+        // entry would keep them after the entry went unsent); one whose
+        // entry goes out new now was counted with it; the others count
+        // their size.
+        let keyed = [
+            (&self.tool_calls, &self.changes.tool_calls),
+            (&self.compactions, &self.changes.compactions),
+        ];
+        for (i, (map, changed)) in keyed.into_iter().enumerate() {
+            for id in changed {
+                let Some(k) = map.get(id) else {
+                    continue;
+                };
+                if picked.deferred.contains(&k.index) {
+                    picked.held[i].insert(id.clone());
+                    continue;
+                }
+                if k.index < self.changes.first_new {
+                    let cost: usize = k.fields.iter().map(|(k, v)| size::member(k, v)).sum();
+                    if moved && cost > budget {
+                        picked.held[i].insert(id.clone());
+                        continue;
+                    }
+                    budget = budget.saturating_sub(cost);
+                }
+                moved = true;
+                picked.keyed[i].push(id.as_str());
             }
         }
         picked
@@ -256,11 +308,17 @@ struct DrainPlan<'a> {
     deferred: BTreeSet<u64>,
     /// The first new entry not sent: where the next drain's new ones begin.
     first_deferred_new: Option<u64>,
+    /// The tool calls and compactions sent, by id.
+    keyed: [Vec<&'a str>; 2],
+    /// The changed ones put off to the next drain.
+    held: [BTreeSet<String>; 2],
 }
 
 struct Drain<'a> {
     st: &'a SessionState,
     changes: Vec<EntryChange<'a>>,
+    /// Tool calls, compactions: the ids sent.
+    keyed: [Vec<&'a str>; 2],
     /// Texts apart from the JSON (see [`Drained`]).
     split: bool,
     more: bool,
@@ -271,7 +329,7 @@ impl Drain<'_> {
     fn texts(&self) -> Vec<String> {
         let mut texts = Vec::new();
         for change in &self.changes {
-            if let EntryChange::Appended(_, text) = change {
+            if let EntryChange::Appended(_, text, _) = change {
                 texts.push((*text).to_owned());
             }
         }
@@ -284,7 +342,7 @@ impl Drain<'_> {
     }
 }
 
-struct Appended<'a>(u64, Option<&'a str>);
+struct Appended<'a>(u64, Option<&'a str>, Option<(u64, u64)>);
 
 impl Serialize for Appended<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -293,20 +351,30 @@ impl Serialize for Appended<'_> {
         if let Some(text) = self.1 {
             m.serialize_entry("text", text)?;
         }
+        // Like an entry's own JSON: only the counters above zero.
+        if let Some((bytes, blocks)) = self.2 {
+            if bytes > 0 {
+                m.serialize_entry("droppedBytes", &bytes)?;
+            }
+            if blocks > 0 {
+                m.serialize_entry("droppedBlocks", &blocks)?;
+            }
+        }
         m.end()
     }
 }
 
+/// The fields of the tool calls (or compactions) `ids`, by id.
 struct Picked<'a>(
     &'a std::collections::HashMap<String, super::state::Keyed>,
-    &'a BTreeSet<String>,
+    &'a [&'a str],
 );
 
 impl Serialize for Picked<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(None)?;
         for id in self.1 {
-            if let Some(k) = self.0.get(id) {
+            if let Some(k) = self.0.get(*id) {
                 m.serialize_entry(id, &k.fields)?;
             }
         }
@@ -336,8 +404,8 @@ impl Serialize for Drain<'_> {
                     };
                     new.push(EntryJson(e, carried));
                 }
-                EntryChange::Appended(i, t) => {
-                    appended.push(Appended(*i, (!self.split).then_some(*t)))
+                EntryChange::Appended(i, t, dropped) => {
+                    appended.push(Appended(*i, (!self.split).then_some(*t), *dropped))
                 }
                 EntryChange::Updated(e) => updated.push(EntryJson(e, None)),
             }
@@ -359,19 +427,11 @@ impl Serialize for Drain<'_> {
             m.serialize_entry("firstIndex", &first)?;
             m.serialize_entry("droppedEntries", &st.dropped_entries)?;
         }
-        let tools: Vec<_> = c
-            .tool_calls
-            .iter()
-            .filter(|id| st.tool_calls.contains_key(*id))
-            .collect();
-        if !tools.is_empty() {
-            m.serialize_entry("toolCalls", &Picked(&st.tool_calls, &c.tool_calls))?;
+        if !self.keyed[0].is_empty() {
+            m.serialize_entry("toolCalls", &Picked(&st.tool_calls, &self.keyed[0]))?;
         }
-        if c.compactions
-            .iter()
-            .any(|id| st.compactions.contains_key(id))
-        {
-            m.serialize_entry("compactions", &Picked(&st.compactions, &c.compactions))?;
+        if !self.keyed[1].is_empty() {
+            m.serialize_entry("compactions", &Picked(&st.compactions, &self.keyed[1]))?;
         }
         let fields: [(bool, &str, &dyn ErasedValue); 7] = [
             (c.plan, "plan", &st.plan),
@@ -449,81 +509,281 @@ mod tests {
         serde_json::from_str(&s.drain_json().expect("changed")).unwrap()
     }
 
-    /// Apply a drain (texts apart, as `lib/session-view.js` puts them
-    /// back) to the host's copy of the entries, like `applyChanges`.
-    fn apply(host: &mut Vec<Value>, d: crate::view::changes::Drained) {
-        let mut changes: Value = serde_json::from_str(&d.json).unwrap();
-        let mut texts = d.texts.into_iter();
-        if let Some(first) = changes.get("firstIndex").and_then(Value::as_u64) {
-            host.retain(|e| e["index"].as_u64().unwrap() >= first);
+    /// `applyChanges` of `lib/session-fold.js`, ported: apply a drain
+    /// (texts apart, put back as `lib/session-view.js` does) to the host's
+    /// copy of the state.
+    fn apply(host: &mut Value, d: &crate::view::changes::Drained) {
+        let mut c: Value = serde_json::from_str(&d.json).unwrap();
+        let mut texts = d.texts.iter();
+        for a in c["appended"].as_array_mut().into_iter().flatten() {
+            a["text"] = texts.next().unwrap().clone().into();
         }
-        let first = host.first().map_or(0, |e| e["index"].as_u64().unwrap());
-        for a in changes["appended"].as_array().cloned().unwrap_or_default() {
-            let at = (a["index"].as_u64().unwrap() - first) as usize;
-            let block = host[at]["content"]
-                .as_array_mut()
-                .unwrap()
-                .last_mut()
-                .unwrap();
-            let text = block["text"].as_str().unwrap().to_owned() + &texts.next().unwrap();
-            block["text"] = text.into();
+        let cut = c.get("$cut").cloned().unwrap_or(json!([]));
+        for j in cut.as_array().unwrap() {
+            let e = &mut c["newEntries"][j.as_u64().unwrap() as usize];
+            let last = e["content"].as_array_mut().unwrap().last_mut().unwrap();
+            last["text"] = texts.next().unwrap().clone().into();
         }
-        for e in changes["updatedEntries"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-        {
-            let at = (e["index"].as_u64().unwrap() - first) as usize;
-            host[at] = e;
-        }
-        let cut: Vec<usize> = changes.get("$cut").map_or(vec![], |c| {
-            c.as_array()
-                .unwrap()
-                .iter()
-                .map(|j| j.as_u64().unwrap() as usize)
-                .collect()
-        });
-        let new = changes["newEntries"]
-            .as_array_mut()
-            .map(std::mem::take)
-            .unwrap_or_default();
-        for (j, mut e) in new.into_iter().enumerate() {
-            if cut.contains(&j) {
-                let block = e["content"].as_array_mut().unwrap().last_mut().unwrap();
-                block["text"] = texts.next().unwrap().into();
+        assert!(texts.next().is_none(), "every text has its place");
+        if let Some(first) = c.get("firstIndex").and_then(Value::as_u64) {
+            let entries = std::mem::take(host["entries"].as_array_mut().unwrap());
+            let mut keep = Vec::new();
+            for e in entries {
+                if e["index"].as_u64().unwrap() >= first {
+                    keep.push(e);
+                } else if e["kind"] == "tool_call" {
+                    let id = e["toolCallId"].as_str().unwrap();
+                    host["toolCalls"].as_object_mut().unwrap().remove(id);
+                } else if e["kind"] == "compaction" {
+                    let id = e["compactionId"].as_str().unwrap();
+                    host["compactions"].as_object_mut().unwrap().remove(id);
+                }
             }
-            host.push(e);
+            host["entries"] = Value::Array(keep);
+            host["droppedEntries"] = c["droppedEntries"].clone();
         }
+        let entries = host["entries"].as_array_mut().unwrap();
+        let first = entries.first().map_or(0, |e| e["index"].as_u64().unwrap());
+        for a in c["appended"].as_array().cloned().unwrap_or_default() {
+            let entry = &mut entries[(a["index"].as_u64().unwrap() - first) as usize];
+            let last = entry["content"].as_array_mut().unwrap().last_mut().unwrap();
+            let text = last["text"].as_str().unwrap().to_owned() + a["text"].as_str().unwrap();
+            last["text"] = text.into();
+            for k in ["droppedBytes", "droppedBlocks"] {
+                if let Some(n) = a.get(k) {
+                    entry[k] = n.clone();
+                }
+            }
+        }
+        for e in c["updatedEntries"].as_array().cloned().unwrap_or_default() {
+            let at = (e["index"].as_u64().unwrap() - first) as usize;
+            entries[at] = e;
+        }
+        entries.extend(c["newEntries"].as_array().cloned().unwrap_or_default());
+        for key in ["toolCalls", "compactions"] {
+            for (k, v) in c[key].as_object().into_iter().flatten() {
+                host[key][k] = v.clone();
+            }
+        }
+        for k in [
+            "plan",
+            "modes",
+            "config",
+            "commands",
+            "info",
+            "usage",
+            "stopReason",
+            "running",
+            "pending",
+            "droppedKeys",
+        ] {
+            if let Some(v) = c.get(k) {
+                host[k] = v.clone();
+            }
+        }
+    }
+
+    /// Drain all with a budget of `cap`: the host's copy after each, and
+    /// the most one drain carried (JSON and texts).
+    fn drain_into(s: &mut SessionState, host: &mut Value, cap: usize) -> usize {
+        let mut most = 0;
+        while let Some(d) = s.drain_parts(cap) {
+            most = most.max(d.json.len() + d.texts.iter().map(String::len).sum::<usize>());
+            apply(host, &d);
+        }
+        most
+    }
+
+    fn update(s: &mut SessionState, u: Value) {
+        s.apply_update(u);
     }
 
     #[test]
     fn a_drain_carries_about_its_budget_of_whole_entries_too() {
         // Unknown updates of 10 KiB between text chunks; drains of 16 KiB.
         let mut s = SessionState::new("s", ViewOptions::default());
-        let mut host = Vec::new();
-        let mut longest = 0;
+        let mut host = s.snapshot_value();
+        let mut most = 0;
         for round in 0..5 {
             for i in 0..20 {
-                s.apply_update(
+                update(
+                    &mut s,
                     json!({"sessionUpdate": "x_big", "n": i, "blob": "b".repeat(10_000)}),
                 );
-                s.apply_update(serde_json::from_str(&chunk(&"t".repeat(3_000 + i))).unwrap());
+                update(
+                    &mut s,
+                    serde_json::from_str(&chunk(&"t".repeat(3_000 + i))).unwrap(),
+                );
             }
-            s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": format!("c{round}"), "rawOutput": "o".repeat(30_000)}));
-            while let Some(d) = s.drain_parts(16 * 1024) {
-                longest =
-                    longest.max(d.json.len() + d.texts.iter().map(String::len).sum::<usize>());
-                apply(&mut host, d);
-            }
-            let snap = s.snapshot_value();
-            assert_eq!(Value::Array(host.clone()), snap["entries"], "round {round}");
+            update(
+                &mut s,
+                json!({"sessionUpdate": "tool_call", "toolCallId": format!("c{round}"), "rawOutput": "o".repeat(30_000)}),
+            );
+            most = most.max(drain_into(&mut s, &mut host, 16 * 1024));
+            assert_eq!(host, s.snapshot_value(), "round {round}");
         }
-        // Budget + one entry that did not fit (a tool call's 30 KB output
-        // travels in `toolCalls`, apart from the entries).
+        // The budget and one entry that did not fit (with its tool call).
+        assert!(most < 16 * 1024 + 40_000, "a drain carried {most} bytes");
+    }
+
+    #[test]
+    fn big_tool_calls_new_or_updated_and_mixed_messages_keep_to_the_budget() {
+        const BUDGET: usize = 256 * 1024;
+        let mut s = SessionState::new("s", ViewOptions::default());
+        let mut host = s.snapshot_value();
+        // 200 new tool calls of 256 KiB (the flood of the attack bench).
+        for i in 0..200 {
+            update(
+                &mut s,
+                json!({"sessionUpdate": "tool_call", "toolCallId": format!("t{i}"), "rawOutput": "o".repeat(BUDGET)}),
+            );
+        }
+        let most = drain_into(&mut s, &mut host, BUDGET);
+        assert!(most < 2 * BUDGET + 1024, "new tool calls: {most}");
+        // Then each sends a 1 MB output: one per drain.
+        for i in 0..40 {
+            update(
+                &mut s,
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": format!("t{}", 160 + i), "rawOutput": "p".repeat(1_000_000)}),
+            );
+        }
+        let most = drain_into(&mut s, &mut host, BUDGET);
         assert!(
-            longest < 16 * 1024 + 40_000,
-            "a drain carried {longest} bytes"
+            most < 1_000_000 + BUDGET + 1024,
+            "updated tool calls: {most}"
         );
+        // Messages of [text, image, text]: the first text travels inline.
+        for i in 0..40 {
+            for b in [
+                json!({"type": "text", "text": "A".repeat(100_000)}),
+                json!({"type": "image", "data": ""}),
+                json!({"type": "text", "text": "z"}),
+            ] {
+                update(
+                    &mut s,
+                    json!({"sessionUpdate": "agent_message_chunk", "messageId": format!("m{i}"), "content": b}),
+                );
+            }
+        }
+        let most = drain_into(&mut s, &mut host, BUDGET);
+        assert!(most < BUDGET + 110_000, "messages: {most}");
+        assert_eq!(host, s.snapshot_value());
+    }
+
+    #[test]
+    fn a_tool_call_put_off_with_its_entry_is_not_sent_before_it() {
+        // Its entry is put off, then evicted unsent: the host must never
+        // have had the tool call (it would keep it forever).
+        let options = ViewOptions {
+            max_entries: 2,
+            ..Default::default()
+        };
+        let mut s = SessionState::new("s", options);
+        let mut host = s.snapshot_value();
+        update(
+            &mut s,
+            json!({"sessionUpdate": "x_big", "blob": "b".repeat(10_000)}),
+        );
+        update(
+            &mut s,
+            json!({"sessionUpdate": "tool_call", "toolCallId": "t1", "rawOutput": "o".repeat(10_000)}),
+        );
+        let d = s.drain_parts(4096).unwrap();
+        let v: Value = serde_json::from_str(&d.json).unwrap();
+        assert_eq!(v["newEntries"].as_array().unwrap().len(), 1);
+        assert!(v.get("toolCalls").is_none(), "{}", d.json);
+        assert!(d.more);
+        apply(&mut host, &d);
+        update(&mut s, json!({"sessionUpdate": "x_small", "n": 1}));
+        update(&mut s, json!({"sessionUpdate": "x_small", "n": 2}));
+        drain_into(&mut s, &mut host, 4096);
+        assert_eq!(host, s.snapshot_value());
+        assert!(host["toolCalls"].as_object().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_refused_chunk_sends_the_counters_not_the_entry() {
+        let mut s = SessionState::new("s", ViewOptions::default());
+        let mut host = s.snapshot_value();
+        // One message at max_text_bytes (4 MiB), then 1-byte chunks refused.
+        for _ in 0..4 {
+            s.apply_update_json(Some(&chunk(&"x".repeat(1 << 20))));
+        }
+        drain_into(&mut s, &mut host, 256 * 1024);
+        let mut total = 0;
+        for _ in 0..10 {
+            s.apply_update_json(Some(&chunk("y")));
+            while let Some(d) = s.drain_parts(256 * 1024) {
+                total += d.json.len();
+                apply(&mut host, &d);
+            }
+        }
+        assert!(total < 1000, "10 refused chunks: {total} bytes of JSON");
+        assert_eq!(host, s.snapshot_value());
+        assert_eq!(host["entries"][0]["droppedBytes"], 10);
+    }
+
+    #[test]
+    fn random_streams_and_budgets_rebuild_the_snapshot() {
+        // Small limits (eviction, refused chunks and blocks) and drains of
+        // 1..400 bytes at random moments: the host's copy always ends
+        // equal to the snapshot.
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rnd = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut deferrals = 0;
+        for case in 0..300 {
+            let options = ViewOptions {
+                max_entries: 1 + rnd(8) as usize,
+                max_text_bytes: 50 + rnd(400) as usize,
+                max_blocks: 1 + rnd(4) as usize,
+                max_keys: 1 + rnd(5) as usize,
+                max_total_bytes: 100 + rnd(1500) as usize,
+            };
+            let mut s = SessionState::new("s", options);
+            let mut host = s.snapshot_value();
+            for _ in 0..200 {
+                let tool = format!("t{}", rnd(4));
+                let compaction = format!("c{}", rnd(2));
+                let n = rnd(300) as usize;
+                let u = match rnd(9) {
+                    0 | 1 => {
+                        json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "a".repeat(n)}})
+                    }
+                    2 => {
+                        json!({"sessionUpdate": "agent_message_chunk", "messageId": format!("m{}", rnd(2)), "content": {"type": "image", "data": "i".repeat(n)}})
+                    }
+                    3 => json!({"sessionUpdate": "x_big", "blob": "b".repeat(n)}),
+                    4 => json!({"sessionUpdate": "tool_call", "toolCallId": tool, "title": "t"}),
+                    5 => {
+                        json!({"sessionUpdate": "tool_call_update", "toolCallId": tool, "rawOutput": "o".repeat(n)})
+                    }
+                    6 => {
+                        json!({"sessionUpdate": "compaction_update", "compactionId": compaction, "status": "x".repeat(n % 50)})
+                    }
+                    7 => {
+                        json!({"sessionUpdate": "compaction_summary_chunk", "compactionId": compaction, "content": {"type": "text", "text": "s".repeat(n)}})
+                    }
+                    _ => {
+                        json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "u".repeat(n)}, "_meta": {"k": n}})
+                    }
+                };
+                update(&mut s, u);
+                if rnd(3) == 0 {
+                    if let Some(d) = s.drain_parts(1 + rnd(400) as usize) {
+                        deferrals += usize::from(d.more);
+                        apply(&mut host, &d);
+                    }
+                }
+            }
+            drain_into(&mut s, &mut host, 1 + rnd(400) as usize);
+            assert_eq!(host, s.snapshot_value(), "case {case}");
+        }
+        assert!(deferrals > 1000, "the budgets put things off ({deferrals})");
     }
 
     #[test]
