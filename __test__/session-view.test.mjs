@@ -371,3 +371,24 @@ test('bad view and updates() options are refused with ERR_ACP_INVALID_ARGUMENT, 
   assert.throws(() => client.updates(sessionId, { highWaterMark: 0 }), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'options.highWaterMark' });
   assert.throws(() => client.updates(sessionId, { highWaterMark: '8' }), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'options.highWaterMark' });
 });
+
+test('flush() returns while an agent floods faster than the host drains (64 events at most)', async (t) => {
+  const HOSTILE = new URL('./fixtures/hostile-agent.mjs', import.meta.url).pathname;
+  const client = await AcpClient.connect({ command: process.execPath, args: [HOSTILE] });
+  t.after(() => client.kill());
+  const { sessionId } = await client.newSession({ cwd: tmpdir() });
+  const view = client.session(sessionId, { intervalMs: 1_000_000 });
+  let events = 0;
+  view.on('change', () => {
+    events++;
+    // A slow renderer: JS drains slower than the agent floods.
+    const until = Date.now() + 5;
+    while (Date.now() < until);
+  });
+  client.request('_attack/updates', { sessionId, count: 1e9, bytes: 4000 }, { timeoutMs: 0 }).catch(() => {});
+  // Wait until a backlog is there.
+  while (view.snapshot().entries.length < 1000) await new Promise((r) => setTimeout(r, 20));
+  const last = view.flush();
+  assert.notEqual(last, null, 'something was emitted');
+  assert.ok(events >= 1 && events <= 64, `${events} events from one flush()`);
+});

@@ -19,6 +19,8 @@ const DEFAULT_INTERVAL_MS = 16;
  * not copy them again (a UI keeps them).
  */
 const CHANGE_TEXT_BYTES = 256 * 1024;
+/** flush() emits this many events at most (16 MiB): the rest on the next turns. */
+const FLUSH_MAX_EVENTS = 64;
 
 class SessionView extends EventEmitter {
   #port; // { native(): the current native connection }
@@ -112,16 +114,22 @@ class SessionView extends EventEmitter {
 
   /**
    * Emit the pending changes now (if any): a backlog of more than
-   * `CHANGE_TEXT_BYTES` of text as several events, all before this
-   * returns. Returns the last change description emitted, or null.
+   * `CHANGE_TEXT_BYTES` as several events, all before this returns, up to
+   * `FLUSH_MAX_EVENTS` of them. Returns the last change description
+   * emitted, or null.
    */
   flush() {
     let last = null;
-    for (;;) {
+    for (let n = 0; n < FLUSH_MAX_EVENTS; n++) {
       const changes = this.#emitOne(true);
       if (changes === null) return last;
       last = changes;
+      // The backlog as it was is out; what the agent sends meanwhile
+      // follows at display rate (an agent that floods faster than JS
+      // drains would otherwise keep this loop, and the event loop, going).
+      if (!this.#more) return last;
     }
+    return last;
   }
 
   /**

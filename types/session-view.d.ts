@@ -164,7 +164,8 @@ export declare class SessionView extends EventEmitter<SessionViewEvents> {
   /**
    * Emit pending changes now (e.g. before rendering a permission question),
    * all of them before it returns (a backlog over 256 KiB as several
-   * events); returns the last one emitted, or null.
+   * events, 64 at most: the rest follows on the next turns of the loop);
+   * returns the last one emitted, or null.
    */
   flush(): SessionViewChanges | null;
   /** Stop folding; the session's updates are delivered one by one again. */
