@@ -498,7 +498,13 @@ function applyChanges(state, changes) {
   for (const e of changes.newEntries ?? []) state.entries.push(e);
   for (const [k, v] of Object.entries(changes.toolCalls ?? {})) setKey(state.toolCalls, k, v);
   for (const [k, v] of Object.entries(changes.compactions ?? {})) setKey(state.compactions, k, v);
-  for (const k of ['plan', 'modes', 'config', 'commands', 'info', 'usage', 'stopReason', 'running', 'pending', 'droppedKeys']) {
+  // Pending agent requests: positions gone (ascending), then the new ones.
+  if (changes.pendingRemoved !== undefined) {
+    const gone = new Set(changes.pendingRemoved);
+    state.pending = state.pending.filter((_, i) => !gone.has(i));
+  }
+  if (changes.pendingAdded !== undefined) state.pending.push(...changes.pendingAdded);
+  for (const k of ['plan', 'modes', 'config', 'commands', 'info', 'usage', 'stopReason', 'running', 'droppedKeys']) {
     if (hasOwn(changes, k)) state[k] = changes[k];
   }
   return state;

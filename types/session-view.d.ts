@@ -100,7 +100,10 @@ export interface SessionViewChanges {
   usage?: SessionViewState['usage'];
   stopReason?: SessionViewState['stopReason'];
   running?: boolean;
-  pending?: PendingAgentRequest[];
+  /** Agent requests no longer awaiting the host: their positions in your `pending` list (ascending). */
+  pendingRemoved?: number[];
+  /** Agent requests now awaiting the host, to append to your `pending` list (after removing `pendingRemoved`). */
+  pendingAdded?: PendingAgentRequest[];
   droppedKeys?: number;
 }
 

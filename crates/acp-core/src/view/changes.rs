@@ -11,8 +11,13 @@
 //! - `updatedEntries`: other entries the host has that changed, whole;
 //! - `firstIndex`, `droppedEntries`: entries before `firstIndex` are gone;
 //! - `toolCalls`, `compactions`: the changed ones by id, whole;
+//! - `pendingRemoved`, `pendingAdded`: the agent requests awaiting the
+//!   host that went (their positions in the host's list, ascending) and
+//!   came (appended, in order): an agent adding and cancelling requests
+//!   would otherwise have the whole list (up to the connection's 32 MiB of
+//!   waiting requests) sent, and parsed, once a frame;
 //! - `plan`, `modes`, `config`, `commands`, `info`, `usage`, `stopReason`,
-//!   `running`, `pending`, `droppedKeys`: the new value.
+//!   `running`, `droppedKeys`: the new value.
 
 use std::collections::BTreeSet;
 
@@ -21,7 +26,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::size;
-use super::state::{Entry, EntryJson, PendingJson, SessionState};
+use super::state::{Entry, EntryJson, Pending, PendingList, SessionState};
 
 #[derive(Debug, Default)]
 pub(crate) struct ChangeSet {
@@ -127,10 +132,12 @@ impl SessionState {
         } = self.entry_changes(max_text);
         let mut texts = Vec::new();
         let more = !left.is_empty() || !held[0].is_empty() || !held[1].is_empty();
+        let pending = self.changes.pending.then(|| self.pending_delta());
         let drain = Drain {
             st: self,
             changes,
             keyed,
+            pending,
             split,
             more,
         };
@@ -160,6 +167,9 @@ impl SessionState {
             }
         }
         // New entries put off are still new to the host next time.
+        if self.changes.pending {
+            self.seen_pending = self.pending.iter().map(|p| p.seq).collect();
+        }
         let first_new = first_deferred_new.unwrap_or(self.next_index);
         let dropped_keys_seen = self.dropped_keys;
         self.changes = Default::default();
@@ -171,6 +181,24 @@ impl SessionState {
         self.changes.compactions = compactions;
         self.changes.dirty = more;
         Some(Drained { json, texts, more })
+    }
+
+    /// The pending requests the host's list lost (positions in it,
+    /// ascending) and gained (in order) since the last drain. The list is
+    /// a queue (new ones at the end, any may go), so this rebuilds it.
+    fn pending_delta(&self) -> (Vec<usize>, Vec<&Pending>) {
+        let now: std::collections::HashSet<u64> = self.pending.iter().map(|p| p.seq).collect();
+        let removed = (self.seen_pending.iter().enumerate())
+            .filter(|(_, seq)| !now.contains(seq))
+            .map(|(i, _)| i)
+            .collect();
+        // Both lists are in `seq` order: what the host has is a prefix in
+        // `seq` terms of what came since, so anything newer is new.
+        let newest_seen = self.seen_pending.last().copied().unwrap_or(0);
+        let added = (self.pending.iter())
+            .filter(|p| p.seq > newest_seen)
+            .collect();
+        (removed, added)
     }
 
     /// The entry changes of one drain, carrying about `max_text` bytes at
@@ -319,6 +347,8 @@ struct Drain<'a> {
     changes: Vec<EntryChange<'a>>,
     /// Tool calls, compactions: the ids sent.
     keyed: [Vec<&'a str>; 2],
+    /// When the pending requests changed: positions gone, requests added.
+    pending: Option<(Vec<usize>, Vec<&'a Pending>)>,
     /// Texts apart from the JSON (see [`Drained`]).
     split: bool,
     more: bool,
@@ -450,8 +480,13 @@ impl Serialize for Drain<'_> {
         if c.running {
             m.serialize_entry("running", &st.running)?;
         }
-        if c.pending {
-            m.serialize_entry("pending", &PendingJson(&st.pending))?;
+        if let Some((removed, added)) = &self.pending {
+            if !removed.is_empty() {
+                m.serialize_entry("pendingRemoved", removed)?;
+            }
+            if !added.is_empty() {
+                m.serialize_entry("pendingAdded", &PendingList(added))?;
+            }
         }
         if st.dropped_keys != c.dropped_keys_seen {
             m.serialize_entry("droppedKeys", &st.dropped_keys)?;
@@ -565,6 +600,18 @@ mod tests {
                 host[key][k] = v.clone();
             }
         }
+        if let Some(gone) = c["pendingRemoved"].as_array() {
+            let gone: Vec<u64> = gone.iter().map(|i| i.as_u64().unwrap()).collect();
+            let list = host["pending"].as_array_mut().unwrap();
+            let mut i = 0;
+            list.retain(|_| {
+                i += 1;
+                !gone.contains(&(i - 1))
+            });
+        }
+        for p in c["pendingAdded"].as_array().cloned().unwrap_or_default() {
+            host["pending"].as_array_mut().unwrap().push(p);
+        }
         for k in [
             "plan",
             "modes",
@@ -574,7 +621,6 @@ mod tests {
             "usage",
             "stopReason",
             "running",
-            "pending",
             "droppedKeys",
         ] {
             if let Some(v) = c.get(k) {
@@ -773,6 +819,23 @@ mod tests {
                     }
                 };
                 update(&mut s, u);
+                // Agent requests come and go (some answered before a drain).
+                match rnd(6) {
+                    0 => {
+                        let key = format!("k{}", rnd(12));
+                        s.request_settled(&key);
+                        s.request_waiting(
+                            key,
+                            json!(rnd(100)),
+                            "session/request_permission",
+                            json!({"n": n}),
+                        );
+                    }
+                    1 => {
+                        s.request_settled(&format!("k{}", rnd(12)));
+                    }
+                    _ => {}
+                }
                 if rnd(3) == 0 {
                     if let Some(d) = s.drain_parts(1 + rnd(400) as usize) {
                         deferrals += usize::from(d.more);

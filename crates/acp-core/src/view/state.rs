@@ -158,6 +158,8 @@ pub(crate) struct Keyed {
 /// An agent request of this session that waits for the host.
 #[derive(Debug)]
 pub(crate) struct Pending {
+    /// Which one, for drains (view-local, never reused: a key may be).
+    pub seq: u64,
     pub key: String,
     pub id: Value,
     pub method: String,
@@ -186,6 +188,10 @@ pub struct SessionState {
     pub(crate) stop_reason: Value,
     pub(crate) running: bool,
     pub(crate) pending: VecDeque<Pending>,
+    /// The `seq`s of `pending` as the host last had them (drains send the
+    /// difference, not the list: see `changes`), and the next `seq`.
+    pub(crate) seen_pending: Vec<u64>,
+    pub(crate) next_pending: u64,
     pub(crate) changes: ChangeSet,
 }
 
@@ -304,6 +310,8 @@ impl SessionState {
             stop_reason: Value::Null,
             running: false,
             pending: VecDeque::new(),
+            seen_pending: Vec::new(),
+            next_pending: 0,
             changes: ChangeSet::default(),
         }
     }
@@ -675,7 +683,9 @@ impl SessionState {
         if self.pending.len() >= self.options.max_entries {
             self.pending.pop_front();
         }
+        self.next_pending += 1;
         self.pending.push_back(Pending {
+            seq: self.next_pending,
             key,
             id,
             method: method.to_string(),
@@ -870,6 +880,15 @@ pub(crate) struct PendingJson<'a>(pub &'a VecDeque<Pending>);
 impl Serialize for PendingJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(self.0.iter().map(PendingItem))
+    }
+}
+
+/// Some of the pending requests, as in [`PendingJson`].
+pub(crate) struct PendingList<'a>(pub &'a [&'a Pending]);
+
+impl Serialize for PendingList<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|p| PendingItem(p)))
     }
 }
 
