@@ -91,6 +91,14 @@ pub(super) struct Folded {
     pub signal: Option<Event>,
 }
 
+impl Folded {
+    /// No view of its session: delivered as usual.
+    const NOT_FOLDED: Folded = Folded {
+        forward: true,
+        signal: None,
+    };
+}
+
 impl Inner {
     /// The view of `session`, if one is open.
     fn view_of(&mut self, session: &str) -> Option<u32> {
@@ -137,21 +145,9 @@ impl Views {
 
     /// A plain-text chunk notification, read by the line scanner.
     pub fn on_text(&self, line: &TextLine<'_>) -> Folded {
-        let mut inner = self.lock();
-        let Some(id) = inner.view_of(&line.session_id) else {
-            return Folded {
-                forward: true,
-                signal: None,
-            };
-        };
-        let view = inner.views.get_mut(&id).expect("indexed");
-        view.state
-            .text_chunk(line.kind, line.message_id.as_deref(), &line.text);
-        let forward = view.forward;
-        Folded {
-            forward,
-            signal: inner.signal(id),
-        }
+        self.fold(&line.session_id, |state| {
+            state.text_chunk(line.kind, line.message_id.as_deref(), &line.text)
+        })
     }
 
     /// A `session/update` notification's params (JSON text).
@@ -164,21 +160,22 @@ impl Views {
             update: Option<&'a RawValue>,
         }
         let Some(p) = params.and_then(|p| serde_json::from_str::<P<'_>>(p).ok()) else {
-            return Folded {
-                forward: true,
-                signal: None,
-            };
+            return Folded::NOT_FOLDED;
         };
+        // A plain-text chunk takes the fold's one-pass path in there.
+        self.fold(&p.session_id, |state| {
+            state.apply_update_json(p.update.map(RawValue::get))
+        })
+    }
+
+    /// Fold into the view of `session`, if one is open.
+    fn fold(&self, session: &str, apply: impl FnOnce(&mut SessionState)) -> Folded {
         let mut inner = self.lock();
-        let Some(id) = inner.view_of(&p.session_id) else {
-            return Folded {
-                forward: true,
-                signal: None,
-            };
+        let Some(id) = inner.view_of(session) else {
+            return Folded::NOT_FOLDED;
         };
         let view = inner.views.get_mut(&id).expect("indexed");
-        // A plain-text chunk takes the fold's one-pass path in there.
-        view.state.apply_update_json(p.update.map(RawValue::get));
+        apply(&mut view.state);
         let forward = view.forward;
         Folded {
             forward,

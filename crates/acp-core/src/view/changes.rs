@@ -640,10 +640,6 @@ mod tests {
         most
     }
 
-    fn update(s: &mut SessionState, u: Value) {
-        s.apply_update(u);
-    }
-
     #[test]
     fn a_drain_carries_about_its_budget_of_whole_entries_too() {
         // Unknown updates of 10 KiB between text chunks; drains of 16 KiB.
@@ -652,19 +648,12 @@ mod tests {
         let mut most = 0;
         for round in 0..5 {
             for i in 0..20 {
-                update(
-                    &mut s,
+                s.apply_update(
                     json!({"sessionUpdate": "x_big", "n": i, "blob": "b".repeat(10_000)}),
                 );
-                update(
-                    &mut s,
-                    serde_json::from_str(&chunk(&"t".repeat(3_000 + i))).unwrap(),
-                );
+                s.apply_update(serde_json::from_str(&chunk(&"t".repeat(3_000 + i))).unwrap());
             }
-            update(
-                &mut s,
-                json!({"sessionUpdate": "tool_call", "toolCallId": format!("c{round}"), "rawOutput": "o".repeat(30_000)}),
-            );
+            s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": format!("c{round}"), "rawOutput": "o".repeat(30_000)}));
             most = most.max(drain_into(&mut s, &mut host, 16 * 1024));
             assert_eq!(host, s.snapshot_value(), "round {round}");
         }
@@ -679,19 +668,13 @@ mod tests {
         let mut host = s.snapshot_value();
         // 200 new tool calls of 256 KiB (the flood of the attack bench).
         for i in 0..200 {
-            update(
-                &mut s,
-                json!({"sessionUpdate": "tool_call", "toolCallId": format!("t{i}"), "rawOutput": "o".repeat(BUDGET)}),
-            );
+            s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": format!("t{i}"), "rawOutput": "o".repeat(BUDGET)}));
         }
         let most = drain_into(&mut s, &mut host, BUDGET);
         assert!(most < 2 * BUDGET + 1024, "new tool calls: {most}");
         // Then each sends a 1 MB output: one per drain.
         for i in 0..40 {
-            update(
-                &mut s,
-                json!({"sessionUpdate": "tool_call_update", "toolCallId": format!("t{}", 160 + i), "rawOutput": "p".repeat(1_000_000)}),
-            );
+            s.apply_update(json!({"sessionUpdate": "tool_call_update", "toolCallId": format!("t{}", 160 + i), "rawOutput": "p".repeat(1_000_000)}));
         }
         let most = drain_into(&mut s, &mut host, BUDGET);
         assert!(
@@ -705,10 +688,7 @@ mod tests {
                 json!({"type": "image", "data": ""}),
                 json!({"type": "text", "text": "z"}),
             ] {
-                update(
-                    &mut s,
-                    json!({"sessionUpdate": "agent_message_chunk", "messageId": format!("m{i}"), "content": b}),
-                );
+                s.apply_update(json!({"sessionUpdate": "agent_message_chunk", "messageId": format!("m{i}"), "content": b}));
             }
         }
         let most = drain_into(&mut s, &mut host, BUDGET);
@@ -726,22 +706,16 @@ mod tests {
         };
         let mut s = SessionState::new("s", options);
         let mut host = s.snapshot_value();
-        update(
-            &mut s,
-            json!({"sessionUpdate": "x_big", "blob": "b".repeat(10_000)}),
-        );
-        update(
-            &mut s,
-            json!({"sessionUpdate": "tool_call", "toolCallId": "t1", "rawOutput": "o".repeat(10_000)}),
-        );
+        s.apply_update(json!({"sessionUpdate": "x_big", "blob": "b".repeat(10_000)}));
+        s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": "t1", "rawOutput": "o".repeat(10_000)}));
         let d = s.drain_parts(4096).unwrap();
         let v: Value = serde_json::from_str(&d.json).unwrap();
         assert_eq!(v["newEntries"].as_array().unwrap().len(), 1);
         assert!(v.get("toolCalls").is_none(), "{}", d.json);
         assert!(d.more);
         apply(&mut host, &d);
-        update(&mut s, json!({"sessionUpdate": "x_small", "n": 1}));
-        update(&mut s, json!({"sessionUpdate": "x_small", "n": 2}));
+        s.apply_update(json!({"sessionUpdate": "x_small", "n": 1}));
+        s.apply_update(json!({"sessionUpdate": "x_small", "n": 2}));
         drain_into(&mut s, &mut host, 4096);
         assert_eq!(host, s.snapshot_value());
         assert!(host["toolCalls"].as_object().unwrap().is_empty());
@@ -818,7 +792,7 @@ mod tests {
                         json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "u".repeat(n)}, "_meta": {"k": n}})
                     }
                 };
-                update(&mut s, u);
+                s.apply_update(u);
                 // Agent requests come and go (some answered before a drain).
                 match rnd(6) {
                     0 => {
