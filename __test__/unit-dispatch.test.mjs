@@ -169,3 +169,28 @@ test('dispose() and Symbol.asyncDispose close the client; closed resolves with t
   assert.equal(await disposed, undefined);
   assert.deepEqual(await client.closed, exit);
 });
+
+test('batches held for async handlers are not kept once acknowledged (memory stays flat)', async () => {
+  // In a child with --expose-gc: 30,000 batches, each held for an async
+  // handler. A race against a Promise that settles only at close() kept
+  // ~0.4 KB per batch until then (12 MB per 30k); now nothing is kept.
+  const { execFileSync } = await import('node:child_process');
+  const script = `
+    import { AcpClient } from ${JSON.stringify(new URL('../index.mjs', import.meta.url).href)};
+    import { fakeOptions, KIND, turn } from ${JSON.stringify(new URL('./fake-connection.mjs', import.meta.url).href)};
+    const { options, conns } = fakeOptions();
+    const client = new AcpClient(options);
+    client.onSessionUpdate(async () => {});
+    const item = [KIND.notification, 'session/update', { sessionId: 's', update: {} }];
+    const heap = async () => { for (let i = 0; i < 3; i++) { await turn(); globalThis.gc(); } return process.memoryUsage().heapUsed; };
+    const round = async (n) => { for (let i = 0; i < n; i++) { conns[0].deliver([item]); if (i % 100 === 99) await turn(); } await turn(); };
+    await round(2000);
+    const before = await heap();
+    await round(30000);
+    const after = await heap();
+    process.stdout.write(JSON.stringify({ growthMb: (after - before) / 1e6, acks: conns[0].acks }));
+  `;
+  const out = JSON.parse(execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' }));
+  assert.equal(out.acks, 32000, 'every batch acknowledged');
+  assert.ok(out.growthMb < 4, `heap grew ${out.growthMb.toFixed(1)} MB over 30,000 held batches`);
+});

@@ -25,13 +25,6 @@ function isThenable(v) {
   return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof v.then === 'function';
 }
 
-/** A Promise and its resolve function (Promise.withResolvers is Node 22+). */
-function deferred() {
-  let resolve;
-  const promise = new Promise((r) => (resolve = r));
-  return { promise, resolve };
-}
-
 /**
  * `host` is what the dispatcher reports to:
  * - `report(err, where)`: a host callback threw (never throws itself);
@@ -48,7 +41,8 @@ class Dispatcher {
   #host;
   #pending = new Map(); // our request id → { resolve, reject, method }
   #running = new Map(); // agent request token → AbortController
-  #closing = deferred(); // resolved when the host closes
+  #held = new Set(); // acks of batches waiting for handlers' Promises
+  #closed = false; // the host closes: batches no longer wait
 
   constructor(handlers, host) {
     readKinds();
@@ -124,12 +118,22 @@ class Dispatcher {
     }
     // Backpressure: the next batches wait for async notification handlers,
     // until the host closes: then nothing may hold the exit item back.
-    if (waits.size > 0) {
-      const settled = Promise.allSettled(Array.from(waits, ([p, method]) => Promise.resolve(p).catch((err) => this.#host.report(err, method))));
-      Promise.race([settled, this.#closing.promise]).then(() => this.#ack(conn));
-    } else {
+    if (waits.size === 0 || this.#closed) {
       this.#ack(conn);
+      return;
     }
+    // Acknowledged once: by the handlers settling, or by closing(). Kept
+    // in a set only while it waits (a race against a Promise that settles
+    // at close kept every batch's reaction until then: ~0.4 KB each).
+    let acked = false;
+    const ack = () => {
+      if (acked) return;
+      acked = true;
+      this.#held.delete(ack);
+      this.#ack(conn);
+    };
+    this.#held.add(ack);
+    Promise.all(Array.from(waits, ([p, method]) => Promise.resolve(p).catch((err) => this.#host.report(err, method)))).then(ack);
   }
 
   /**
@@ -138,7 +142,8 @@ class Dispatcher {
    * reads, would otherwise keep the exit item, and close(), waiting).
    */
   closing() {
-    this.#closing.resolve();
+    this.#closed = true;
+    for (const ack of this.#held) ack();
   }
 
   /**
@@ -154,32 +159,29 @@ class Dispatcher {
     switch (kind) {
       case NOTIFICATION:
         this.#notification(a, b ?? undefined, waits);
-        return null;
+        return;
       case REQUEST:
         this.#request(a, b);
-        return null;
+        return;
       case RESPONSE:
         this.#settle(a, b);
-        return null;
+        return;
       case FAILED:
         this.#fail(a, fromFailure(b));
-        return null;
+        return;
       case REQUEST_SETTLED:
         this.#running.get(a)?.abort(new AcpError('ERR_ACP_ABORTED', `request ${b}`));
         this.#running.delete(a);
-        return null;
+        return;
       case HOST:
         if (a === 'exit') this.#exit(b);
         else this.#host.event(a, b);
-        return null;
+        return;
       case TRACE:
         this.#host.trace(a);
-        return null;
+        return;
       case VIEW_CHANGED:
         this.#host.viewChanged(a);
-        return null;
-      default:
-        return null;
     }
   }
 
