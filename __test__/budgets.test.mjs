@@ -5,15 +5,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync, writeFileSync, openSync, ftruncateSync, closeSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AcpClient } from '../index.mjs';
 import { tempTree, pidsWithArg, eventually } from './builtin-helpers.mjs';
+import { HOSTILE_AGENT as HOSTILE } from './helpers.mjs';
 
 // The answers' `bytes` (from fixtures/hostile-agent.mjs) are UTF-8 bytes.
 
-const HOSTILE = fileURLToPath(new URL('./fixtures/hostile-agent.mjs', import.meta.url));
 const linux = existsSync('/proc/self/clear_refs');
 const unix = process.platform !== 'win32';
 

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { AcpClient } from '../index.mjs';
 
 export const MOCK_AGENT = fileURLToPath(new URL('../mock-agent/agent.mjs', import.meta.url));
+export const HOSTILE_AGENT = fileURLToPath(new URL('./fixtures/hostile-agent.mjs', import.meta.url));
 
 /** A client on a fresh mock agent process. */
 export function mockClient(options = {}, agentArgs = []) {

@@ -9,6 +9,7 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rng, genUpdate, canonical, entryBytes } from './fold-gen.mjs';
+import { HOSTILE_AGENT } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { AcpClient } = require('../index.js');
@@ -374,8 +375,7 @@ test('bad view and updates() options are refused with ERR_ACP_INVALID_ARGUMENT, 
 });
 
 test('flush() returns while an agent floods faster than the host drains (64 events at most)', async (t) => {
-  const HOSTILE = new URL('./fixtures/hostile-agent.mjs', import.meta.url).pathname;
-  const client = await AcpClient.connect({ command: process.execPath, args: [HOSTILE] });
+  const client = await AcpClient.connect({ command: process.execPath, args: [HOSTILE_AGENT] });
   t.after(() => client.kill());
   const { sessionId } = await client.newSession({ cwd: tmpdir() });
   const view = client.session(sessionId, { intervalMs: 1_000_000 });

@@ -1,7 +1,9 @@
 // updates(): a real agent's turn consumed as an async iterator, slowly.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mockClient } from './helpers.mjs';
+import { tmpdir } from 'node:os';
+import { AcpClient } from '../index.mjs';
+import { mockClient, HOSTILE_AGENT } from './helpers.mjs';
 
 test('updates() yields every update of the turn in order, at the consumer pace, and ends with the turn', async () => {
   const client = mockClient({ batchMaxMessages: 16 });
@@ -74,4 +76,24 @@ test('updates() ends when its session is closed', async () => {
   assert.equal((await pending).done, false);
   await otherStream.return();
   await client.close();
+});
+
+test('after close() an updates() iterator takes nothing new while the agent still floods', async () => {
+  // The core reads the agent for up to closeGraceMs after close(); an
+  // iterator nobody reads used to buffer all of it (80k updates, +336 MB).
+  const client = new AcpClient({ command: process.execPath, args: [HOSTILE_AGENT], batchMaxMessages: 16, inFlightBatches: 2 });
+  await client.initialize();
+  const { sessionId } = await client.newSession({ cwd: tmpdir() });
+  const stream = client.updates(sessionId, { highWaterMark: 4 });
+  let delivered = 0;
+  client.onSessionUpdate(() => void delivered++);
+  client.request('_attack/updates', { sessionId, count: 1e9, bytes: 2000 }, { timeoutMs: 0 }).catch(() => {});
+  while (delivered < 4) await new Promise((r) => setTimeout(r, 10));
+  await client.close();
+  let buffered = 0;
+  for await (const _ of stream) buffered++;
+  // What was buffered when close() began: the high-water mark and the
+  // batches already in JS (at most inFlightBatches × batchMaxMessages).
+  assert.ok(buffered <= 4 + 2 * 16, `${buffered} updates buffered after close()`);
+  assert.ok(delivered > buffered, 'the flood went on after close()');
 });

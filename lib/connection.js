@@ -50,6 +50,9 @@ function rejecting(fn) {
 const NOISE_HEAD_LINES = 5;
 const NOISE_LINE_CHARS = 200;
 
+/** Emitted (internal) when close() or kill() begins. */
+const CLOSING = Symbol('acp-native.closing');
+
 class ConnectionBase extends EventEmitter {
   #conn = null; // the binding's AgentConnection of the current process
   #options;
@@ -249,9 +252,7 @@ class ConnectionBase extends EventEmitter {
     if (this.#exit) {
       this.#finished(this.#exit); // between a crash and a restart
     } else {
-      this.#status.closing();
-      this.#closing = true;
-      this.#dispatcher.closing();
+      this.#beginClosing();
       this.#updateRef();
       this.#conn.close();
     }
@@ -263,12 +264,23 @@ class ConnectionBase extends EventEmitter {
     if (this.#exit) {
       this.#finished(this.#exit);
     } else {
-      this.#status.closing();
-      this.#closing = true;
-      this.#dispatcher.closing();
+      this.#beginClosing();
       this.#conn.kill();
       this.#updateRef();
     }
+  }
+
+  /**
+   * close()/kill(): nothing waits for the host any more. Batches stop
+   * waiting for handlers, and updates() iterators take nothing new (the
+   * core still reads the agent for up to closeGraceMs; an iterator nobody
+   * reads would buffer all of it).
+   */
+  #beginClosing() {
+    this.#status.closing();
+    this.#closing = true;
+    this.#dispatcher.closing();
+    this.emit(CLOSING);
   }
 
   /** `close()`, for `context.subscriptions` and `await using`; resolves when the agent is gone. */
@@ -417,4 +429,4 @@ class ConnectionBase extends EventEmitter {
   }
 }
 
-module.exports = { ConnectionBase, INTERNAL, AGENT_STATUS, RESTARTED, VIEW_CHANGED, CONNECTION_FACTORY, rejecting };
+module.exports = { ConnectionBase, INTERNAL, AGENT_STATUS, RESTARTED, VIEW_CHANGED, CONNECTION_FACTORY, CLOSING, rejecting };

@@ -6,6 +6,8 @@
 // not acknowledged, and the core stops reading the agent's stdout once its
 // in-flight batches are spent. So the consumer's pace is the read pace.
 
+const { CLOSING } = require('./connection.js');
+
 const DEFAULT_HIGH_WATER_MARK = 64;
 
 /** Emitted by the client (`sessionId`) once session/close or session/delete succeeded. */
@@ -19,7 +21,7 @@ class UpdateStream {
   #highWaterMark;
   #subscription;
   #client;
-  #onExit;
+  #onEnd;
   #onSessionEnded;
   #signal;
   #onAbort;
@@ -43,9 +45,11 @@ class UpdateStream {
       }
       return this.#room.promise;
     });
-    // The session ends with its agent process: what is buffered is still delivered.
-    this.#onExit = () => this.#end(false);
-    client.on('exit', this.#onExit);
+    // The session ends with its agent process, and nothing new is taken
+    // once the host closes: what is buffered is still delivered.
+    this.#onEnd = () => this.#end(false);
+    client.on('exit', this.#onEnd);
+    client.on(CLOSING, this.#onEnd);
     this.#onSessionEnded = (id) => id === sessionId && this.#end(false);
     client.on(SESSION_ENDED, this.#onSessionEnded);
     if (signal) {
@@ -88,7 +92,8 @@ class UpdateStream {
     if (this.#done) return;
     this.#done = true;
     this.#subscription.dispose();
-    this.#client.off('exit', this.#onExit);
+    this.#client.off('exit', this.#onEnd);
+    this.#client.off(CLOSING, this.#onEnd);
     this.#client.off(SESSION_ENDED, this.#onSessionEnded);
     this.#signal?.removeEventListener('abort', this.#onAbort);
     if (drop) this.#queue.length = 0;
