@@ -157,7 +157,7 @@ impl SessionState {
                     entry.seen_blocks = entry.content.len();
                     entry.seen_text = last_text(entry).map_or(0, str::len);
                     entry.seen_dropped = entry.dropped_bytes + entry.dropped_blocks;
-                    entry.seen_other = false;
+                    entry.other_changed = false;
                 }
             }
             for &(index, seen) in &carried {
@@ -257,7 +257,7 @@ impl SessionState {
             }
             let unchanged_shape = entry.content.len() == entry.seen_blocks
                 && entry.seen_blocks > 0
-                && !entry.seen_other;
+                && !entry.other_changed;
             match last_text(entry) {
                 Some(text) if unchanged_shape && text.len() >= entry.seen_text => {
                     let rest = &text[entry.seen_text..];
@@ -741,6 +741,38 @@ mod tests {
         assert!(total < 1000, "10 refused chunks: {total} bytes of JSON");
         assert_eq!(host, s.snapshot_value());
         assert_eq!(host["entries"][0]["droppedBytes"], 10);
+    }
+
+    #[test]
+    fn an_update_that_changes_nothing_resends_nothing_big() {
+        let mut s = SessionState::new("s", ViewOptions::default());
+        let mut host = s.snapshot_value();
+        let big = "o".repeat(1 << 20);
+        s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": "t", "rawOutput": big}));
+        let meta = json!({"k": "v"});
+        s.apply_update(json!({"sessionUpdate": "agent_message_chunk", "_meta": meta, "content": {"type": "text", "text": "x".repeat(1 << 20)}}));
+        drain_into(&mut s, &mut host, 256 * 1024);
+        // The same output again, and a chunk with the same `_meta`.
+        s.apply_update(
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "rawOutput": big}),
+        );
+        s.apply_update(json!({"sessionUpdate": "agent_message_chunk", "_meta": meta, "content": {"type": "text", "text": "y"}}));
+        let most = drain_into(&mut s, &mut host, 256 * 1024);
+        assert!(
+            most < 100,
+            "{most} bytes for a tool call that did not change and one char"
+        );
+        assert_eq!(host, s.snapshot_value());
+        // A real change is still sent.
+        s.apply_update(
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed"}),
+        );
+        let d = s.drain_parts(usize::MAX).unwrap();
+        assert!(
+            d.json.contains("completed"),
+            "{}",
+            &d.json[..200.min(d.json.len())]
+        );
     }
 
     #[test]

@@ -118,7 +118,7 @@ pub(crate) struct Entry {
     pub seen_text: usize,
     pub seen_dropped: u64,
     /// Fields other than content changed since the last drain.
-    pub seen_other: bool,
+    pub other_changed: bool,
 }
 
 impl Entry {
@@ -143,7 +143,7 @@ impl Entry {
             seen_blocks: 0,
             seen_text: 0,
             seen_dropped: 0,
-            seen_other: false,
+            other_changed: false,
         }
     }
 }
@@ -237,7 +237,10 @@ impl Room {
 /// outcome does not depend on key order) and they are counted in `dropped`.
 /// `bytes` (what `into` counts, see [`size`]) follows what is added and
 /// replaced; a merge that would grow it past `room.bytes` changes nothing
-/// (all its keys are counted in `dropped`).
+/// (all its keys are counted in `dropped`). True when `into` changed: a
+/// key added, or a value replaced by a different one (the drain sends what
+/// changed, so an update that changes nothing must not make it resend a
+/// tool call or an entry of megabytes).
 fn merge(
     into: &mut Map<String, Value>,
     from: Map<String, Value>,
@@ -246,7 +249,7 @@ fn merge(
     room: Room,
     dropped: &mut u64,
     bytes: &mut usize,
-) {
+) -> bool {
     let wanted = |k: &String, v: &Value| !skip.contains(&k.as_str()) && (keep_null || !v.is_null());
     let new = from
         .iter()
@@ -268,22 +271,28 @@ fn merge(
     }
     if grown > shrunk && *bytes + (grown - shrunk) > room.bytes {
         *dropped += count;
-        return;
+        return false;
     }
     if !keys_fit {
         *dropped += new as u64;
     }
     *bytes = (*bytes + grown).saturating_sub(shrunk);
+    let mut changed = false;
     for (k, v) in from {
         if !wanted(&k, &v) {
             continue;
         }
         if let Some(slot) = into.get_mut(&k) {
-            *slot = v;
+            if *slot != v {
+                *slot = v;
+                changed = true;
+            }
         } else if keys_fit {
             into.insert(k, v);
+            changed = true;
         }
     }
+    changed
 }
 
 impl SessionState {
@@ -379,7 +388,7 @@ impl SessionState {
         let mut dropped = 0;
         // Not an entry: bounded by `max_keys`, not counted.
         let mut bytes = 0;
-        merge(
+        let changed = merge(
             target(self),
             obj,
             &["sessionUpdate"],
@@ -389,7 +398,7 @@ impl SessionState {
             &mut bytes,
         );
         self.dropped_keys += dropped;
-        *flag(&mut self.changes) = true;
+        *flag(&mut self.changes) |= changed;
     }
 
     fn push_unknown(&mut self, update: Value) {
@@ -496,9 +505,8 @@ impl SessionState {
         let mut dropped = 0;
         let entry = self.message_entry(kind, continues, || message_id);
         let before = entry.bytes();
-        entry.seen_other |= obj.keys().any(|k| k != "sessionUpdate");
         let room = Room::entry(entry, &options);
-        merge(
+        entry.other_changed |= merge(
             &mut entry.extra,
             obj,
             &["sessionUpdate"],
@@ -539,7 +547,7 @@ impl SessionState {
         let entry = entry_at(&mut self.entries, target.index).expect("a kept id has its entry");
         let (index, before) = (entry.index, entry.other_bytes);
         let room = Room::entry(entry, &options);
-        merge(
+        let merged = merge(
             &mut target.fields,
             obj,
             &["sessionUpdate"],
@@ -549,7 +557,10 @@ impl SessionState {
             &mut entry.other_bytes,
         );
         let after = entry.other_bytes;
-        changed.insert(id);
+        // A new one is sent even when the update added nothing to its id.
+        if merged || !exists {
+            changed.insert(id);
+        }
         self.dropped_keys += dropped;
         self.resized(index, before, after);
     }
@@ -602,11 +613,8 @@ impl SessionState {
         self.changes.entries.insert(index);
         let entry = entry_at(&mut self.entries, index).expect("a kept compaction has its entry");
         let before = entry.bytes();
-        entry.seen_other |= obj
-            .keys()
-            .any(|k| k != "sessionUpdate" && k != "compactionId");
         let room = Room::entry(entry, &options);
-        merge(
+        entry.other_changed |= merge(
             &mut entry.extra,
             obj,
             &["sessionUpdate", "compactionId"],
@@ -629,7 +637,7 @@ impl SessionState {
         // Not entries: bounded by `max_keys`, not counted.
         let mut bytes = 0;
         if let Some(modes) = result.get("modes").and_then(Value::as_object) {
-            merge(
+            self.changes.modes |= merge(
                 &mut self.modes,
                 modes.clone(),
                 &[],
@@ -638,12 +646,11 @@ impl SessionState {
                 &mut dropped,
                 &mut bytes,
             );
-            self.changes.modes = true;
         }
         if let Some(options) = result.get("configOptions") {
             let mut obj = Map::new();
             obj.insert("configOptions".into(), options.clone());
-            merge(
+            self.changes.config |= merge(
                 &mut self.config,
                 obj,
                 &[],
@@ -652,7 +659,6 @@ impl SessionState {
                 &mut dropped,
                 &mut bytes,
             );
-            self.changes.config = true;
         }
         self.dropped_keys += dropped;
         self.changes.dirty = true;
