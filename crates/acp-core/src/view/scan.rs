@@ -126,6 +126,9 @@ impl Span {
     }
 }
 
+/// The most bytes around a text a [`Shape`] keeps (real envelopes: ~150).
+const MAX_SHAPE_BYTES: usize = 4096;
+
 /// The shape of the last line read (see [`scan_text_line`]).
 #[derive(Debug, Default)]
 pub(crate) struct Shape {
@@ -196,6 +199,13 @@ impl Shape {
                 None => return,
             },
         };
+        if open + 1 + (len - close) > MAX_SHAPE_BYTES {
+            // An agent-sized envelope (an 8 MiB session id): not worth
+            // remembering, and the buffers would keep its size for good.
+            self.head = Vec::new();
+            self.tail = Vec::new();
+            return;
+        }
         self.head.clear();
         self.head.extend_from_slice(&line.as_bytes()[..=open]);
         self.tail.clear();
@@ -687,6 +697,23 @@ mod tests {
 
     /// Lines with the bytes of an accepted line around a new text: read by
     /// shape exactly as the general path reads them, or left to it.
+    #[test]
+    fn a_huge_envelope_is_read_but_its_shape_not_kept() {
+        let mut shape = Shape::default();
+        let sid = "s".repeat(8 << 20);
+        let big = format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"{sid}","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"a"}}}}}}}}"#
+        );
+        assert_eq!(scan_text_line(&big, &mut shape).unwrap().text, "a");
+        assert!(shape.kind.is_none(), "not remembered");
+        assert!(shape.head.capacity() + shape.tail.capacity() <= MAX_SHAPE_BYTES);
+        // A normal line after it is remembered as before.
+        let small =
+            line(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"b"}}"#);
+        assert_eq!(scan_text_line(&small, &mut shape).unwrap().text, "b");
+        assert!(shape.kind.is_some());
+    }
+
     #[test]
     fn a_line_of_the_last_shape_is_read_as_the_general_path() {
         let layouts = [
