@@ -156,8 +156,13 @@ test('a request the agent withdraws ($/cancel_request) leaves the view at once',
   const { sessionId } = await client.newSession();
   const view = client.session(sessionId, { intervalMs: 0 });
   const changes = [];
-  view.on('change', (c) => changes.push(c));
-  await client.prompt({ sessionId, prompt: 'withdraw:session/request_permission' });
+  view.on('change', (c) => {
+    changes.push(c);
+    // Seen waiting: now the agent may take it back (not on a timer: a
+    // host paused longer than it would never have seen it waiting).
+    if (c.pendingAdded?.length === 1) client.notify('_mock/withdraw', {});
+  });
+  await client.prompt({ sessionId, prompt: 'withdraw-when-told:session/request_permission' });
   assert.equal(asked, true);
   view.flush();
   // Not only in a snapshot: a change event says it is gone.

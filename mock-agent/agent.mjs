@@ -206,11 +206,15 @@ async function runScript(id, params) {
         process.stderr.write(`mock-agent: crashing on purpose with code ${arg} at ${Date.now()}\n`);
         process.exit(Number(arg));
         break;
-      case 'withdraw': {
-        // Ask, then take the question back with $/cancel_request.
+      case 'withdraw':
+      case 'withdraw-when-told': {
+        // Ask, then take the question back with $/cancel_request: after
+        // 50 ms, or (when-told) once the client sends `_mock/withdraw`.
         const asking = ask(arg, { sessionId, question: 'Still there?' });
         const id = [...waiting.keys()].at(-1);
-        setTimeout(() => send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: JSON.parse(id) } }), 50);
+        const withdraw = () => send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: JSON.parse(id) } });
+        if (name === 'withdraw') setTimeout(withdraw, 50);
+        else onWithdraw = withdraw;
         const reply = await asking;
         send(update(sessionId, textChunk('agent_message_chunk', `withdraw=${JSON.stringify(reply)}`)));
         break;
@@ -373,8 +377,11 @@ function onRequest(msg) {
   }
 }
 
+let onWithdraw = () => {}; // `withdraw-when-told`
+
 function onNotification(msg) {
   received.push(msg);
+  if (msg.method === '_mock/withdraw') onWithdraw();
   if (msg.method === 'session/cancel') {
     const s = session(msg.params?.sessionId);
     s.cancelled = true;
