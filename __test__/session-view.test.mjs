@@ -368,6 +368,7 @@ test('bad view and updates() options are refused with ERR_ACP_INVALID_ARGUMENT, 
   for (const [opts, name] of [
     [{ intervalMs: -1 }, 'options.intervalMs'],
     [{ intervalMs: Infinity }, 'options.intervalMs'],
+    [{ intervalMs: 3e9 }, 'options.intervalMs'], // setTimeout would fire it after 1 ms
     [{ maxEntries: 1.5 }, 'options.maxEntries'],
     [{ maxTextBytes: -1 }, 'options.maxTextBytes'],
     [{ maxTotalBytes: 2 ** 32 }, 'options.maxTotalBytes'],

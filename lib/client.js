@@ -90,7 +90,7 @@ class AcpClient extends ConnectionBase {
   session(sessionId, opts) {
     check.string('sessionId', sessionId);
     check.optionalObject('options', opts);
-    check.nonNegative('options.intervalMs', opts?.intervalMs);
+    check.timerMs('options.intervalMs', opts?.intervalMs);
     for (const limit of ['maxEntries', 'maxTextBytes', 'maxBlocks', 'maxKeys', 'maxTotalBytes']) check.size(`options.${limit}`, opts?.[limit]);
     let view = this.#views.get(sessionId);
     if (!view || view.closed) {

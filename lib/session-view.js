@@ -113,10 +113,10 @@ class SessionView extends EventEmitter {
   }
 
   /**
-   * Emit the pending changes now (if any): a backlog of more than
-   * `CHANGE_TEXT_BYTES` as several events, all before this returns, up to
-   * `FLUSH_MAX_EVENTS` of them. Returns the last change description
-   * emitted, or null.
+   * Emit the pending changes now (if any), as several events when there
+   * are more than `CHANGE_TEXT_BYTES`, all before this returns; at most
+   * `FLUSH_MAX_EVENTS` of them: a bigger backlog's rest follows on the
+   * next turns. Returns the last change description emitted, or null.
    */
   flush() {
     let last = null;

@@ -43,9 +43,13 @@ function size(name, v, min = 0) {
 }
 
 /** A finite number ≥ 0 (a duration where 0 means "at once"), or undefined. */
-function nonNegative(name, v) {
+/** The longest delay setTimeout keeps (a longer one fires after 1 ms). */
+const TIMER_MAX = 2 ** 31 - 1;
+
+/** A timer delay in ms, 0 to 2³¹−1, or undefined. */
+function timerMs(name, v) {
   if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw invalidArgument(name, 'must be a finite number ≥ 0');
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > TIMER_MAX) throw invalidArgument(name, `must be a number from 0 to ${TIMER_MAX}`);
   return v;
 }
 
@@ -83,4 +87,4 @@ function absolutePath(name, v) {
   return v;
 }
 
-module.exports = { string, object, optionalObject, fn, timeout, size, nonNegative, signal, callOptions, json, absolutePath, U32_MAX };
+module.exports = { string, object, optionalObject, fn, timeout, size, timerMs, signal, callOptions, json, absolutePath, U32_MAX };

@@ -15,9 +15,9 @@ export type SessionEntry =
       content: acp.ContentBlock[];
       /** Other fields of the chunks (`_meta`, unknown fields), merged. */
       extra?: Record<string, unknown>;
-      /** Text bytes refused by `maxTextBytes`. */
+      /** Text bytes refused by `maxTextBytes` or `maxTotalBytes`. */
       droppedBytes?: number;
-      /** Blocks refused by `maxBlocks`. */
+      /** Blocks refused by `maxBlocks` or `maxTotalBytes`. */
       droppedBlocks?: number;
     }
   | { index: number; kind: 'tool_call'; toolCallId: string }
@@ -68,7 +68,7 @@ export interface SessionViewState {
   /** A `session/prompt` of this session is waiting for its answer. */
   running: boolean;
   pending: PendingAgentRequest[];
-  /** New keys refused by `maxKeys`. */
+  /** New keys refused by `maxKeys`, or by `maxTotalBytes` (an update that would grow its entry past it adds none). */
   droppedKeys: number;
 }
 
@@ -131,10 +131,11 @@ export interface SessionViewLimits {
 
 export interface SessionViewOptions extends SessionViewLimits {
   /**
-   * At most one `change` event per this many ms [16]; 0: one per delivered batch.
-   * An event carries about 256 KiB at most (message text, and whole entries
-   * by their size): a bigger backlog goes out as several events on
-   * consecutive turns of the event loop.
+   * At most one `change` event per this many ms [16], up to 2³¹−1; 0: one
+   * per delivered batch. An event carries about 256 KiB at most (message
+   * text, and whole entries by their size): a bigger backlog goes out as
+   * several events, one per turn of the event loop, faster than one per
+   * `intervalMs` until it is out.
    */
   intervalMs?: number;
   /** Deliver the session's updates to `onSessionUpdate` as well [false: folded only]. */
