@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use crate::rpc::push_json_str;
+use crate::rpc::{floor_char_boundary, push_json_str};
 
 /// How the host wants messages traced.
 #[derive(Debug, Clone)]
@@ -299,20 +299,8 @@ fn encode(full: &Full<'_>, out: &mut String) {
     out.push('}');
 }
 
-/// The largest index `<= max` that is a char boundary of `s`.
 /// Longest method name or id a record keeps (see `record`).
 const MAX_NAME_BYTES: usize = 256;
-
-fn floor_char_boundary(s: &str, max: usize) -> usize {
-    if max >= s.len() {
-        return s.len();
-    }
-    let mut i = max;
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
 
 #[cfg(test)]
 mod tests {

@@ -23,6 +23,20 @@ pub fn json_str_len(s: &str) -> usize {
             .sum::<usize>()
 }
 
+/// The largest index `<= max` that is a char boundary of `s` (where a
+/// text cut to `max` bytes ends; `str::floor_char_boundary` needs Rust
+/// 1.91).
+pub fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if max >= s.len() {
+        return s.len();
+    }
+    let mut i = max;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
 /// Room left in a reply buffer for the envelope put around it later.
 pub const ENVELOPE_SLACK: usize = 128;
 

@@ -26,7 +26,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::size;
-use super::state::{Entry, EntryJson, Pending, PendingList, SessionState};
+use super::state::{text_only, Entry, EntryJson, Pending, PendingJson, SessionState};
+use crate::rpc::floor_char_boundary;
 
 #[derive(Debug, Default)]
 pub(crate) struct ChangeSet {
@@ -53,28 +54,17 @@ pub(crate) struct ChangeSet {
 
 /// The last block's text, when it is text-only.
 fn last_text(entry: &Entry) -> Option<&str> {
-    let obj = entry.content.last()?.as_object()?;
-    if obj.len() != 2 || obj.get("type")?.as_str()? != "text" {
-        return None;
-    }
-    obj.get("text")?.as_str()
+    entry.content.last().and_then(text_only)
 }
 
 /// The longest start of `text` within `budget` bytes that ends on a char
 /// boundary; at least one char when `must_move` (so a drain always makes
 /// progress, whatever the budget).
 fn cut(text: &str, budget: usize, must_move: bool) -> usize {
-    if budget >= text.len() {
-        return text.len();
+    match floor_char_boundary(text, budget) {
+        0 if must_move => text.chars().next().map_or(0, char::len_utf8),
+        at => at,
     }
-    let mut at = budget;
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    if at == 0 && must_move {
-        at = text.chars().next().map_or(0, char::len_utf8);
-    }
-    at
 }
 
 enum EntryChange<'a> {
@@ -485,7 +475,7 @@ impl Serialize for Drain<'_> {
                 m.serialize_entry("pendingRemoved", removed)?;
             }
             if !added.is_empty() {
-                m.serialize_entry("pendingAdded", &PendingList(added))?;
+                m.serialize_entry("pendingAdded", &PendingJson(added.iter().copied()))?;
             }
         }
         if st.dropped_keys != c.dropped_keys_seen {

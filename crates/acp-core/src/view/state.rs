@@ -196,7 +196,7 @@ pub struct SessionState {
 }
 
 /// `{type:"text",text}` and nothing else: the blocks that are concatenated.
-fn text_only(block: &Value) -> Option<&str> {
+pub(crate) fn text_only(block: &Value) -> Option<&str> {
     let obj = block.as_object()?;
     if obj.len() != 2 || obj.get("type")?.as_str()? != "text" {
         return None;
@@ -881,20 +881,12 @@ impl Serialize for KeyedJson<'_> {
     }
 }
 
-pub(crate) struct PendingJson<'a>(pub &'a VecDeque<Pending>);
+/// Pending requests (all of them, or the ones a drain adds) as JSON.
+pub(crate) struct PendingJson<I>(pub I);
 
-impl Serialize for PendingJson<'_> {
+impl<'a, I: Iterator<Item = &'a Pending> + Clone> Serialize for PendingJson<I> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(PendingItem))
-    }
-}
-
-/// Some of the pending requests, as in [`PendingJson`].
-pub(crate) struct PendingList<'a>(pub &'a [&'a Pending]);
-
-impl Serialize for PendingList<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|p| PendingItem(p)))
+        s.collect_seq(self.0.clone().map(PendingItem))
     }
 }
 
@@ -933,7 +925,7 @@ impl Serialize for Snapshot<'_> {
         m.serialize_entry("usage", &st.usage)?;
         m.serialize_entry("stopReason", &st.stop_reason)?;
         m.serialize_entry("running", &st.running)?;
-        m.serialize_entry("pending", &PendingJson(&st.pending))?;
+        m.serialize_entry("pending", &PendingJson(st.pending.iter()))?;
         m.serialize_entry("droppedKeys", &st.dropped_keys)?;
         m.end()
     }
