@@ -50,7 +50,6 @@ async function electronView(dir, src, options) {
   return { archive, app: join(view, 'app.asar') };
 }
 
-
 function session(app, binary = '') {
   return runIn(process.cwd(), SESSION, [join(app, 'node_modules', 'acp-native'), binary, MOCK_AGENT]);
 }

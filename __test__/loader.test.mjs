@@ -18,8 +18,6 @@ const BINARY = `acp-native.${PLATFORM}.node`;
 const BUILT = join(ROOT, BINARY);
 const VERSION = require('../package.json').version;
 
-
-
 function tempDir(t) {
   const dir = mkdtempSync(join(tmpdir(), 'acp-native-loader-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));

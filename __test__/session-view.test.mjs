@@ -380,7 +380,7 @@ test('bad view and updates() options are refused with ERR_ACP_INVALID_ARGUMENT, 
   assert.throws(() => client.updates(sessionId, { highWaterMark: '8' }), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'options.highWaterMark' });
 });
 
-test('flush() returns while an agent floods faster than the host drains (64 events at most)', async (t) => {
+test('flush() returns while an agent floods faster than the host drains (64 events at most)', { timeout: 60_000 }, async (t) => {
   const client = await AcpClient.connect({ command: process.execPath, args: [HOSTILE_AGENT] });
   t.after(() => client.kill());
   const { sessionId } = await client.newSession({ cwd: tmpdir() });

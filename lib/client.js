@@ -8,6 +8,7 @@ const { native } = require('./loader.js');
 const check = require('./validate.js');
 const { ConnectionBase, INTERNAL, AGENT_STATUS, RESTARTED, VIEW_CHANGED, rejecting } = require('./connection.js');
 const { SessionView } = require('./session-view.js');
+const { LIMIT_NAMES } = require('./session-fold.js');
 const { invalidArgument } = require('./errors.js');
 const { UpdateStream, SESSION_ENDED } = require('./updates.js');
 
@@ -91,7 +92,7 @@ class AcpClient extends ConnectionBase {
     check.string('sessionId', sessionId);
     check.optionalObject('options', opts);
     check.timerMs('options.intervalMs', opts?.intervalMs);
-    for (const limit of ['maxEntries', 'maxTextBytes', 'maxBlocks', 'maxKeys', 'maxTotalBytes']) check.size(`options.${limit}`, opts?.[limit]);
+    for (const limit of LIMIT_NAMES) check.size(`options.${limit}`, opts?.[limit]);
     let view = this.#views.get(sessionId);
     if (!view || view.closed) {
       const { conn, report } = this[INTERNAL];

@@ -4,7 +4,7 @@
  * `emitter.emit(name, ...args)` with every listener isolated: one that
  * throws is handed to `onError` and the listeners after it still run
  * (EventEmitter.emit stops at the first throw, and the others lose the
- * item). Returns whether there was a listener.
+ * item).
  */
 function emitIsolated(emitter, name, args, onError) {
   const listeners = emitter.rawListeners(name);
@@ -15,7 +15,6 @@ function emitIsolated(emitter, name, args, onError) {
       onError(err);
     }
   }
-  return listeners.length > 0;
 }
 
 module.exports = { emitIsolated };

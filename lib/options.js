@@ -35,7 +35,6 @@ function bytesOption(name, v) {
   return Number.isFinite(v) ? Math.min(check.U32_MAX, Math.floor(v)) : check.U32_MAX;
 }
 
-
 function stringEnv(name, env) {
   if (env === undefined) return undefined;
   check.object(name, env);

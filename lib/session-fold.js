@@ -161,19 +161,19 @@ class SessionFold {
 
   /** A new entry at the end; the caller #fit()s once the update is in it. */
   #push(kind, otherBytes = 0) {
-    const entry = { index: this.#next++, kind, content: [], extra: {}, textBytes: 0, otherBytes, droppedBytes: 0, droppedBlocks: 0 };
+    const entry = { index: this.#next++, kind, content: [], extra: {}, textBytes: 0, otherBytes: 0, droppedBytes: 0, droppedBlocks: 0 };
     this.#entries.push(entry);
-    this.#totalBytes += otherBytes;
+    this.#added(entry, otherBytes);
     return entry;
   }
 
-  /** `entry` grew by `bytes` (other than text, added by #append); then #fit. */
   /** `bytes` more (or fewer) of `entry`'s non-text content. */
   #added(entry, bytes) {
     entry.otherBytes += bytes;
     this.#totalBytes += bytes;
   }
 
+  /** `entry` grew by `bytes` (other than text, added by #append); then #fit. */
   #grew(entry, bytes) {
     this.#added(entry, bytes);
     this.#fit(entry);
@@ -215,20 +215,13 @@ class SessionFold {
         return;
       }
       const last = entry.content[entry.content.length - 1];
-      if (isObject(last) && last.type === 'text' && typeof last.text === 'string' && Object.keys(last).length === 2) {
-        last.text += text;
-        entry.textBytes += bytes;
-        this.#totalBytes += bytes;
-        return;
-      }
-      if (entry.content.length >= l.maxBlocks) {
+      if (textOnly(last) !== undefined) last.text += text;
+      else if (entry.content.length >= l.maxBlocks) {
         entry.droppedBlocks++;
         return;
-      }
+      } else entry.content.push({ type: 'text', text }); // own copy: later chunks are appended to it
       entry.textBytes += bytes;
       this.#totalBytes += bytes;
-      // Own copy: later chunks are appended to it.
-      entry.content.push({ type: 'text', text });
       return;
     }
     const bytes = jsonSize(block);
@@ -236,8 +229,7 @@ class SessionFold {
       entry.droppedBlocks++;
       return;
     }
-    entry.otherBytes += bytes;
-    this.#totalBytes += bytes;
+    this.#added(entry, bytes);
     entry.content.push(block);
   }
 
@@ -558,4 +550,4 @@ function toMarkdown(state) {
   return out.join('\n');
 }
 
-module.exports = { SessionFold, foldRecording, applyChanges, toMarkdown, jsonSize };
+module.exports = { SessionFold, foldRecording, applyChanges, toMarkdown, jsonSize, LIMIT_NAMES: Object.keys(DEFAULT_LIMITS) };

@@ -6,7 +6,7 @@
 
 const { emitIsolated } = require('./emit.js');
 const { EventEmitter } = require('node:events');
-const { toMarkdown } = require('./session-fold.js');
+const { toMarkdown, LIMIT_NAMES } = require('./session-fold.js');
 
 const DEFAULT_INTERVAL_MS = 16;
 /**
@@ -42,13 +42,7 @@ class SessionView extends EventEmitter {
     this.sessionId = sessionId;
     this.#intervalMs = intervalMs;
     this.#options = {
-      limits: {
-        maxEntries: options.maxEntries,
-        maxTextBytes: options.maxTextBytes,
-        maxBlocks: options.maxBlocks,
-        maxKeys: options.maxKeys,
-        maxTotalBytes: options.maxTotalBytes,
-      },
+      limits: Object.fromEntries(LIMIT_NAMES.map((k) => [k, options[k]])),
       forward: options.forward === true,
     };
     this.#open(options.setup);
