@@ -766,6 +766,18 @@ mod tests {
     }
 
     #[test]
+    fn a_session_field_that_appears_empty_is_sent() {
+        // `usage` is null until a usage_update; one with no fields makes it
+        // {}: the merge adds nothing, yet the field changed.
+        let mut s = SessionState::new("s", ViewOptions::default());
+        let mut host = s.snapshot_value();
+        s.apply_update(json!({"sessionUpdate": "usage_update"}));
+        drain_into(&mut s, &mut host, 1024);
+        assert_eq!(host["usage"], json!({}));
+        assert_eq!(host, s.snapshot_value());
+    }
+
+    #[test]
     fn random_streams_and_budgets_rebuild_the_snapshot() {
         // Small limits (eviction, refused chunks and blocks) and drains of
         // 1..400 bytes at random moments: the host's copy always ends
@@ -792,7 +804,10 @@ mod tests {
                 let tool = format!("t{}", rnd(4));
                 let compaction = format!("c{}", rnd(2));
                 let n = rnd(300) as usize;
-                let u = match rnd(9) {
+                let u = match rnd(10) {
+                    // A session field that exists only once updated (null, then {}).
+                    9 if rnd(2) == 0 => json!({"sessionUpdate": "usage_update"}),
+                    9 => json!({"sessionUpdate": "usage_update", "used": n % 3}),
                     0 | 1 => {
                         json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "a".repeat(n)}})
                     }

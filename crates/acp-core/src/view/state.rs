@@ -363,7 +363,11 @@ impl SessionState {
             }
             "session_info_update" => self.merge_field(obj, |s| &mut s.info, |c| &mut c.info),
             "usage_update" => {
-                self.usage.get_or_insert_with(Map::new);
+                if self.usage.is_none() {
+                    // From null to {}: a change even if the merge adds nothing.
+                    self.usage = Some(Map::new());
+                    self.changes.usage = true;
+                }
                 self.merge_field(
                     obj,
                     |s| s.usage.as_mut().expect("just set"),
