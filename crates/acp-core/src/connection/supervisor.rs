@@ -16,6 +16,9 @@ use crate::transport::ProcessTree;
 
 /// After the process exits, how long stdout may take to drain.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(100);
+/// After the tree is released, how long its cleanup may hold the exit
+/// report (the reaper kills what is left, a bounded number of rounds).
+const TREE_CLEANUP: Duration = Duration::from_secs(5);
 /// After stdout closes, how long to wait for the exit status.
 const EXIT_AFTER_EOF: Duration = Duration::from_millis(50);
 
@@ -59,8 +62,11 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
         }
     };
     // Whatever the agent left behind goes with it, and so do the
-    // terminals it had us start.
+    // terminals it had us start. The exit is reported once the tree is
+    // cleaned up (the reaper gone: a host that saw `exit` and then looked
+    // for its children found the reaper still at work), within a bound.
     shared.tree.release();
+    let _ = timeout(TREE_CLEANUP, s.tree.gone()).await;
     shared.builtins.shutdown();
     if !s.reader.is_finished() {
         s.reader.abort();

@@ -23,6 +23,9 @@ impl Tree {
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
         self.child.wait().await
     }
+
+    /// No reaper: nothing to wait for once the process was waited for.
+    pub async fn gone(&mut self) {}
 }
 
 #[derive(Clone)]

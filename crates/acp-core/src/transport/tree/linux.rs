@@ -37,6 +37,12 @@ impl Tree {
             Err(_) => Err(io::Error::other("the reaper ended early")),
         }
     }
+
+    /// Resolves once the reaper has exited (after killing what was left
+    /// of the tree) and was reaped: `follow` drops the sender then.
+    pub async fn gone(&mut self) {
+        while self.exit.changed().await.is_ok() {}
+    }
 }
 
 /// The lifeline's write end; closing it (the last clone dropped, or

@@ -126,6 +126,17 @@ impl ProcessTree {
             TreeImpl::Group(t) => t.wait().await,
         }
     }
+
+    /// Resolves when nothing of the tree is left to clean up after a
+    /// [`TreeControl::release`] (on Linux: the reaper killed the rest
+    /// and was reaped).
+    pub async fn gone(&mut self) {
+        match &mut self.0 {
+            #[cfg(target_os = "linux")]
+            TreeImpl::Reaper(t) => t.gone().await,
+            TreeImpl::Group(t) => t.gone().await,
+        }
+    }
 }
 
 /// Stops the tree. Cheap to clone; on Linux, dropping the last clone
