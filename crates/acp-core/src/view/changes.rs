@@ -36,8 +36,11 @@ pub(crate) struct ChangeSet {
     pub entries: BTreeSet<u64>,
     /// Old entries were dropped by `max_entries` or `max_total_bytes`.
     pub removed: bool,
-    pub tool_calls: BTreeSet<String>,
-    pub compactions: BTreeSet<String>,
+    /// Tool calls and compactions changed: their entry's index and id,
+    /// in entry order (a drain that puts off new entries from one on
+    /// puts off their keyed values by one split, not one by one).
+    pub tool_calls: BTreeSet<(u64, String)>,
+    pub compactions: BTreeSet<(u64, String)>,
     pub plan: bool,
     pub modes: bool,
     pub config: bool,
@@ -114,14 +117,17 @@ impl SessionState {
         let DrainPlan {
             changes,
             carried,
-            left,
+            left: carried_left,
             deferred,
             first_deferred_new,
             keyed,
             held,
         } = self.entry_changes(max_text);
         let mut texts = Vec::new();
-        let more = !left.is_empty() || !held[0].is_empty() || !held[1].is_empty();
+        let more = first_deferred_new.is_some()
+            || !carried_left.is_empty()
+            || !held[0].is_empty()
+            || !held[1].is_empty();
         let pending = self.changes.pending.then(|| self.pending_delta());
         let drain = Drain {
             st: self,
@@ -136,7 +142,13 @@ impl SessionState {
             texts = drain.texts();
         }
         drop(drain);
-        let touched = std::mem::take(&mut self.changes.entries);
+        let mut touched = std::mem::take(&mut self.changes.entries);
+        // The new entries put off, from the first on: all still to send.
+        let mut left = match first_deferred_new {
+            Some(from) => touched.split_off(&from),
+            None => BTreeSet::new(),
+        };
+        left.extend(carried_left);
         if let Some(first) = self.entries.front().map(|e| e.index) {
             // What the host now has (not the entries put off whole).
             for index in touched.range(first..) {
@@ -162,13 +174,23 @@ impl SessionState {
         }
         let first_new = first_deferred_new.unwrap_or(self.next_index);
         let dropped_keys_seen = self.dropped_keys;
+        // Still to send: the tool calls and compactions of the new entries
+        // put off (one split), and those held back.
+        let from = (first_new, String::new());
+        let still = |changed: &mut BTreeSet<(u64, String)>, held: BTreeSet<(u64, String)>| {
+            let mut left = std::mem::take(changed).split_off(&from);
+            left.extend(held);
+            left
+        };
+        let [held_tools, held_compactions] = held;
+        let tools_left = still(&mut self.changes.tool_calls, held_tools);
+        let compactions_left = still(&mut self.changes.compactions, held_compactions);
         self.changes = Default::default();
         self.changes.first_new = first_new;
         self.changes.dropped_keys_seen = dropped_keys_seen;
         self.changes.entries = left;
-        let [tool_calls, compactions] = held;
-        self.changes.tool_calls = tool_calls;
-        self.changes.compactions = compactions;
+        self.changes.tool_calls = tools_left;
+        self.changes.compactions = compactions_left;
         self.changes.dirty = more;
         Some(Drained { json, texts, more })
     }
@@ -199,7 +221,7 @@ impl SessionState {
     /// drain, so every drain makes progress.
     fn entry_changes(&self, max_text: usize) -> DrainPlan<'_> {
         let mut picked = DrainPlan {
-            changes: Vec::with_capacity(self.changes.entries.len()),
+            changes: Vec::new(),
             carried: Vec::new(),
             left: BTreeSet::new(),
             deferred: BTreeSet::new(),
@@ -225,11 +247,12 @@ impl SessionState {
                 let inline = entry
                     .bytes()
                     .saturating_sub(last_text(entry).map_or(0, str::len));
-                if picked.first_deferred_new.is_some() || (moved && inline > budget) {
-                    picked.first_deferred_new.get_or_insert(index);
-                    picked.left.insert(index);
-                    picked.deferred.insert(index);
-                    continue;
+                if moved && inline > budget {
+                    // This one and the rest, next time: a split, not a
+                    // walk (a backlog of thousands made each drain
+                    // milliseconds long).
+                    picked.first_deferred_new = Some(index);
+                    break;
                 }
                 budget = budget.saturating_sub(inline);
                 let taken = last_text(entry).map(|text| {
@@ -290,19 +313,21 @@ impl SessionState {
             (&self.tool_calls, &self.changes.tool_calls),
             (&self.compactions, &self.changes.compactions),
         ];
+        // Those of the new entries put off are left where they are.
+        let sent_before = (picked.first_deferred_new.unwrap_or(u64::MAX), String::new());
         for (i, (map, changed)) in keyed.into_iter().enumerate() {
-            for id in changed {
+            for key @ (index, id) in changed.range(..&sent_before) {
                 let Some(k) = map.get(id) else {
                     continue;
                 };
-                if picked.deferred.contains(&k.index) {
-                    picked.held[i].insert(id.clone());
+                if picked.deferred.contains(index) {
+                    picked.held[i].insert(key.clone());
                     continue;
                 }
                 if k.index < self.changes.first_new {
                     let cost: usize = k.fields.iter().map(|(k, v)| size::member(k, v)).sum();
                     if moved && cost > budget {
-                        picked.held[i].insert(id.clone());
+                        picked.held[i].insert(key.clone());
                         continue;
                     }
                     budget = budget.saturating_sub(cost);
@@ -320,16 +345,20 @@ struct DrainPlan<'a> {
     changes: Vec<EntryChange<'a>>,
     /// Entries whose text was cut, and the text the host has of each.
     carried: Vec<(u64, usize)>,
-    /// Entries with something left for the next drain.
+    /// Entries before `first_deferred_new` with something left for the
+    /// next drain.
     left: BTreeSet<u64>,
-    /// Entries not sent at all (a subset of `left`).
+    /// Entries before `first_deferred_new` not sent at all (a subset of
+    /// `left`).
     deferred: BTreeSet<u64>,
-    /// The first new entry not sent: where the next drain's new ones begin.
+    /// The first new entry not sent: it and every later one wait for the
+    /// next drain, with their tool calls and compactions.
     first_deferred_new: Option<u64>,
     /// The tool calls and compactions sent, by id.
     keyed: [Vec<&'a str>; 2],
-    /// The changed ones put off to the next drain.
-    held: [BTreeSet<String>; 2],
+    /// The changed ones before `first_deferred_new` put off to the next
+    /// drain.
+    held: [BTreeSet<(u64, String)>; 2],
 }
 
 struct Drain<'a> {
@@ -993,5 +1022,43 @@ mod tests {
             fast.snapshot_value()["entries"].as_array().unwrap().len(),
             5
         );
+    }
+}
+
+#[cfg(test)]
+mod drain_cost {
+    use crate::view::{SessionState, ViewOptions};
+    use serde_json::json;
+    use std::time::Instant;
+
+    /// Not a test: `cargo test --release -p acp-core drain_cost -- --ignored --nocapture`
+    /// prints what draining a backlog of new entries costs per drain.
+    #[test]
+    #[ignore]
+    fn print_drain_cost_of_a_backlog() {
+        for (n, size) in [(5000usize, 1000usize), (20_000, 100)] {
+            let mut s = SessionState::new("s", ViewOptions::default());
+            for i in 0..n {
+                let update = if i % 2 == 0 {
+                    json!({"sessionUpdate": "tool_call", "toolCallId": format!("t{i}"), "title": "x".repeat(size)})
+                } else {
+                    json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "y".repeat(size)}})
+                };
+                s.apply_update_json(Some(&update.to_string()));
+            }
+            let (mut drains, mut most, mut biggest, t0) = (0, 0f64, 0, Instant::now());
+            loop {
+                let t = Instant::now();
+                let Some(d) = s.drain_parts(256 * 1024) else {
+                    break;
+                };
+                most = most.max(t.elapsed().as_secs_f64() * 1e6);
+                biggest =
+                    biggest.max(d.json.len() + d.texts.iter().map(String::len).sum::<usize>());
+                drains += 1;
+            }
+            let all = t0.elapsed().as_secs_f64() * 1e6;
+            eprintln!("{n} entries of {size} B: {drains} drains, mean {:.0} µs, worst {most:.0} µs, biggest {} KiB", all / drains as f64, biggest / 1024);
+        }
     }
 }

@@ -482,14 +482,14 @@ impl SessionState {
             self.changes.removed = true;
             // The change set never outgrows the state, drained or not.
             self.changes.entries.remove(&old.index);
-            if let Some(key) = &old.key {
+            if let Some(key) = old.key {
                 let (map, changed) = match old.kind {
                     EntryKind::ToolCall => (&mut self.tool_calls, &mut self.changes.tool_calls),
                     _ => (&mut self.compactions, &mut self.changes.compactions),
                 };
-                if map.get(key).is_some_and(|k| k.index == old.index) {
-                    map.remove(key);
-                    changed.remove(key);
+                if map.get(&key).is_some_and(|k| k.index == old.index) {
+                    map.remove(&key);
+                    changed.remove(&(old.index, key));
                 }
             }
         }
@@ -563,7 +563,7 @@ impl SessionState {
         let after = entry.other_bytes;
         // A new one is sent even when the update added nothing to its id.
         if merged || !exists {
-            changed.insert(id);
+            changed.insert((index, id));
         }
         self.dropped_keys += dropped;
         self.resized(index, before, after);
@@ -592,10 +592,10 @@ impl SessionState {
         let keyed = Keyed { index, fields };
         if is_tool {
             self.tool_calls.insert(id.to_owned(), keyed);
-            self.changes.tool_calls.insert(id.to_owned());
+            self.changes.tool_calls.insert((index, id.to_owned()));
         } else {
             self.compactions.insert(id.to_owned(), keyed);
-            self.changes.compactions.insert(id.to_owned());
+            self.changes.compactions.insert((index, id.to_owned()));
         }
     }
 
