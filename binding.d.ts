@@ -65,8 +65,13 @@ export declare class AgentConnection {
   openView(sessionId: string, limits: ViewLimits | undefined | null, forward: boolean): number
   /** Fold a `session/new|load|resume` result (JSON text) into a view. */
   seedView(id: number, result: string): boolean
-  /** The view's whole state (JSON text). */
-  viewSnapshot(id: number): string | null
+  /**
+   * The view's whole state as JSON texts of about 1 MiB each, so that
+   * none outgrows a JS string: `[head, ...entry parts, ...tool call
+   * parts, ...compaction parts]` (`$parts` in the head says how many of
+   * each; `joinSnapshot` in lib/session-view.js puts them together).
+   */
+  viewSnapshot(id: number): Array<string> | null
   /**
    * What changed since the last drain, or null: `[json, ...texts]`,
    * the change description (JSON text) and, apart so that JS need not

@@ -341,6 +341,47 @@ test('maxTotalBytes bounds a view: big unknown updates and tool outputs push the
   assert.equal(canonical(s), canonical(fold.toJSON()), 'the view equals the JS fold');
 });
 
+test('a snapshot bigger than a part comes over in parts: it equals the JS fold, hostile ids and escaped text included', async (t) => {
+  // The core hands snapshot() ~1 MiB JSON parts (one JSON text could
+  // outgrow V8's string cap: control characters are 6 × longer escaped).
+  const dir = mkdtempSync(join(tmpdir(), 'acp-view-parts-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const updates = [];
+  const ids = ['__proto__', 'constructor', 'toString', 'hasOwnProperty'];
+  for (let i = 0; i < 200; i++) {
+    const toolCallId = ids[i] ?? `call_${i}`;
+    updates.push({ sessionUpdate: 'tool_call', toolCallId, title: `Run ${i}`, status: 'in_progress' });
+    updates.push({ sessionUpdate: 'tool_call_update', toolCallId, rawOutput: { stdout: 'o'.repeat(8000) } });
+    if (i % 7 === 0) updates.push({ sessionUpdate: 'x_blob', seq: i, data: '\u0001'.repeat(60000) });
+    if (i % 50 === 0) updates.push({ sessionUpdate: 'compaction_update', compactionId: ids[i / 50], status: 'started' });
+    updates.push({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `step ${i} \u0002\n` } });
+  }
+  const file = join(dir, 'parts.ndjson');
+  writeFileSync(file, updates.map((u) => JSON.stringify(u)).join('\n') + '\n');
+
+  const client = await connect(t);
+  const { sessionId } = await client.newSession();
+  const view = client.session(sessionId, { intervalMs: 0 });
+  const mirror = view.snapshot();
+  view.on('change', (c) => applyChanges(mirror, c));
+  await client.prompt({ sessionId, prompt: `updates:${encodeURIComponent(file)}` });
+  view.flush();
+  const s = view.snapshot();
+  assert.ok(JSON.stringify(s).length > 8 * 1024 * 1024, 'several parts of entries and of tool calls');
+  assert.equal(Object.keys(s.toolCalls).length, 200);
+  assert.equal(Object.getPrototypeOf(s.toolCalls), Object.prototype, 'a tool call named __proto__ is a key, not a prototype');
+  assert.ok(Object.hasOwn(s.toolCalls, '__proto__') && s.toolCalls.__proto__.title === 'Run 0');
+  assert.ok(Object.hasOwn(s.compactions, '__proto__') && Object.keys(s.compactions).length === 4);
+  assert.deepEqual(Object.keys(s), Object.keys(new SessionFold(sessionId).toJSON()), 'the keys in the order of a whole snapshot');
+  assert.equal(s.entries.filter((e) => e.kind === 'unknown')[3].update.data, '\u0001'.repeat(60000));
+  assert.equal(canonical(mirror), canonical(s), 'applied changes equal the snapshot');
+  const fold = new SessionFold(sessionId);
+  fold.promptStarted();
+  for (const u of updates) fold.applyUpdate(u);
+  fold.promptEnded({ stopReason: 'end_turn' });
+  assert.equal(canonical(s), canonical(fold.toJSON()), 'the view equals the JS fold');
+});
+
 test('an agent flooding huge unknown updates leaves a view at its byte cap', async (t) => {
   const client = await connect(t);
   const { sessionId } = await client.newSession();

@@ -550,4 +550,4 @@ function toMarkdown(state) {
   return out.join('\n');
 }
 
-module.exports = { SessionFold, foldRecording, applyChanges, toMarkdown, jsonSize, LIMIT_NAMES: Object.keys(DEFAULT_LIMITS) };
+module.exports = { SessionFold, foldRecording, applyChanges, toMarkdown, jsonSize, setKey, LIMIT_NAMES: Object.keys(DEFAULT_LIMITS) };

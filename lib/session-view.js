@@ -6,7 +6,7 @@
 
 const { emitIsolated } = require('./emit.js');
 const { EventEmitter } = require('node:events');
-const { toMarkdown, LIMIT_NAMES } = require('./session-fold.js');
+const { toMarkdown, setKey, LIMIT_NAMES } = require('./session-fold.js');
 
 const DEFAULT_INTERVAL_MS = 16;
 /**
@@ -21,6 +21,30 @@ const DEFAULT_INTERVAL_MS = 16;
 const CHANGE_TEXT_BYTES = 256 * 1024;
 /** flush() emits this many events at most (16 MiB): the rest on the next turns. */
 const FLUSH_MAX_EVENTS = 64;
+
+/**
+ * The state from the core's snapshot parts: a head (the state without
+ * `entries`, `toolCalls` and `compactions`, with `$parts`: how many parts
+ * of each follow), then JSON arrays of entries and of `[id, fields]`
+ * pairs. Parts, not one JSON text: V8 caps a string at ~512 MiB, and
+ * escaping can make a view's text 6× longer in JSON than the bytes its
+ * limits count (crates/acp-core/src/view/state.rs, `snapshot_parts`).
+ */
+function joinSnapshot(parts) {
+  const { $parts: counts, sessionId, droppedEntries, ...rest } = JSON.parse(parts[0]);
+  let k = 1;
+  const entries = [];
+  for (let i = 0; i < counts[0]; i++) for (const entry of JSON.parse(parts[k++])) entries.push(entry);
+  const keyed = (n) => {
+    const byId = {};
+    for (let i = 0; i < n; i++) for (const [id, fields] of JSON.parse(parts[k++])) setKey(byId, id, fields);
+    return byId;
+  };
+  const toolCalls = keyed(counts[1]);
+  const compactions = keyed(counts[2]);
+  // The order of the whole snapshot (and of the reference fold's toJSON).
+  return { sessionId, entries, droppedEntries, toolCalls, compactions, ...rest };
+}
 
 class SessionView extends EventEmitter {
   #port; // { native(): the current native connection }
@@ -69,9 +93,9 @@ class SessionView extends EventEmitter {
 
   /** The whole current state (a fresh copy each call). */
   snapshot() {
-    const text = this.#port.native().viewSnapshot(this.#id);
-    if (text === null || text === undefined) throw new Error(`session view of ${this.sessionId} is closed`);
-    return JSON.parse(text);
+    const parts = this.#port.native().viewSnapshot(this.#id);
+    if (parts === null || parts === undefined) throw new Error(`session view of ${this.sessionId} is closed`);
+    return joinSnapshot(parts);
   }
 
   toJSON() {

@@ -261,6 +261,10 @@ impl Views {
     }
 }
 
+/// How long a snapshot part is, about: big enough that a part is not a
+/// call per entry, far below V8's string cap.
+const SNAPSHOT_PART_BYTES: usize = 1 << 20;
+
 impl Connection {
     /// Open a live view of `session_id` (or return the one already open):
     /// from now on its `session/update`s are folded in the core, and
@@ -306,12 +310,13 @@ impl Connection {
         }
     }
 
-    /// The whole state of view `id` as JSON text.
-    pub fn view_snapshot(&self, id: u32) -> Option<String> {
+    /// The whole state of view `id` as JSON texts of about 1 MiB
+    /// ([`SessionState::snapshot_parts`]).
+    pub fn view_snapshot(&self, id: u32) -> Option<Vec<String>> {
         let shared = self.shared();
         let mut inner = shared.views.lock();
         let view = inner.views.get_mut(&id)?;
-        Some(view.state.snapshot_json())
+        Some(view.state.snapshot_parts(SNAPSHOT_PART_BYTES))
     }
 
     /// What changed in view `id` since the last drain, at most about

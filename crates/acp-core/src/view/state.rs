@@ -719,13 +719,66 @@ impl SessionState {
 
     /// The whole state as JSON text.
     pub fn snapshot_json(&self) -> String {
-        serde_json::to_string(&Snapshot(self)).expect("a state always serializes")
+        serde_json::to_string(&Snapshot(self, None)).expect("a state always serializes")
+    }
+
+    /// The whole state as JSON texts that each fit in a JS string. V8
+    /// caps a string at about 512 MiB, and escaping can make text six
+    /// times longer in JSON than the bytes it counts for (a hostile agent
+    /// streaming control characters), so one JSON text of a view holding
+    /// 2 × 64 MiB could not be handed over.
+    ///
+    /// `[head, ...entry parts, ...tool call parts, ...compaction parts]`:
+    /// the head is the snapshot without `entries`, `toolCalls` and
+    /// `compactions`, with `"$parts": [entry parts, tool call parts,
+    /// compaction parts]`; an entry part is a JSON array of entries, the
+    /// others arrays of `[id, fields]` pairs, each about `part_bytes` long
+    /// (an element longer than that is a part of its own).
+    pub fn snapshot_parts(&self, part_bytes: usize) -> Vec<String> {
+        let mut parts = vec![String::new()];
+        let entries = self.entries.iter().map(|e| EntryJson(e, None));
+        let entries = pack(entries, part_bytes, &mut parts);
+        let keyed = |map: &HashMap<String, Keyed>, parts: &mut Vec<String>| {
+            pack(map.iter().map(|(id, k)| (id, &k.fields)), part_bytes, parts)
+        };
+        let tools = keyed(&self.tool_calls, &mut parts);
+        let compactions = keyed(&self.compactions, &mut parts);
+        let head = Snapshot(self, Some([entries, tools, compactions]));
+        parts[0] = serde_json::to_string(&head).expect("a state always serializes");
+        parts
     }
 
     /// The whole state as a JSON value.
     pub fn snapshot_value(&self) -> Value {
-        serde_json::to_value(Snapshot(self)).expect("a state always serializes")
+        serde_json::to_value(Snapshot(self, None)).expect("a state always serializes")
     }
+}
+
+/// `items` as JSON arrays of about `part_bytes` each, appended to `parts`;
+/// how many.
+fn pack<T: Serialize>(
+    items: impl Iterator<Item = T>,
+    part_bytes: usize,
+    parts: &mut Vec<String>,
+) -> usize {
+    let before = parts.len();
+    let mut part = Vec::new();
+    let mut close = |part: &mut Vec<u8>| {
+        part.push(b']');
+        let json = String::from_utf8(std::mem::take(part)).expect("serde_json writes UTF-8");
+        parts.push(json);
+    };
+    for item in items {
+        part.push(if part.is_empty() { b'[' } else { b',' });
+        serde_json::to_writer(&mut part, &item).expect("a state always serializes");
+        if part.len() >= part_bytes {
+            close(&mut part);
+        }
+    }
+    if !part.is_empty() {
+        close(&mut part);
+    }
+    parts.len() - before
 }
 
 fn kind_variant(kind: EntryKind) -> &'static str {
@@ -801,7 +854,9 @@ pub(crate) fn append_text(
 }
 
 /// Serializes the state without copying it.
-struct Snapshot<'a>(&'a SessionState);
+/// The state; with `Some(parts)`, only the head of
+/// [`SessionState::snapshot_parts`].
+struct Snapshot<'a>(&'a SessionState, Option<[usize; 3]>);
 
 /// An entry; with `Some(text)`, its last block (text-only) carries `text`
 /// instead of its own (a drain's cut, see `changes`).
@@ -909,18 +964,18 @@ impl Serialize for PendingItem<'_> {
 impl Serialize for Snapshot<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let st = self.0;
+        let whole = self.1.is_none();
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("sessionId", &st.session_id)?;
-        m.serialize_entry(
-            "entries",
-            &st.entries
-                .iter()
-                .map(|e| EntryJson(e, None))
-                .collect::<Vec<_>>(),
-        )?;
+        if whole {
+            let entries = st.entries.iter().map(|e| EntryJson(e, None));
+            m.serialize_entry("entries", &Seq(entries))?;
+        }
         m.serialize_entry("droppedEntries", &st.dropped_entries)?;
-        m.serialize_entry("toolCalls", &KeyedJson(&st.tool_calls))?;
-        m.serialize_entry("compactions", &KeyedJson(&st.compactions))?;
+        if whole {
+            m.serialize_entry("toolCalls", &KeyedJson(&st.tool_calls))?;
+            m.serialize_entry("compactions", &KeyedJson(&st.compactions))?;
+        }
         m.serialize_entry("plan", &st.plan)?;
         m.serialize_entry("modes", &st.modes)?;
         m.serialize_entry("config", &st.config)?;
@@ -931,7 +986,19 @@ impl Serialize for Snapshot<'_> {
         m.serialize_entry("running", &st.running)?;
         m.serialize_entry("pending", &PendingJson(st.pending.iter()))?;
         m.serialize_entry("droppedKeys", &st.dropped_keys)?;
+        if let Some(parts) = self.1 {
+            m.serialize_entry("$parts", &parts)?;
+        }
         m.end()
+    }
+}
+
+/// An iterator serialized as a JSON array.
+struct Seq<I>(I);
+
+impl<I: Iterator<Item = T> + Clone, T: Serialize> Serialize for Seq<I> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.clone())
     }
 }
 
@@ -1108,5 +1175,68 @@ mod tests {
             assert_eq!(s.total_bytes, recount(&s), "after {u}");
         }
         assert_eq!(s.entries.len(), 6);
+    }
+
+    /// `joinSnapshot` of lib/session-view.js, ported.
+    fn join(parts: &[String]) -> Value {
+        let mut head: Value = serde_json::from_str(&parts[0]).unwrap();
+        let counts = head.as_object_mut().unwrap().remove("$parts").unwrap();
+        let counts: Vec<usize> = serde_json::from_value(counts).unwrap();
+        let mut rest = parts[1..]
+            .iter()
+            .map(|p| serde_json::from_str::<Vec<Value>>(p).unwrap());
+        let entries: Vec<Value> = rest.by_ref().take(counts[0]).flatten().collect();
+        let mut keyed = |n| {
+            let pairs = rest.by_ref().take(n).flatten();
+            let by_id = pairs.map(|p| (p[0].as_str().unwrap().to_owned(), p[1].clone()));
+            Value::Object(by_id.collect())
+        };
+        let (tools, compactions) = (keyed(counts[1]), keyed(counts[2]));
+        assert!(rest.next().is_none(), "every part is counted");
+        head["entries"] = entries.into();
+        head["toolCalls"] = tools;
+        head["compactions"] = compactions;
+        head
+    }
+
+    #[test]
+    fn a_snapshot_in_parts_is_the_snapshot() {
+        let mut s = SessionState::new("s", ViewOptions::default());
+        for i in 0..300 {
+            text(&mut s, &format!("message {i} {}", "\u{1}".repeat(i)));
+            s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": format!("t{i}"), "title": "t".repeat(i)}));
+            s.apply_update(json!({"sessionUpdate": "compaction_update", "compactionId": format!("c{i}"), "status": "started"}));
+            unknown(&mut s, &"u".repeat(i * 10));
+        }
+        let whole = s.snapshot_value();
+        assert_eq!(whole["entries"].as_array().unwrap().len(), 1200);
+        for part_bytes in [1, 700, 64 * 1024, 1 << 30] {
+            let parts = s.snapshot_parts(part_bytes);
+            assert_eq!(join(&parts), whole, "parts of {part_bytes} bytes");
+            let biggest = parts[1..].iter().map(String::len).max().unwrap();
+            let one_element = part_bytes <= 700;
+            assert!(
+                biggest < part_bytes.max(1) * 2 || one_element,
+                "{part_bytes}: {biggest}"
+            );
+        }
+        let count = |k: &str| whole[k].as_object().unwrap().len();
+        let (tools, compactions) = (count("toolCalls"), count("compactions"));
+        assert_eq!((tools, compactions), (300, 300));
+        let elements = 1200 + tools + compactions;
+        assert_eq!(
+            s.snapshot_parts(1).len(),
+            1 + elements,
+            "one element a part"
+        );
+        assert_eq!(s.snapshot_parts(1 << 30).len(), 4, "one part of each");
+    }
+
+    #[test]
+    fn an_empty_view_has_the_head_alone() {
+        let s = SessionState::new("s", ViewOptions::default());
+        let parts = s.snapshot_parts(1 << 20);
+        assert_eq!(parts.len(), 1);
+        assert_eq!(join(&parts), s.snapshot_value());
     }
 }
