@@ -853,9 +853,8 @@ pub(crate) fn append_text(
     bytes
 }
 
-/// Serializes the state without copying it.
-/// The state; with `Some(parts)`, only the head of
-/// [`SessionState::snapshot_parts`].
+/// Serializes the state without copying it; with `Some(parts)`, only the
+/// head of [`SessionState::snapshot_parts`].
 struct Snapshot<'a>(&'a SessionState, Option<[usize; 3]>);
 
 /// An entry; with `Some(text)`, its last block (text-only) carries `text`
