@@ -55,6 +55,10 @@ pub(crate) struct ChangeSet {
     pub dropped_keys_seen: u64,
 }
 
+/// What a new entry costs a drain's budget besides what it holds: about
+/// its JSON around the content (`{"index":…,"kind":…,"content":[…]}`).
+const NEW_ENTRY_COST: usize = 96;
+
 /// The last block's text, when it is text-only.
 fn last_text(entry: &Entry) -> Option<&str> {
     entry.content.last().and_then(text_only)
@@ -121,13 +125,11 @@ impl SessionState {
             deferred,
             first_deferred_new,
             keyed,
-            held,
         } = self.entry_changes(max_text);
         let mut texts = Vec::new();
-        let more = first_deferred_new.is_some()
-            || !carried_left.is_empty()
-            || !held[0].is_empty()
-            || !held[1].is_empty();
+        let keyed_left = keyed[0].len() < self.changes.tool_calls.len()
+            || keyed[1].len() < self.changes.compactions.len();
+        let more = first_deferred_new.is_some() || !carried_left.is_empty() || keyed_left;
         let pending = self.changes.pending.then(|| self.pending_delta());
         let drain = Drain {
             st: self,
@@ -141,7 +143,11 @@ impl SessionState {
         if split {
             texts = drain.texts();
         }
-        drop(drain);
+        let sent = drain.keyed.map(|ids| {
+            ids.into_iter()
+                .map(|(index, id)| (index, id.to_owned()))
+                .collect::<Vec<_>>()
+        });
         let mut touched = std::mem::take(&mut self.changes.entries);
         // The new entries put off, from the first on: all still to send.
         let mut left = match first_deferred_new {
@@ -174,17 +180,19 @@ impl SessionState {
         }
         let first_new = first_deferred_new.unwrap_or(self.next_index);
         let dropped_keys_seen = self.dropped_keys;
-        // Still to send: the tool calls and compactions of the new entries
-        // put off (one split), and those held back.
-        let from = (first_new, String::new());
-        let still = |changed: &mut BTreeSet<(u64, String)>, held: BTreeSet<(u64, String)>| {
-            let mut left = std::mem::take(changed).split_off(&from);
-            left.extend(held);
-            left
-        };
-        let [held_tools, held_compactions] = held;
-        let tools_left = still(&mut self.changes.tool_calls, held_tools);
-        let compactions_left = still(&mut self.changes.compactions, held_compactions);
+        // The tool calls and compactions sent leave the change set; the
+        // rest wait there.
+        let mut tools_left = std::mem::take(&mut self.changes.tool_calls);
+        let mut compactions_left = std::mem::take(&mut self.changes.compactions);
+        let [sent_tools, sent_compactions] = sent;
+        for (left, sent) in [
+            (&mut tools_left, sent_tools),
+            (&mut compactions_left, sent_compactions),
+        ] {
+            for key in &sent {
+                left.remove(key);
+            }
+        }
         self.changes = Default::default();
         self.changes.first_new = first_new;
         self.changes.dropped_keys_seen = dropped_keys_seen;
@@ -227,7 +235,6 @@ impl SessionState {
             deferred: BTreeSet::new(),
             first_deferred_new: None,
             keyed: [Vec::new(), Vec::new()],
-            held: [BTreeSet::new(), BTreeSet::new()],
         };
         let mut budget = max_text;
         let mut moved = false;
@@ -244,9 +251,14 @@ impl SessionState {
                 // off, so are the rest, and the next drain starts there.
                 // What it carries inline: all but its last text block's
                 // text (which may be cut).
-                let inline = entry
-                    .bytes()
-                    .saturating_sub(last_text(entry).map_or(0, str::len));
+                // Its JSON counts too: a backlog of text-only entries
+                // (nothing inline but their text) once went out as
+                // thousands of empty ones when the budget was spent, and
+                // every later drain walked them.
+                let inline = NEW_ENTRY_COST
+                    + entry
+                        .bytes()
+                        .saturating_sub(last_text(entry).map_or(0, str::len));
                 if moved && inline > budget {
                     // This one and the rest, next time: a split, not a
                     // walk (a backlog of thousands made each drain
@@ -308,32 +320,35 @@ impl SessionState {
         // put off waits for it (a host copy given the fields without the
         // entry would keep them after the entry went unsent); one whose
         // entry goes out new now was counted with it; the others count
-        // their size.
+        // their size, and once the budget is spent wait unvisited.
         let keyed = [
             (&self.tool_calls, &self.changes.tool_calls),
             (&self.compactions, &self.changes.compactions),
         ];
-        // Those of the new entries put off are left where they are.
-        let sent_before = (picked.first_deferred_new.unwrap_or(u64::MAX), String::new());
+        let new_from = (self.changes.first_new, String::new());
+        let put_off_from = (picked.first_deferred_new.unwrap_or(u64::MAX), String::new());
         for (i, (map, changed)) in keyed.into_iter().enumerate() {
-            for key @ (index, id) in changed.range(..&sent_before) {
-                let Some(k) = map.get(id) else {
-                    continue;
-                };
+            for (index, id) in changed.range(..&new_from) {
+                if moved && budget == 0 {
+                    break;
+                }
                 if picked.deferred.contains(index) {
-                    picked.held[i].insert(key.clone());
                     continue;
                 }
-                if k.index < self.changes.first_new {
-                    let cost: usize = k.fields.iter().map(|(k, v)| size::member(k, v)).sum();
-                    if moved && cost > budget {
-                        picked.held[i].insert(key.clone());
-                        continue;
-                    }
-                    budget = budget.saturating_sub(cost);
+                // One gone from the map is sent as nothing (and forgotten).
+                let cost: usize = map.get(id).map_or(0, |k| {
+                    k.fields.iter().map(|(k, v)| size::member(k, v)).sum()
+                });
+                if moved && cost > budget {
+                    continue;
                 }
+                budget = budget.saturating_sub(cost);
                 moved = true;
-                picked.keyed[i].push(id.as_str());
+                picked.keyed[i].push((*index, id.as_str()));
+            }
+            for (index, id) in changed.range(&new_from..&put_off_from) {
+                moved = true;
+                picked.keyed[i].push((*index, id.as_str()));
             }
         }
         picked
@@ -354,18 +369,16 @@ struct DrainPlan<'a> {
     /// The first new entry not sent: it and every later one wait for the
     /// next drain, with their tool calls and compactions.
     first_deferred_new: Option<u64>,
-    /// The tool calls and compactions sent, by id.
-    keyed: [Vec<&'a str>; 2],
-    /// The changed ones before `first_deferred_new` put off to the next
-    /// drain.
-    held: [BTreeSet<(u64, String)>; 2],
+    /// The tool calls and compactions sent: their entry's index and id
+    /// (the others stay in the change set for the next drain).
+    keyed: [Vec<(u64, &'a str)>; 2],
 }
 
 struct Drain<'a> {
     st: &'a SessionState,
     changes: Vec<EntryChange<'a>>,
     /// Tool calls, compactions: the ids sent.
-    keyed: [Vec<&'a str>; 2],
+    keyed: [Vec<(u64, &'a str)>; 2],
     /// When the pending requests changed: positions gone, requests added.
     pending: Option<(Vec<usize>, Vec<&'a Pending>)>,
     /// Texts apart from the JSON (see [`Drained`]).
@@ -416,13 +429,13 @@ impl Serialize for Appended<'_> {
 /// The fields of the tool calls (or compactions) `ids`, by id.
 struct Picked<'a>(
     &'a std::collections::HashMap<String, super::state::Keyed>,
-    &'a [&'a str],
+    &'a [(u64, &'a str)],
 );
 
 impl Serialize for Picked<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(None)?;
-        for id in self.1 {
+        for (_, id) in self.1 {
             if let Some(k) = self.0.get(*id) {
                 m.serialize_entry(id, &k.fields)?;
             }
@@ -678,6 +691,34 @@ mod tests {
         }
         // The budget and one entry that did not fit (with its tool call).
         assert!(most < 16 * 1024 + 40_000, "a drain carried {most} bytes");
+    }
+
+    #[test]
+    fn a_backlog_of_small_text_only_entries_goes_out_a_budget_at_a_time() {
+        // Turns of user and agent text without messageIds: entries that
+        // hold nothing but their text. With the budget spent, the rest
+        // went out as thousands of empty entries in one drain.
+        let mut s = SessionState::new("s", ViewOptions::default());
+        let mut host = s.snapshot_value();
+        for i in 0..5000 {
+            let kind = if i % 2 == 0 {
+                "user_message_chunk"
+            } else {
+                "agent_message_chunk"
+            };
+            let update = json!({"sessionUpdate": kind, "content": {"type": "text", "text": format!("turn {i}")}});
+            s.apply_update_json(Some(&update.to_string()));
+        }
+        let budget = 16 * 1024;
+        let (mut drains, mut most) = (0, 0);
+        while let Some(d) = s.drain_parts(budget) {
+            drains += 1;
+            most = most.max(d.json.len() + d.texts.iter().map(String::len).sum::<usize>());
+            apply(&mut host, &d);
+        }
+        assert_eq!(host, s.snapshot_value());
+        assert!(most <= budget + 200, "a drain carried {most} bytes");
+        assert!(drains > 5000 * 70 / budget, "{drains} drains");
     }
 
     #[test]
@@ -1036,10 +1077,16 @@ mod drain_cost {
     #[test]
     #[ignore]
     fn print_drain_cost_of_a_backlog() {
-        for (n, size) in [(5000usize, 1000usize), (20_000, 100)] {
+        for (n, size, tools) in [
+            (5000usize, 1000usize, true),
+            (20_000, 100, true),
+            (20_000, 100, false),
+        ] {
             let mut s = SessionState::new("s", ViewOptions::default());
             for i in 0..n {
-                let update = if i % 2 == 0 {
+                let update = if i % 2 == 0 && !tools {
+                    json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "z".repeat(size)}})
+                } else if i % 2 == 0 {
                     json!({"sessionUpdate": "tool_call", "toolCallId": format!("t{i}"), "title": "x".repeat(size)})
                 } else {
                     json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "y".repeat(size)}})
@@ -1058,7 +1105,7 @@ mod drain_cost {
                 drains += 1;
             }
             let all = t0.elapsed().as_secs_f64() * 1e6;
-            eprintln!("{n} entries of {size} B: {drains} drains, mean {:.0} µs, worst {most:.0} µs, biggest {} KiB", all / drains as f64, biggest / 1024);
+            eprintln!("{n} entries of {size} B (tool calls: {tools}): {drains} drains, mean {:.0} µs, worst {most:.0} µs, biggest {} KiB", all / drains as f64, biggest / 1024);
         }
     }
 }
