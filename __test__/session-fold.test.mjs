@@ -147,3 +147,24 @@ test('keys a chunk adds count before its text is weighed against maxTotalBytes, 
   assert.equal(rust.entries[0].droppedBytes, 30);
   assert.equal(rust.entries[0].content[0].text, 'a'.repeat(50));
 });
+
+test('session-wide objects (info, modes, config, commands, usage) are bounded in bytes too, alike in both folds', () => {
+  // maxKeys bounded their keys, not their values: 256 updates of a 64 MiB
+  // line under new keys held 16 GiB.
+  const update = (u) => JSON.stringify({ direction: 'receive', kind: 'x', payload: JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 's', update: u } }) });
+  const lines = [];
+  for (let i = 0; i < 300; i++) lines.push(update({ sessionUpdate: 'session_info_update', [`k${i}`]: 'v'.repeat(3000) }));
+  lines.push(update({ sessionUpdate: 'session_info_update', k0: 'small' }));
+  lines.push(update({ sessionUpdate: 'session_info_update', k1: 'w'.repeat(9000) }));
+  for (let i = 0; i < 5; i++) lines.push(update({ sessionUpdate: 'usage_update', [`u${i}`]: 'u'.repeat(4000) }));
+  const limits = { maxTotalBytes: 10_000 };
+  const rust = JSON.parse(native.foldRecording(lines.join('\n'), limits)).sessions.s;
+  const js = foldRecording(lines.join('\n'), limits).sessions.s;
+  assert.equal(canonical(js), canonical(rust));
+  assert.deepEqual(Object.keys(rust.info).sort(), ['k0', 'k1', 'k2']);
+  assert.equal(rust.info.k0, 'small');
+  assert.equal(rust.info.k1, 'v'.repeat(3000), 'a value past the cap leaves the old one');
+  assert.equal(Object.keys(rust.usage).length, 2, 'each object has its own budget');
+  assert.equal(rust.droppedKeys, 297 + 1 + 3);
+  assert.ok(jsonSize(rust.info) <= limits.maxTotalBytes);
+});

@@ -106,6 +106,9 @@ class SessionFold {
   #totalBytes = 0; // their bytes (textBytes + otherBytes)
   #toolCalls = new Map(); // id → { index, fields }
   #compactions = new Map();
+  // What each merged session-wide object counts: each stays within
+  // maxTotalBytes (its keys are bounded by maxKeys, and a value is a line).
+  #fieldBytes = { modes: 0, config: 0, commands: 0, info: 0, usage: 0 };
 
   constructor(sessionId, limits = {}) {
     const l = { ...DEFAULT_LIMITS };
@@ -268,7 +271,13 @@ class SessionFold {
     const field = hasOwn(MERGED, variant) ? MERGED[variant] : undefined;
     if (field === undefined) return this.#unknown(update);
     if (field === 'usage') this.usage ??= {};
-    this.#merge(this[field], update, ['sessionUpdate'], true);
+    this.#mergeField(field, update, ['sessionUpdate']);
+  }
+
+  /** Merge into a session-wide object, within its own maxTotalBytes. */
+  #mergeField(field, from, skip) {
+    const room = this.#limits.maxTotalBytes - this.#fieldBytes[field];
+    this.#fieldBytes[field] += this.#merge(this[field], from, skip, true, room);
   }
 
   #chunk(kind, update) {
@@ -320,8 +329,8 @@ class SessionFold {
   /** The result of `session/new`, `session/load` or `session/resume`. */
   applySetup(result) {
     if (!isObject(result)) return;
-    if (isObject(result.modes)) this.#merge(this.modes, result.modes, [], true);
-    if (hasOwn(result, 'configOptions')) this.#merge(this.config, { configOptions: result.configOptions }, [], true);
+    if (isObject(result.modes)) this.#mergeField('modes', result.modes, []);
+    if (hasOwn(result, 'configOptions')) this.#mergeField('config', { configOptions: result.configOptions }, []);
   }
 
   promptStarted() {

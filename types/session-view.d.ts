@@ -68,7 +68,7 @@ export interface SessionViewState {
   /** A `session/prompt` of this session is waiting for its answer. */
   running: boolean;
   pending: PendingAgentRequest[];
-  /** New keys refused by `maxKeys`, or by `maxTotalBytes` (an update that would grow its entry past it adds none). */
+  /** New keys refused by `maxKeys`, or by `maxTotalBytes` (an update that would grow its entry, or its session-wide object, past it adds none). */
   droppedKeys: number;
 }
 
@@ -124,7 +124,8 @@ export interface SessionViewLimits {
    * (`droppedKeys`); a notice or unknown update is kept whole. An entry counts its message text's UTF-8 bytes and a
    * structural size of all else it holds (its tool call's fields, non-text blocks, `extra`, the unknown
    * update, …): strings and keys their UTF-8 bytes, numbers/booleans/null 8, each array element or object
-   * member 16 more. A field an update replaces counts at its new size.
+   * member 16 more. A field an update replaces counts at its new size. Each session-wide object (`modes`,
+   * `config`, `commands`, `info`, `usage`) is bounded by it too, on its own: a merge past it adds nothing.
    */
   maxTotalBytes?: number;
 }

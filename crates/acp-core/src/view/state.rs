@@ -185,6 +185,9 @@ pub struct SessionState {
     pub(crate) commands: Map<String, Value>,
     pub(crate) info: Map<String, Value>,
     pub(crate) usage: Option<Map<String, Value>>,
+    /// What `modes`, `config`, `commands`, `info` and `usage` each count
+    /// (see [`size`]): each stays within `max_total_bytes`.
+    pub(crate) field_bytes: FieldBytes,
     pub(crate) stop_reason: Value,
     pub(crate) running: bool,
     pub(crate) pending: VecDeque<Pending>,
@@ -193,6 +196,18 @@ pub struct SessionState {
     pub(crate) seen_pending: Vec<u64>,
     pub(crate) next_pending: u64,
     pub(crate) changes: ChangeSet,
+}
+
+/// The sizes of the session-wide objects that updates merge into. Their
+/// keys were bounded (`max_keys`) but not their values: 256 updates of a
+/// 64 MiB line, each under a new key, held 16 GiB.
+#[derive(Debug, Default)]
+pub(crate) struct FieldBytes {
+    modes: usize,
+    config: usize,
+    commands: usize,
+    info: usize,
+    usage: usize,
 }
 
 /// `{type:"text",text}` and nothing else: the blocks that are concatenated.
@@ -213,11 +228,12 @@ struct Room {
 }
 
 impl Room {
-    /// Session-wide objects: bounded by keys only (they are not entries).
-    fn keys(keys: usize) -> Self {
+    /// A session-wide object (not an entry): `max_keys` keys and
+    /// `max_total_bytes` of its own.
+    fn field(options: &ViewOptions) -> Self {
         Self {
-            keys,
-            bytes: usize::MAX,
+            keys: options.max_keys,
+            bytes: options.max_total_bytes,
         }
     }
 
@@ -316,6 +332,7 @@ impl SessionState {
             commands: Map::new(),
             info: Map::new(),
             usage: None,
+            field_bytes: FieldBytes::default(),
             stop_reason: Value::Null,
             running: false,
             pending: VecDeque::new(),
@@ -356,12 +373,26 @@ impl SessionState {
                 self.plan = Value::Object(obj);
                 self.changes.plan = true;
             }
-            "current_mode_update" => self.merge_field(obj, |s| &mut s.modes, |c| &mut c.modes),
-            "config_option_update" => self.merge_field(obj, |s| &mut s.config, |c| &mut c.config),
-            "available_commands_update" => {
-                self.merge_field(obj, |s| &mut s.commands, |c| &mut c.commands)
-            }
-            "session_info_update" => self.merge_field(obj, |s| &mut s.info, |c| &mut c.info),
+            "current_mode_update" => self.merge_field(
+                obj,
+                |s| (&mut s.modes, &mut s.field_bytes.modes),
+                |c| &mut c.modes,
+            ),
+            "config_option_update" => self.merge_field(
+                obj,
+                |s| (&mut s.config, &mut s.field_bytes.config),
+                |c| &mut c.config,
+            ),
+            "available_commands_update" => self.merge_field(
+                obj,
+                |s| (&mut s.commands, &mut s.field_bytes.commands),
+                |c| &mut c.commands,
+            ),
+            "session_info_update" => self.merge_field(
+                obj,
+                |s| (&mut s.info, &mut s.field_bytes.info),
+                |c| &mut c.info,
+            ),
             "usage_update" => {
                 if self.usage.is_none() {
                     // From null to {}: a change even if the merge adds nothing.
@@ -370,7 +401,10 @@ impl SessionState {
                 }
                 self.merge_field(
                     obj,
-                    |s| s.usage.as_mut().expect("just set"),
+                    |s| {
+                        let usage = s.usage.as_mut().expect("just set");
+                        (usage, &mut s.field_bytes.usage)
+                    },
                     |c| &mut c.usage,
                 )
             }
@@ -385,21 +419,20 @@ impl SessionState {
     fn merge_field(
         &mut self,
         obj: Map<String, Value>,
-        target: impl FnOnce(&mut Self) -> &mut Map<String, Value>,
+        target: impl FnOnce(&mut Self) -> (&mut Map<String, Value>, &mut usize),
         flag: impl FnOnce(&mut ChangeSet) -> &mut bool,
     ) {
-        let max_keys = self.options.max_keys;
+        let room = Room::field(&self.options);
         let mut dropped = 0;
-        // Not an entry: bounded by `max_keys`, not counted.
-        let mut bytes = 0;
+        let (into, bytes) = target(self);
         let changed = merge(
-            target(self),
+            into,
             obj,
             &["sessionUpdate"],
             true,
-            Room::keys(max_keys),
+            room,
             &mut dropped,
-            &mut bytes,
+            bytes,
         );
         self.dropped_keys += dropped;
         *flag(&mut self.changes) |= changed;
@@ -636,19 +669,18 @@ impl SessionState {
     /// The result of `session/new`, `session/load` or `session/resume`:
     /// its modes and config options.
     pub fn apply_setup(&mut self, result: &Value) {
-        let max_keys = self.options.max_keys;
+        let room = || Room::field(&self.options);
         let mut dropped = 0;
-        // Not entries: bounded by `max_keys`, not counted.
-        let mut bytes = 0;
+        let bytes = &mut self.field_bytes;
         if let Some(modes) = result.get("modes").and_then(Value::as_object) {
             self.changes.modes |= merge(
                 &mut self.modes,
                 modes.clone(),
                 &[],
                 true,
-                Room::keys(max_keys),
+                room(),
                 &mut dropped,
-                &mut bytes,
+                &mut bytes.modes,
             );
         }
         if let Some(options) = result.get("configOptions") {
@@ -659,9 +691,9 @@ impl SessionState {
                 obj,
                 &[],
                 true,
-                Room::keys(max_keys),
+                room(),
                 &mut dropped,
-                &mut bytes,
+                &mut bytes.config,
             );
         }
         self.dropped_keys += dropped;
@@ -1229,6 +1261,39 @@ mod tests {
             "one element a part"
         );
         assert_eq!(s.snapshot_parts(1 << 30).len(), 4, "one part of each");
+    }
+
+    #[test]
+    fn session_wide_objects_are_bounded_in_bytes_not_only_in_keys() {
+        let mut s = capped(10_000);
+        let info = |k: &str, v: &str| json!({"sessionUpdate": "session_info_update", k: v});
+        for i in 0..300 {
+            s.apply_update(info(&format!("k{i}"), &"v".repeat(3000)));
+        }
+        // Three keys fit in 10,000 bytes; every later one was refused.
+        assert_eq!(s.info.len(), 3);
+        assert_eq!(s.dropped_keys, 297);
+        assert_eq!(
+            s.field_bytes.info,
+            size::value(&Value::Object(s.info.clone()))
+        );
+        // Replacing a value with a smaller one fits; a bigger one past the
+        // cap does not, and leaves the old value.
+        s.apply_update(info("k0", "small"));
+        assert_eq!(s.info["k0"], "small");
+        s.apply_update(info("k1", &"w".repeat(9000)));
+        assert_eq!(s.info["k1"], "v".repeat(3000));
+        assert_eq!(s.dropped_keys, 298);
+        assert_eq!(
+            s.field_bytes.info,
+            size::value(&Value::Object(s.info.clone()))
+        );
+        // Each object has its own budget, the setup's merges too.
+        s.apply_setup(&json!({"modes": {"currentModeId": "m".repeat(9000)}}));
+        assert_eq!(s.modes["currentModeId"], "m".repeat(9000));
+        s.apply_setup(&json!({"modes": {"availableModes": "a".repeat(2000)}}));
+        assert!(s.modes.get("availableModes").is_none());
+        assert_eq!(s.dropped_keys, 299);
     }
 
     #[test]
