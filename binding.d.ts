@@ -66,10 +66,11 @@ export declare class AgentConnection {
   /** Fold a `session/new|load|resume` result (JSON text) into a view. */
   seedView(id: number, result: string): boolean
   /**
-   * The view's whole state as JSON texts of about 1 MiB each, so that
-   * none outgrows a JS string: `[head, ...entry parts, ...tool call
-   * parts, ...compaction parts]` (`$parts` in the head says how many of
-   * each; `joinSnapshot` in lib/session-view.js puts them together).
+   * The view's whole state as JSON texts, so that none outgrows a JS
+   * string: `[head, plan, modes, config, commands, info, usage, pending,
+   * ...entry parts, ...tool call parts, ...compaction parts]` (about
+   * 1 MiB each; `$parts` in the head says how many of the last three;
+   * `joinSnapshot` in lib/session-view.js puts them together).
    */
   viewSnapshot(id: number): Array<string> | null
   /**

@@ -356,6 +356,13 @@ test('a snapshot bigger than a part comes over in parts: it equals the JS fold, 
     if (i % 50 === 0) updates.push({ sessionUpdate: 'compaction_update', compactionId: ids[i / 50], status: 'started' });
     updates.push({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `step ${i} \u0002\n` } });
   }
+  // The session-wide fields travel as parts of their own.
+  updates.push({ sessionUpdate: 'plan', entries: [{ content: 'p\u0003', priority: 'high', status: 'pending' }] });
+  updates.push({ sessionUpdate: 'session_info_update', title: 'T\u0004', ['__proto__']: 'x' });
+  updates.push({ sessionUpdate: 'usage_update', used: 5, size: 10 });
+  updates.push({ sessionUpdate: 'current_mode_update', currentModeId: 'code' });
+  updates.push({ sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'c', description: 'd' }] });
+  updates.push({ sessionUpdate: 'config_option_update', configOptions: [] });
   const file = join(dir, 'parts.ndjson');
   writeFileSync(file, updates.map((u) => JSON.stringify(u)).join('\n') + '\n');
 
@@ -374,6 +381,10 @@ test('a snapshot bigger than a part comes over in parts: it equals the JS fold, 
   assert.ok(Object.hasOwn(s.compactions, '__proto__') && Object.keys(s.compactions).length === 4);
   assert.deepEqual(Object.keys(s), Object.keys(new SessionFold(sessionId).toJSON()), 'the keys in the order of a whole snapshot');
   assert.equal(s.entries.filter((e) => e.kind === 'unknown')[3].update.data, '\u0001'.repeat(60000));
+  assert.equal(s.info.title, 'T\u0004');
+  assert.ok(Object.hasOwn(s.info, '__proto__') && Object.getPrototypeOf(s.info) === Object.prototype);
+  assert.equal(s.usage.used, 5);
+  assert.equal(s.plan.entries[0].content, 'p\u0003');
   assert.equal(canonical(mirror), canonical(s), 'applied changes equal the snapshot');
   const fold = new SessionFold(sessionId);
   fold.promptStarted();

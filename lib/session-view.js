@@ -23,27 +23,30 @@ const CHANGE_TEXT_BYTES = 256 * 1024;
 const FLUSH_MAX_EVENTS = 64;
 
 /**
- * The state from the core's snapshot parts: a head (the state without
- * `entries`, `toolCalls` and `compactions`, with `$parts`: how many parts
- * of each follow), then JSON arrays of entries and of `[id, fields]`
- * pairs. Parts, not one JSON text: V8 caps a string at ~512 MiB, and
- * escaping can make a view's text 6× longer in JSON than the bytes its
- * limits count (crates/acp-core/src/view/state.rs, `snapshot_parts`).
+ * The state from the core's snapshot parts: a head (the scalar fields,
+ * with `$parts`: how many parts of entries, tool calls and compactions
+ * follow), then the session-wide fields one JSON value each, then JSON
+ * arrays of entries and of `[id, fields]` pairs. Parts, not one JSON text:
+ * V8 caps a string at ~512 MiB, and escaping can make a view's text 6×
+ * longer in JSON than the bytes its limits count
+ * (crates/acp-core/src/view/state.rs, `snapshot_parts`).
  */
 function joinSnapshot(parts) {
-  const { $parts: counts, sessionId, droppedEntries, ...rest } = JSON.parse(parts[0]);
-  let k = 1;
+  const head = JSON.parse(parts[0]);
+  const [plan, modes, config, commands, info, usage, pending] = parts.slice(1, 8).map((p) => JSON.parse(p));
+  let k = 8;
   const entries = [];
-  for (let i = 0; i < counts[0]; i++) for (const entry of JSON.parse(parts[k++])) entries.push(entry);
+  for (let i = 0; i < head.$parts[0]; i++) for (const entry of JSON.parse(parts[k++])) entries.push(entry);
   const keyed = (n) => {
     const byId = {};
     for (let i = 0; i < n; i++) for (const [id, fields] of JSON.parse(parts[k++])) setKey(byId, id, fields);
     return byId;
   };
-  const toolCalls = keyed(counts[1]);
-  const compactions = keyed(counts[2]);
+  const toolCalls = keyed(head.$parts[1]);
+  const compactions = keyed(head.$parts[2]);
+  const { sessionId, droppedEntries, stopReason, running, droppedKeys } = head;
   // The order of the whole snapshot (and of the reference fold's toJSON).
-  return { sessionId, entries, droppedEntries, toolCalls, compactions, ...rest };
+  return { sessionId, entries, droppedEntries, toolCalls, compactions, plan, modes, config, commands, info, usage, stopReason, running, pending, droppedKeys };
 }
 
 class SessionView extends EventEmitter {

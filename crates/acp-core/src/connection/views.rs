@@ -310,8 +310,8 @@ impl Connection {
         }
     }
 
-    /// The whole state of view `id` as JSON texts of about 1 MiB
-    /// ([`SessionState::snapshot_parts`]).
+    /// The whole state of view `id` as JSON texts, entries and tool calls
+    /// by about 1 MiB ([`SessionState::snapshot_parts`]).
     pub fn view_snapshot(&self, id: u32) -> Option<Vec<String>> {
         let shared = self.shared();
         let mut inner = shared.views.lock();

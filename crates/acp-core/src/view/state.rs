@@ -760,14 +760,28 @@ impl SessionState {
     /// streaming control characters), so one JSON text of a view holding
     /// 2 × 64 MiB could not be handed over.
     ///
-    /// `[head, ...entry parts, ...tool call parts, ...compaction parts]`:
-    /// the head is the snapshot without `entries`, `toolCalls` and
-    /// `compactions`, with `"$parts": [entry parts, tool call parts,
-    /// compaction parts]`; an entry part is a JSON array of entries, the
-    /// others arrays of `[id, fields]` pairs, each about `part_bytes` long
-    /// (an element longer than that is a part of its own).
+    /// `[head, plan, modes, config, commands, info, usage, pending,
+    /// ...entry parts, ...tool call parts, ...compaction parts]`: the head
+    /// is the snapshot's other fields, with `"$parts": [entry parts, tool
+    /// call parts, compaction parts]`; the session-wide fields are one JSON
+    /// value each (each bounded on its own); an entry part is a JSON array
+    /// of entries, the others arrays of `[id, fields]` pairs, each about
+    /// `part_bytes` long (an element longer than that is a part of its
+    /// own).
     pub fn snapshot_parts(&self, part_bytes: usize) -> Vec<String> {
-        let mut parts = vec![String::new()];
+        fn json<T: Serialize>(value: T) -> String {
+            serde_json::to_string(&value).expect("a state always serializes")
+        }
+        let mut parts = vec![
+            String::new(),
+            json(&self.plan),
+            json(&self.modes),
+            json(&self.config),
+            json(&self.commands),
+            json(&self.info),
+            json(&self.usage),
+            json(PendingJson(self.pending.iter())),
+        ];
         let entries = self.entries.iter().map(|e| EntryJson(e, None));
         let entries = pack(entries, part_bytes, &mut parts);
         let keyed = |map: &HashMap<String, Keyed>, parts: &mut Vec<String>| {
@@ -775,8 +789,7 @@ impl SessionState {
         };
         let tools = keyed(&self.tool_calls, &mut parts);
         let compactions = keyed(&self.compactions, &mut parts);
-        let head = Snapshot(self, Some([entries, tools, compactions]));
-        parts[0] = serde_json::to_string(&head).expect("a state always serializes");
+        parts[0] = json(Snapshot(self, Some([entries, tools, compactions])));
         parts
     }
 
@@ -1007,15 +1020,19 @@ impl Serialize for Snapshot<'_> {
             m.serialize_entry("toolCalls", &KeyedJson(&st.tool_calls))?;
             m.serialize_entry("compactions", &KeyedJson(&st.compactions))?;
         }
-        m.serialize_entry("plan", &st.plan)?;
-        m.serialize_entry("modes", &st.modes)?;
-        m.serialize_entry("config", &st.config)?;
-        m.serialize_entry("commands", &st.commands)?;
-        m.serialize_entry("info", &st.info)?;
-        m.serialize_entry("usage", &st.usage)?;
+        if whole {
+            m.serialize_entry("plan", &st.plan)?;
+            m.serialize_entry("modes", &st.modes)?;
+            m.serialize_entry("config", &st.config)?;
+            m.serialize_entry("commands", &st.commands)?;
+            m.serialize_entry("info", &st.info)?;
+            m.serialize_entry("usage", &st.usage)?;
+        }
         m.serialize_entry("stopReason", &st.stop_reason)?;
         m.serialize_entry("running", &st.running)?;
-        m.serialize_entry("pending", &PendingJson(st.pending.iter()))?;
+        if whole {
+            m.serialize_entry("pending", &PendingJson(st.pending.iter()))?;
+        }
         m.serialize_entry("droppedKeys", &st.dropped_keys)?;
         if let Some(parts) = self.1 {
             m.serialize_entry("$parts", &parts)?;
@@ -1213,7 +1230,13 @@ mod tests {
         let mut head: Value = serde_json::from_str(&parts[0]).unwrap();
         let counts = head.as_object_mut().unwrap().remove("$parts").unwrap();
         let counts: Vec<usize> = serde_json::from_value(counts).unwrap();
-        let mut rest = parts[1..]
+        let fields = [
+            "plan", "modes", "config", "commands", "info", "usage", "pending",
+        ];
+        for (name, part) in fields.iter().zip(&parts[1..]) {
+            head[*name] = serde_json::from_str(part).unwrap();
+        }
+        let mut rest = parts[1 + fields.len()..]
             .iter()
             .map(|p| serde_json::from_str::<Vec<Value>>(p).unwrap());
         let entries: Vec<Value> = rest.by_ref().take(counts[0]).flatten().collect();
@@ -1257,10 +1280,10 @@ mod tests {
         let elements = 1200 + tools + compactions;
         assert_eq!(
             s.snapshot_parts(1).len(),
-            1 + elements,
+            8 + elements,
             "one element a part"
         );
-        assert_eq!(s.snapshot_parts(1 << 30).len(), 4, "one part of each");
+        assert_eq!(s.snapshot_parts(1 << 30).len(), 11, "one part of each");
     }
 
     #[test]
@@ -1297,10 +1320,10 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_view_has_the_head_alone() {
+    fn an_empty_view_has_no_entry_parts() {
         let s = SessionState::new("s", ViewOptions::default());
         let parts = s.snapshot_parts(1 << 20);
-        assert_eq!(parts.len(), 1);
+        assert_eq!(parts.len(), 8, "the head and the session-wide fields");
         assert_eq!(join(&parts), s.snapshot_value());
     }
 }
