@@ -109,7 +109,7 @@ test('loadSession replays into the view opened before it', async (t) => {
   );
 });
 
-test('a permission request waits in the view until the host answers it', async (t) => {
+test('a permission request waits in the view until the host answers it', { timeout: 60_000 }, async (t) => {
   let release;
   const answered = new Promise((r) => (release = r));
   let view;
@@ -117,7 +117,11 @@ test('a permission request waits in the view until the host answers it', async (
   const client = await connect(t, {
     handlers: {
       'session/request_permission': async () => {
-        pendingWhileAsked = view.snapshot().pending;
+        try {
+          pendingWhileAsked = view.snapshot().pending;
+        } catch (err) {
+          pendingWhileAsked = err; // fails below instead of waiting forever
+        }
         await answered;
         return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
       },
@@ -129,6 +133,7 @@ test('a permission request waits in the view until the host answers it', async (
   view.on('change', (c) => changes.push(c));
   const turn = client.prompt({ sessionId, prompt: 'permission' });
   while (pendingWhileAsked === undefined) await new Promise((r) => setTimeout(r, 5));
+  if (pendingWhileAsked instanceof Error) throw pendingWhileAsked;
   assert.equal(pendingWhileAsked.length, 1);
   assert.equal(pendingWhileAsked[0].method, 'session/request_permission');
   assert.equal(pendingWhileAsked[0].params.toolCall.toolCallId, 'call_shell');
