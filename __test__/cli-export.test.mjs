@@ -87,3 +87,33 @@ test('export usage errors', async () => {
   assert.equal(none.code, 2);
   assert.match(none.stderr, /needs exactly one recording FILE/);
 });
+
+test('export takes the view limits: a long session is raised past the defaults, or cut where asked', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-native-export-limits-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const out = join(dir, 'session.ndjson');
+  const rec = await run(['record', '--out', out, '--', process.execPath, MOCK_AGENT], 'text:3000\n');
+  assert.equal(rec.code, 0, rec.stderr);
+  const whole = JSON.parse((await run(['export', '--format', 'json', out])).stdout);
+  const agent = whole.entries.find((e) => e.kind === 'agent');
+  assert.ok(agent.content[0].text.length > 20_000 && agent.droppedBytes === undefined);
+
+  const cut = await run(['export', '--format', 'json', '--max-text-bytes', '1000', '--max-entries', '1', out]);
+  assert.equal(cut.code, 0, cut.stderr);
+  const state = JSON.parse(cut.stdout);
+  assert.equal(state.entries.length, 1);
+  assert.equal(state.droppedEntries, whole.entries.length - 1);
+  const last = state.entries[0];
+  assert.ok(last.content[0].text.length <= 1000 && last.droppedBytes > 0, 'what the limit refused is counted');
+  assert.equal(canonical(state), canonical(Object.values(foldRecording(readFileSync(out, 'utf8'), { maxTextBytes: 1000, maxEntries: 1 }).sessions)[0]));
+
+  const loaded = await run(['export', '--load', 'old-1', '--max-entries', '1', '--format', 'json', '--', process.execPath, MOCK_AGENT]);
+  assert.equal(loaded.code, 0, loaded.stderr);
+  assert.deepEqual(JSON.parse(loaded.stdout).entries.map((e) => e.kind), ['agent']);
+
+  for (const bad of ['0', '-1', '1.5', '4294967296', 'lots']) {
+    const res = await run(['export', '--max-total-bytes', bad, out]);
+    assert.equal(res.code, 2, bad);
+    assert.match(res.stderr, /--max-total-bytes must be a whole number from 1 to 4294967295/);
+  }
+});

@@ -5,8 +5,8 @@ export const USAGE = `Usage:
   acp-native chat [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
   acp-native record --out FILE [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
   acp-native replay [--realtime] FILE
-  acp-native export [--format md|json] [--session ID] [--out FILE] FILE
-  acp-native export --load ID [--format md|json] [--out FILE] [--cwd DIR] -- <agent command> [args...]
+  acp-native export [--format md|json] [--session ID] [--out FILE] [LIMITS] FILE
+  acp-native export --load ID [--format md|json] [--out FILE] [--cwd DIR] [LIMITS] -- <agent command> [args...]
   acp-native doctor [--json] [--binary FILE]
   acp-native --help | --version
 
@@ -30,6 +30,10 @@ Options:
   --format F    (export) md (default) or json
   --session ID  (export) only this session of the recording
   --load ID     (export) load session ID from the agent and export it
+  LIMITS        (export) the session view's limits, raised for a long
+                session (what they refused is counted in the export):
+                --max-entries N (5000), --max-text-bytes N per message
+                (4 MiB), --max-total-bytes N (64 MiB); N up to 4294967295
   --json        (doctor) print the report as JSON
   --binary FILE (doctor) check this .node file instead of the installed one
 `;
@@ -42,7 +46,11 @@ const SPECS = {
   record: { values: ['--cwd', '--out'], flags: ['--stderr', '--fs', '--terminals'], agent: true, required: ['--out'] },
   replay: { values: [], flags: ['--realtime'], agent: false },
   // With --load, the positionals are the agent command; else one FILE.
-  export: { values: ['--format', '--session', '--out', '--load', '--cwd'], flags: [], agent: false },
+  export: {
+    values: ['--format', '--session', '--out', '--load', '--cwd', '--max-entries', '--max-text-bytes', '--max-total-bytes'],
+    flags: [],
+    agent: false,
+  },
   doctor: { values: ['--binary'], flags: ['--json'], agent: false, file: false },
 };
 

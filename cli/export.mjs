@@ -17,9 +17,14 @@ export async function runExport({ file, agent, options }) {
     process.stderr.write(`acp-native: --format must be md or json, not '${format}'\n`);
     return 2;
   }
+  const limits = viewLimits(options);
+  if (typeof limits === 'string') {
+    process.stderr.write(`acp-native: ${limits}\n`);
+    return 2;
+  }
   let states;
   try {
-    states = agent ? await fromAgent(agent, options) : fromRecording(file, options.session);
+    states = agent ? await fromAgent(agent, options, limits) : fromRecording(file, options.session, limits);
   } catch (err) {
     process.stderr.write(`acp-native: ${err.message}\n`);
     return 1;
@@ -33,12 +38,29 @@ export async function runExport({ file, agent, options }) {
   return 0;
 }
 
-function fromRecording(file, sessionId) {
+/** The view limits given (`--max-entries` …), or what is wrong with one. */
+function viewLimits(options) {
+  const limits = {};
+  for (const [flag, name] of [
+    ['max-entries', 'maxEntries'],
+    ['max-text-bytes', 'maxTextBytes'],
+    ['max-total-bytes', 'maxTotalBytes'],
+  ]) {
+    const text = options[flag];
+    if (text === undefined) continue;
+    const n = Number(text);
+    if (!/^[0-9]+$/.test(text) || n < 1 || n > 0xffffffff) return `--${flag} must be a whole number from 1 to 4294967295, not '${text}'`;
+    limits[name] = n;
+  }
+  return limits;
+}
+
+function fromRecording(file, sessionId, limits) {
   // Validates the file (a header, whole payloads) with the replay's rules.
   readRecording(file);
   const { native } = require('../lib/loader.js');
   const { readFileSync } = require('node:fs');
-  const { sessions } = JSON.parse(native.foldRecording(readFileSync(file, 'utf8')));
+  const { sessions } = JSON.parse(native.foldRecording(readFileSync(file, 'utf8'), limits));
   const ids = Object.keys(sessions);
   if (sessionId !== undefined) {
     if (!sessions[sessionId]) throw new RecordingError(`${file}: no session ${sessionId} (sessions: ${ids.join(', ') || 'none'})`);
@@ -48,14 +70,14 @@ function fromRecording(file, sessionId) {
   return ids.map((id) => sessions[id]);
 }
 
-async function fromAgent(agent, options) {
+async function fromAgent(agent, options, limits) {
   const { AcpClient } = require('../index.js');
   const client = await AcpClient.connect({ command: agent.command, args: agent.args, cwd: options.cwd });
   try {
     if (client.agent?.agentCapabilities?.loadSession !== true) {
       throw new Error('the agent does not support session/load (agentCapabilities.loadSession)');
     }
-    const view = client.session(options.load);
+    const view = client.session(options.load, limits);
     // The replay folds into the view; the response's modes are folded too.
     await client.loadSession({ sessionId: options.load, cwd: resolve(options.cwd ?? '.') });
     return [view.snapshot()];
