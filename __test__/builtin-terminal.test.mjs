@@ -271,3 +271,26 @@ test('terminal: a host handler for any terminal method takes all five', GUARD, a
     t.cleanup();
   }
 });
+
+test('terminal: commands run at the priority of the host, not at the lowered one of the built-in file jobs', { ...GUARD, ...linuxOnly }, async () => {
+  // File jobs run on pool threads at nice +10, which a process started
+  // there would inherit (and could not raise back): terminal/create must
+  // not start its command on one.
+  const t = tempTree('term-nice');
+  const { client, run, updates } = await builtinSession({ fs: true, terminals: true }, t.root);
+  try {
+    // File jobs lower the priority of the pool threads they run on.
+    await run(Array.from({ length: 8 }, () => `write:${enc('a.txt')}:${enc('x')} read:${enc('a.txt')}`).join(' '));
+    const mark = randomUUID();
+    await run(`term:${termArg({ command: 'sh', args: ['-c', 'sleep 1000; : $0', mark] })}`);
+    await eventually(() => pidsWithArg(mark).length > 0, 'the command runs');
+    const [pid] = pidsWithArg(mark);
+    const nice = (p) => Number(readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ')[16]);
+    assert.equal(nice(pid), nice(process.pid), 'the command inherits no lowered priority');
+    assert.ok(allReported(updates, 'read').every((r) => r.result?.content === 'x'));
+    await run('term-release');
+  } finally {
+    await client.close();
+    t.cleanup();
+  }
+});

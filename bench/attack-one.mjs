@@ -148,6 +148,25 @@ const ATTACKS = {
       return { results };
     },
   },
+  '100 terminal/create + release in a host of 500 MB': {
+    // Starting a process forks the host: tens of ms for a big one (an
+    // editor's extension host), which must not stall the other agents.
+    budget: 8,
+    options: { terminals: true },
+    setup() {
+      globalThis.ballast = Buffer.alloc(500 * MiB, 1);
+    },
+    async run(ask, sid) {
+      const results = {};
+      for (let i = 0; i < 100; i++) {
+        const c = await ask('terminal/create', { sessionId: sid, command: 'sleep', args: ['60'] });
+        const terminalId = c.sample[0].result?.terminalId;
+        results[terminalId ? 'created' : 'refused'] = (results[terminalId ? 'created' : 'refused'] ?? 0) + 1;
+        if (terminalId) await ask('terminal/release', { sessionId: sid, terminalId });
+      }
+      return { results };
+    },
+  },
   'none (baseline)': { budget: 0, options: {}, run: () => sleep(1000) },
 };
 

@@ -17,6 +17,7 @@ const ATTACKS = [
   '20k permission requests (16 KiB) to a handler that waits',
   '40 concurrent reads of 10 MiB of U+0001',
   '40 released setsid writers (8 MiB each)',
+  '100 terminal/create + release in a host of 500 MB',
   '300 MiB of stderr',
   'line 2 of a 1 TiB sparse file × 4',
   '8 MiB write then $/cancel_request × 10',
