@@ -66,8 +66,9 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
     // cleaned up (the reaper gone: a host that saw `exit` and then looked
     // for its children found the reaper still at work), within a bound.
     shared.tree.release();
-    let _ = timeout(TREE_CLEANUP, s.tree.gone()).await;
+    // The terminals go at once, not after the tree's cleanup.
     shared.builtins.shutdown();
+    let _ = timeout(TREE_CLEANUP, s.tree.gone()).await;
     if !s.reader.is_finished() {
         s.reader.abort();
     }
