@@ -23,10 +23,8 @@ use std::collections::BTreeSet;
 
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
-use serde_json::{Map, Value};
 
-use super::size;
-use super::state::{text_only, Entry, EntryJson, Pending, PendingJson, SessionState};
+use super::state::{pending_json, text_only, Entry, EntryJson, FieldsById, Pending, SessionState};
 use crate::rpc::floor_char_boundary;
 
 #[derive(Debug, Default)]
@@ -329,18 +327,19 @@ impl SessionState {
         let put_off_from = (picked.first_deferred_new.unwrap_or(u64::MAX), String::new());
         for (i, (map, changed)) in keyed.into_iter().enumerate() {
             for (index, id) in changed.range(..&new_from) {
-                if moved && budget == 0 {
-                    break;
-                }
                 if picked.deferred.contains(index) {
                     continue;
                 }
-                // One gone from the map is sent as nothing (and forgotten).
-                let cost: usize = map.get(id).map_or(0, |k| {
-                    k.fields.iter().map(|(k, v)| size::member(k, v)).sum()
-                });
+                // What its entry counts besides text: its fields, kept up
+                // to date by every merge (none for one gone from the map,
+                // which is sent as nothing and forgotten).
+                let entry = (index.checked_sub(first))
+                    .and_then(|at| self.entries.get(at as usize))
+                    .filter(|_| map.contains_key(id));
+                let cost = entry.map_or(0, |e| e.other_bytes);
                 if moved && cost > budget {
-                    continue;
+                    // It and the rest wait (unvisited) for the next drain.
+                    break;
                 }
                 budget = budget.saturating_sub(cost);
                 moved = true;
@@ -426,24 +425,6 @@ impl Serialize for Appended<'_> {
     }
 }
 
-/// The fields of the tool calls (or compactions) `ids`, by id.
-struct Picked<'a>(
-    &'a std::collections::HashMap<String, super::state::Keyed>,
-    &'a [(u64, &'a str)],
-);
-
-impl Serialize for Picked<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        for (_, id) in self.1 {
-            if let Some(k) = self.0.get(*id) {
-                m.serialize_entry(id, &k.fields)?;
-            }
-        }
-        m.end()
-    }
-}
-
 impl Serialize for Drain<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let st = self.st;
@@ -490,34 +471,32 @@ impl Serialize for Drain<'_> {
             m.serialize_entry("droppedEntries", &st.dropped_entries)?;
         }
         if !self.keyed[0].is_empty() {
-            m.serialize_entry("toolCalls", &Picked(&st.tool_calls, &self.keyed[0]))?;
+            let ids = self.keyed[0]
+                .iter()
+                .filter_map(|(_, id)| st.tool_calls.get_key_value(*id));
+            m.serialize_entry("toolCalls", &FieldsById(ids))?;
         }
         if !self.keyed[1].is_empty() {
-            m.serialize_entry("compactions", &Picked(&st.compactions, &self.keyed[1]))?;
+            let ids = self.keyed[1]
+                .iter()
+                .filter_map(|(_, id)| st.compactions.get_key_value(*id));
+            m.serialize_entry("compactions", &FieldsById(ids))?;
         }
-        let fields: [(bool, &str, &dyn ErasedValue); 7] = [
-            (c.plan, "plan", &st.plan),
-            (c.modes, "modes", &st.modes),
-            (c.config, "config", &st.config),
-            (c.commands, "commands", &st.commands),
-            (c.info, "info", &st.info),
-            (c.usage, "usage", &st.usage),
-            (c.stop_reason, "stopReason", &st.stop_reason),
-        ];
-        for (changed, key, value) in fields {
-            if changed {
-                m.serialize_entry(key, &Erased(value))?;
-            }
-        }
-        if c.running {
-            m.serialize_entry("running", &st.running)?;
-        }
+        // Serialized in place (each may be megabytes: no copy per drain).
+        put(&mut m, c.plan, "plan", &st.plan)?;
+        put(&mut m, c.modes, "modes", &st.modes)?;
+        put(&mut m, c.config, "config", &st.config)?;
+        put(&mut m, c.commands, "commands", &st.commands)?;
+        put(&mut m, c.info, "info", &st.info)?;
+        put(&mut m, c.usage, "usage", &st.usage)?;
+        put(&mut m, c.stop_reason, "stopReason", &st.stop_reason)?;
+        put(&mut m, c.running, "running", &st.running)?;
         if let Some((removed, added)) = &self.pending {
             if !removed.is_empty() {
                 m.serialize_entry("pendingRemoved", removed)?;
             }
             if !added.is_empty() {
-                m.serialize_entry("pendingAdded", &PendingJson(added.iter().copied()))?;
+                m.serialize_entry("pendingAdded", &pending_json(added.iter().copied()))?;
             }
         }
         if st.dropped_keys != c.dropped_keys_seen {
@@ -531,34 +510,17 @@ impl Serialize for Drain<'_> {
 }
 
 /// The state's fields have a few different types; serialize any of them.
-trait ErasedValue {
-    fn to_value(&self) -> Value;
-}
-
-impl ErasedValue for Value {
-    fn to_value(&self) -> Value {
-        self.clone()
+/// `key: value` into `m` when `changed`.
+fn put<M: SerializeMap, T: Serialize>(
+    m: &mut M,
+    changed: bool,
+    key: &str,
+    value: &T,
+) -> Result<(), M::Error> {
+    if changed {
+        m.serialize_entry(key, value)?;
     }
-}
-
-impl ErasedValue for Map<String, Value> {
-    fn to_value(&self) -> Value {
-        Value::Object(self.clone())
-    }
-}
-
-impl ErasedValue for Option<Map<String, Value>> {
-    fn to_value(&self) -> Value {
-        self.clone().map_or(Value::Null, Value::Object)
-    }
-}
-
-struct Erased<'a>(&'a dyn ErasedValue);
-
-impl Serialize for Erased<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.to_value().serialize(s)
-    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -198,6 +198,16 @@ pub struct SessionState {
     pub(crate) changes: ChangeSet,
 }
 
+/// A session-wide object that updates merge into.
+#[derive(Clone, Copy)]
+enum Field {
+    Modes,
+    Config,
+    Commands,
+    Info,
+    Usage,
+}
+
 /// The sizes of the session-wide objects that updates merge into. Their
 /// keys were bounded (`max_keys`) but not their values: 256 updates of a
 /// 64 MiB line, each under a new key, held 16 GiB.
@@ -373,40 +383,19 @@ impl SessionState {
                 self.plan = Value::Object(obj);
                 self.changes.plan = true;
             }
-            "current_mode_update" => self.merge_field(
-                obj,
-                |s| (&mut s.modes, &mut s.field_bytes.modes),
-                |c| &mut c.modes,
-            ),
-            "config_option_update" => self.merge_field(
-                obj,
-                |s| (&mut s.config, &mut s.field_bytes.config),
-                |c| &mut c.config,
-            ),
-            "available_commands_update" => self.merge_field(
-                obj,
-                |s| (&mut s.commands, &mut s.field_bytes.commands),
-                |c| &mut c.commands,
-            ),
-            "session_info_update" => self.merge_field(
-                obj,
-                |s| (&mut s.info, &mut s.field_bytes.info),
-                |c| &mut c.info,
-            ),
+            "current_mode_update" => self.merge_field(Field::Modes, obj, &["sessionUpdate"]),
+            "config_option_update" => self.merge_field(Field::Config, obj, &["sessionUpdate"]),
+            "available_commands_update" => {
+                self.merge_field(Field::Commands, obj, &["sessionUpdate"]);
+            }
+            "session_info_update" => self.merge_field(Field::Info, obj, &["sessionUpdate"]),
             "usage_update" => {
                 if self.usage.is_none() {
                     // From null to {}: a change even if the merge adds nothing.
                     self.usage = Some(Map::new());
                     self.changes.usage = true;
                 }
-                self.merge_field(
-                    obj,
-                    |s| {
-                        let usage = s.usage.as_mut().expect("just set");
-                        (usage, &mut s.field_bytes.usage)
-                    },
-                    |c| &mut c.usage,
-                )
+                self.merge_field(Field::Usage, obj, &["sessionUpdate"]);
             }
             "notice" => {
                 obj.remove("sessionUpdate");
@@ -416,26 +405,37 @@ impl SessionState {
         }
     }
 
-    fn merge_field(
-        &mut self,
-        obj: Map<String, Value>,
-        target: impl FnOnce(&mut Self) -> (&mut Map<String, Value>, &mut usize),
-        flag: impl FnOnce(&mut ChangeSet) -> &mut bool,
-    ) {
+    /// Merge into a session-wide object, within its keys and bytes.
+    fn merge_field(&mut self, field: Field, obj: Map<String, Value>, skip: &[&str]) {
         let room = Room::field(&self.options);
-        let mut dropped = 0;
-        let (into, bytes) = target(self);
-        let changed = merge(
-            into,
-            obj,
-            &["sessionUpdate"],
-            true,
-            room,
-            &mut dropped,
-            bytes,
-        );
-        self.dropped_keys += dropped;
-        *flag(&mut self.changes) |= changed;
+        let (into, bytes, changed) = match field {
+            Field::Modes => (
+                &mut self.modes,
+                &mut self.field_bytes.modes,
+                &mut self.changes.modes,
+            ),
+            Field::Config => (
+                &mut self.config,
+                &mut self.field_bytes.config,
+                &mut self.changes.config,
+            ),
+            Field::Commands => (
+                &mut self.commands,
+                &mut self.field_bytes.commands,
+                &mut self.changes.commands,
+            ),
+            Field::Info => (
+                &mut self.info,
+                &mut self.field_bytes.info,
+                &mut self.changes.info,
+            ),
+            Field::Usage => (
+                self.usage.get_or_insert_with(Map::new),
+                &mut self.field_bytes.usage,
+                &mut self.changes.usage,
+            ),
+        };
+        *changed |= merge(into, obj, skip, true, room, &mut self.dropped_keys, bytes);
     }
 
     fn push_unknown(&mut self, update: Value) {
@@ -669,34 +669,14 @@ impl SessionState {
     /// The result of `session/new`, `session/load` or `session/resume`:
     /// its modes and config options.
     pub fn apply_setup(&mut self, result: &Value) {
-        let room = || Room::field(&self.options);
-        let mut dropped = 0;
-        let bytes = &mut self.field_bytes;
         if let Some(modes) = result.get("modes").and_then(Value::as_object) {
-            self.changes.modes |= merge(
-                &mut self.modes,
-                modes.clone(),
-                &[],
-                true,
-                room(),
-                &mut dropped,
-                &mut bytes.modes,
-            );
+            self.merge_field(Field::Modes, modes.clone(), &[]);
         }
         if let Some(options) = result.get("configOptions") {
             let mut obj = Map::new();
             obj.insert("configOptions".into(), options.clone());
-            self.changes.config |= merge(
-                &mut self.config,
-                obj,
-                &[],
-                true,
-                room(),
-                &mut dropped,
-                &mut bytes.config,
-            );
+            self.merge_field(Field::Config, obj, &[]);
         }
-        self.dropped_keys += dropped;
         self.changes.dirty = true;
     }
 
@@ -749,11 +729,6 @@ impl SessionState {
         changed
     }
 
-    /// The whole state as JSON text.
-    pub fn snapshot_json(&self) -> String {
-        serde_json::to_string(&Snapshot(self, None)).expect("a state always serializes")
-    }
-
     /// The whole state as JSON texts that each fit in a JS string. V8
     /// caps a string at about 512 MiB, and escaping can make text six
     /// times longer in JSON than the bytes it counts for (a hostile agent
@@ -780,7 +755,7 @@ impl SessionState {
             json(&self.commands),
             json(&self.info),
             json(&self.usage),
-            json(PendingJson(self.pending.iter())),
+            json(pending_json(self.pending.iter())),
         ];
         let entries = self.entries.iter().map(|e| EntryJson(e, None));
         let entries = pack(entries, part_bytes, &mut parts);
@@ -972,28 +947,24 @@ impl Serialize for TextBlock<'_> {
     }
 }
 
-pub(crate) struct KeyedJson<'a>(pub &'a HashMap<String, Keyed>);
+/// Tool calls (or compactions) as `{id: fields}`.
+pub(crate) struct FieldsById<I>(pub I);
 
-impl Serialize for KeyedJson<'_> {
+impl<'a, I: Iterator<Item = (&'a String, &'a Keyed)> + Clone> Serialize for FieldsById<I> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in self.0 {
-            m.serialize_entry(k, &v.fields)?;
-        }
-        m.end()
+        s.collect_map(self.0.clone().map(|(id, k)| (id, &k.fields)))
     }
 }
 
 /// Pending requests (all of them, or the ones a drain adds) as JSON.
-pub(crate) struct PendingJson<I>(pub I);
-
-impl<'a, I: Iterator<Item = &'a Pending> + Clone> Serialize for PendingJson<I> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.clone().map(PendingItem))
-    }
+pub(crate) fn pending_json<'a>(
+    pending: impl Iterator<Item = &'a Pending> + Clone,
+) -> Seq<impl Iterator<Item = PendingItem<'a>> + Clone> {
+    Seq(pending.map(PendingItem))
 }
 
-struct PendingItem<'a>(&'a Pending);
+#[derive(Clone, Copy)]
+pub(crate) struct PendingItem<'a>(&'a Pending);
 
 impl Serialize for PendingItem<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -1017,10 +988,8 @@ impl Serialize for Snapshot<'_> {
         }
         m.serialize_entry("droppedEntries", &st.dropped_entries)?;
         if whole {
-            m.serialize_entry("toolCalls", &KeyedJson(&st.tool_calls))?;
-            m.serialize_entry("compactions", &KeyedJson(&st.compactions))?;
-        }
-        if whole {
+            m.serialize_entry("toolCalls", &FieldsById(st.tool_calls.iter()))?;
+            m.serialize_entry("compactions", &FieldsById(st.compactions.iter()))?;
             m.serialize_entry("plan", &st.plan)?;
             m.serialize_entry("modes", &st.modes)?;
             m.serialize_entry("config", &st.config)?;
@@ -1031,7 +1000,7 @@ impl Serialize for Snapshot<'_> {
         m.serialize_entry("stopReason", &st.stop_reason)?;
         m.serialize_entry("running", &st.running)?;
         if whole {
-            m.serialize_entry("pending", &PendingJson(st.pending.iter()))?;
+            m.serialize_entry("pending", &pending_json(st.pending.iter()))?;
         }
         m.serialize_entry("droppedKeys", &st.dropped_keys)?;
         if let Some(parts) = self.1 {
@@ -1042,7 +1011,7 @@ impl Serialize for Snapshot<'_> {
 }
 
 /// An iterator serialized as a JSON array.
-struct Seq<I>(I);
+pub(crate) struct Seq<I>(I);
 
 impl<I: Iterator<Item = T> + Clone, T: Serialize> Serialize for Seq<I> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
