@@ -97,3 +97,21 @@ test('after close() an updates() iterator takes nothing new while the agent stil
   assert.ok(buffered <= 4 + 2 * 16, `${buffered} updates buffered after close()`);
   assert.ok(delivered > buffered, 'the flood went on after close()');
 });
+
+test('an updates() iterator made while the client closes, or after, ends at once with nothing', { timeout: 60_000 }, async () => {
+  const client = new AcpClient({ command: process.execPath, args: [HOSTILE_AGENT] });
+  await client.initialize();
+  const { sessionId } = await client.newSession({ cwd: tmpdir() });
+  let delivered = 0;
+  client.onSessionUpdate(() => void delivered++);
+  client.request('_attack/updates', { sessionId, count: 1e9, bytes: 2000 }, { timeoutMs: 0 }).catch(() => {});
+  while (delivered < 4) await new Promise((r) => setTimeout(r, 10));
+  const closing = client.close();
+  // The core still reads the flood for closeGraceMs: none of it may pile up here.
+  let during = 0;
+  for await (const _ of client.updates(sessionId)) during++;
+  await closing;
+  let after = 0;
+  for await (const _ of client.updates(sessionId)) after++;
+  assert.deepEqual({ during, after }, { during: 0, after: 0 });
+});

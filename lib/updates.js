@@ -59,6 +59,9 @@ class UpdateStream {
       if (signal.aborted) this.#end(false);
       else signal.addEventListener('abort', this.#onAbort, { once: true });
     }
+    // Created while the client closes or after it ended: nothing will come
+    // (and a flood read during closeGraceMs must not be buffered here).
+    if (['closing', 'closed', 'failed'].includes(client.state)) this.#end(false);
   }
 
   next() {
