@@ -91,7 +91,7 @@ class SessionView extends EventEmitter {
   reopen() {
     if (this.#closed) return;
     this.#open();
-    this.emit('reset');
+    emitIsolated(this, 'reset', [], (err) => this.#port.report(err, 'session view reset'));
   }
 
   /** The whole current state (a fresh copy each call). */
