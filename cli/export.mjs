@@ -22,17 +22,19 @@ export async function runExport({ file, agent, options }) {
     process.stderr.write(`acp-native: ${limits}\n`);
     return 2;
   }
-  let states;
+  let text;
   try {
-    states = agent ? await fromAgent(agent, options, limits) : fromRecording(file, options.session, limits);
+    const states = agent ? await fromAgent(agent, options, limits) : fromRecording(file, options.session, limits);
+    // One string: with limits raised far, V8's string cap (RangeError) is
+    // an error like the others, not a crash.
+    text =
+      format === 'json'
+        ? `${JSON.stringify(states.length === 1 ? states[0] : states, null, 2)}\n`
+        : states.map((s) => toMarkdown(s)).join('\n---\n\n');
   } catch (err) {
     process.stderr.write(`acp-native: ${err.message}\n`);
     return 1;
   }
-  const text =
-    format === 'json'
-      ? `${JSON.stringify(states.length === 1 ? states[0] : states, null, 2)}\n`
-      : states.map((s) => toMarkdown(s)).join('\n---\n\n');
   if (options.out) writeFileSync(options.out, text);
   else process.stdout.write(text);
   return 0;
