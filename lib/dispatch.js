@@ -125,12 +125,8 @@ class Dispatcher {
     // Acknowledged once: by the handlers settling, or by closing(). Kept
     // in a set only while it waits (a race against a Promise that settles
     // at close kept every batch's reaction until then: ~0.4 KB each).
-    let acked = false;
     const ack = () => {
-      if (acked) return;
-      acked = true;
-      this.#held.delete(ack);
-      this.#ack(conn);
+      if (this.#held.delete(ack)) this.#ack(conn);
     };
     this.#held.add(ack);
     Promise.all(Array.from(waits, ([p, method]) => Promise.resolve(p).catch((err) => this.#host.report(err, method)))).then(ack);

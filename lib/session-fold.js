@@ -82,6 +82,7 @@ function textOnly(block) {
 
 /** Deep equality of JSON values. */
 function jsonEqual(a, b) {
+  if (a === b) return true; // the common case, without the stack
   // With a stack, like jsonSize: any depth.
   const todo = [[a, b]];
   while (todo.length > 0) {

@@ -42,7 +42,6 @@ function size(name, v, min = 0) {
   return v;
 }
 
-/** A finite number ≥ 0 (a duration where 0 means "at once"), or undefined. */
 /** The longest delay setTimeout keeps (a longer one fires after 1 ms). */
 const TIMER_MAX = 2 ** 31 - 1;
 
