@@ -88,13 +88,15 @@ test('export usage errors', async () => {
   assert.match(none.stderr, /needs exactly one recording FILE/);
 });
 
-test('export takes the view limits: a long session is raised past the defaults, or cut where asked', async (t) => {
+test('export takes the view limits: the transcript is folded within the limits given, what they refused counted', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'acp-native-export-limits-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const out = join(dir, 'session.ndjson');
   const rec = await run(['record', '--out', out, '--', process.execPath, MOCK_AGENT], 'text:3000\n');
   assert.equal(rec.code, 0, rec.stderr);
-  const whole = JSON.parse((await run(['export', '--format', 'json', out])).stdout);
+  const exported = await run(['export', '--format', 'json', out]);
+  assert.equal(exported.code, 0, exported.stderr);
+  const whole = JSON.parse(exported.stdout);
   const agent = whole.entries.find((e) => e.kind === 'agent');
   assert.ok(agent.content[0].text.length > 20_000 && agent.droppedBytes === undefined);
 

@@ -12,6 +12,9 @@ const { foldRecording, SessionFold, toMarkdown, jsonSize } = require('../lib/ses
 
 const CASES = 400;
 
+/** One recorded `session/update` of session `s` (a recording's line). */
+const update = (u) => JSON.stringify({ direction: 'receive', kind: 'x', payload: JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 's', update: u } }) });
+
 function toText(records) {
   return records.map((r) => JSON.stringify(r)).join('\n');
 }
@@ -134,7 +137,6 @@ test('the JS fold takes values nested deeper than the call stack (an agent picks
 });
 
 test('keys a chunk adds count before its text is weighed against maxTotalBytes, in both folds', () => {
-  const update = (u) => JSON.stringify({ direction: 'receive', kind: 'x', payload: JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 's', update: u } }) });
   const text = [
     update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'a'.repeat(50) } }),
     // 30 bytes of text with a 20-byte extra key: the key fits, then the text no longer does.
@@ -151,7 +153,6 @@ test('keys a chunk adds count before its text is weighed against maxTotalBytes, 
 test('session-wide objects (info, modes, config, commands, usage) are bounded in bytes too, alike in both folds', () => {
   // maxKeys bounded their keys, not their values: 256 updates of a 64 MiB
   // line under new keys held 16 GiB.
-  const update = (u) => JSON.stringify({ direction: 'receive', kind: 'x', payload: JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 's', update: u } }) });
   const lines = [];
   for (let i = 0; i < 300; i++) lines.push(update({ sessionUpdate: 'session_info_update', [`k${i}`]: 'v'.repeat(3000) }));
   lines.push(update({ sessionUpdate: 'session_info_update', k0: 'small' }));

@@ -9,13 +9,13 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rng, genUpdate, canonical, entryBytes } from './fold-gen.mjs';
-import { HOSTILE_AGENT } from './helpers.mjs';
+import { HOSTILE_AGENT, MOCK_AGENT } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { AcpClient } = require('../index.js');
 const { SessionFold, applyChanges, jsonSize } = require('../lib/session-fold.js');
 
-const MOCK = new URL('../mock-agent/agent.mjs', import.meta.url).pathname;
+const MOCK = MOCK_AGENT;
 
 async function connect(t, extra = {}) {
   const client = await AcpClient.connect({ command: process.execPath, args: [MOCK], ...extra });

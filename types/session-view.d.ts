@@ -167,10 +167,10 @@ export declare class SessionView extends EventEmitter<SessionViewEvents> {
   /** The transcript as Markdown. */
   toMarkdown(): string;
   /**
-   * Emit pending changes now (e.g. before rendering a permission question),
-   * all of them before it returns (a backlog over 256 KiB as several
-   * events, 64 at most: the rest follows on the next turns of the loop);
-   * returns the last one emitted, or null.
+   * Emit the pending changes now (e.g. before rendering a permission
+   * question), before it returns: a backlog over about 256 KiB as several
+   * events, 64 at most; past that, the rest follows on the next turns of
+   * the loop. Returns the last one emitted, or null.
    */
   flush(): SessionViewChanges | null;
   /** Stop folding; the session's updates are delivered one by one again. */
