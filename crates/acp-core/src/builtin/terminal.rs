@@ -203,4 +203,7 @@ async fn watch_exit(
     };
     let _ = tokio::time::timeout(DRAIN_AFTER_EXIT, drained).await;
     exit_tx.send_replace(Some(TerminalExit::from_status(status)));
+    // The tree is let go of only once released: until then whatever the
+    // command left in its group can still be stopped.
+    tree.gone().await;
 }

@@ -1,14 +1,21 @@
 //! Outside Linux: the process leads its own process group (Unix) or Job
 //! Object (Windows, kill-on-close) and is signalled directly (also on Linux
-//! with `ACP_NATIVE_PROCESS_TREE=group`). There is no
-//! reaper: after a host SIGKILL, only Windows' job handle closing stops
-//! the tree, and a group signalled right after its leader was reaped could
-//! in principle be a reused id (see README, "Lifecycle guarantees").
+//! with `ACP_NATIVE_PROCESS_TREE=group`). There is no reaper: after a host
+//! SIGKILL, only Windows' job handle closing stops the tree.
+//!
+//! Never a signal to an id that may have been reused: the leader is not
+//! reaped until the tree is released (on Unix its exit is seen with
+//! `waitid(WNOWAIT)`, which leaves it a zombie; on Windows the process
+//! handle stays open), and nothing is signalled after the release. While
+//! the leader is unreaped its pid, which is also the group's id, cannot be
+//! handed to another process.
 
 use std::io;
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 
 use tokio::process::{Child, Command};
+use tokio::sync::watch;
 
 use super::{Cwd, LaunchSpec, Launched, StdioShape};
 use crate::transport::process_group::{signal_group, GroupSignal};
@@ -16,32 +23,159 @@ use crate::transport::spawn::SpawnError;
 
 pub(super) struct Tree {
     pub pid: u32,
+    /// Reaped in [`Tree::gone`] only, once released.
     child: Child,
+    released: Arc<watch::Sender<bool>>,
+    /// The leader's status, seen without reaping it (Unix).
+    #[cfg(unix)]
+    exit: watch::Receiver<Option<Result<ExitStatus, i32>>>,
 }
 
 impl Tree {
+    /// The leader's exit; it stays unreaped (see the module's doc).
+    #[cfg(unix)]
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        match self.exit.wait_for(Option::is_some).await {
+            Ok(seen) => match *seen {
+                Some(Ok(status)) => Ok(status),
+                Some(Err(errno)) => Err(io::Error::from_raw_os_error(errno)),
+                None => unreachable!("waited for Some"),
+            },
+            Err(_) => Err(io::Error::other("the exit watcher ended early")),
+        }
+    }
+
+    /// The leader's exit (its handle stays open until [`Tree::gone`]).
+    #[cfg(not(unix))]
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
         self.child.wait().await
     }
 
-    /// No reaper: nothing to wait for once the process was waited for.
-    pub async fn gone(&mut self) {}
+    /// Once the tree is released (nothing signals it any more) and its
+    /// leader has ended: reap the leader.
+    pub async fn gone(&mut self) {
+        let mut released = self.released.subscribe();
+        let _ = released.wait_for(|r| *r).await;
+        let _ = self.child.wait().await;
+    }
 }
 
+impl Drop for Tree {
+    /// Dropped before [`Tree::gone`]: tokio reaps the leader in the
+    /// background from here on, so no signal may follow.
+    fn drop(&mut self) {
+        release(self.pid, &self.released);
+    }
+}
+
+/// Signals the group while it is not released. Dropping the last clone
+/// releases it (as on Linux, where that closes the lifeline).
 #[derive(Clone)]
-pub(super) struct Control {
+pub(super) struct Control(Arc<Anchor>);
+
+/// `true` in the channel means released: the leader may be reaped, and
+/// nothing is signalled any more.
+struct Anchor {
     pid: u32,
+    released: Arc<watch::Sender<bool>>,
+}
+
+impl Drop for Anchor {
+    fn drop(&mut self) {
+        release(self.pid, &self.released);
+    }
 }
 
 impl Control {
     pub fn terminate(&self) {
-        signal_group(self.pid, GroupSignal::Terminate);
+        self.signal(GroupSignal::Terminate);
     }
     pub fn kill(&self) {
-        signal_group(self.pid, GroupSignal::Kill);
+        self.signal(GroupSignal::Kill);
     }
     pub fn release(&self) {
-        self.kill();
+        release(self.0.pid, &self.0.released);
+    }
+
+    /// Under the channel's lock, so the leader cannot be reaped meanwhile.
+    fn signal(&self, signal: GroupSignal) {
+        self.0.released.send_if_modified(|released| {
+            if !*released {
+                signal_group(self.0.pid, signal);
+            }
+            false
+        });
+    }
+}
+
+/// SIGKILL the group unless released, and mark it released.
+fn release(pid: u32, released: &watch::Sender<bool>) {
+    released.send_if_modified(|released| {
+        if *released {
+            return false;
+        }
+        signal_group(pid, GroupSignal::Kill);
+        *released = true;
+        true
+    });
+}
+
+/// A thread per process waits for its exit without reaping it (no async
+/// form of `waitid(WNOWAIT)` in tokio); a small stack, blocked in one call.
+#[cfg(unix)]
+fn watch_exit(pid: u32) -> io::Result<watch::Receiver<Option<Result<ExitStatus, i32>>>> {
+    let (tx, rx) = watch::channel(None);
+    std::thread::Builder::new()
+        .name("acp-exit-watch".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            let seen = wait_unreaped(pid).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO));
+            tx.send_replace(Some(seen));
+        })?;
+    Ok(rx)
+}
+
+/// Blocks until `pid` (our child) has exited, and leaves it a zombie.
+#[cfg(unix)]
+fn wait_unreaped(pid: u32) -> io::Result<ExitStatus> {
+    use std::os::unix::process::ExitStatusExt;
+    loop {
+        // SAFETY: a zeroed siginfo_t is valid; waitid fills it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid on our own child, into a live siginfo_t.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r != 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        // SAFETY: filled by waitid for a SIGCHLD.
+        let status = unsafe { info.si_status() };
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let status = info.si_status;
+        // As a wait status: the exit code in the second byte, or the
+        // signal in the low seven bits (0x80: a core was dumped).
+        let raw = match info.si_code {
+            libc::CLD_EXITED => (status & 0xff) << 8,
+            libc::CLD_KILLED => status & 0x7f,
+            libc::CLD_DUMPED => (status & 0x7f) | 0x80,
+            // A stop reported despite WEXITED (seen on macOS): not an end.
+            _ => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                continue;
+            }
+        };
+        return Ok(ExitStatus::from_raw(raw));
     }
 }
 
@@ -99,17 +233,37 @@ pub(super) fn launch(spec: &LaunchSpec<'_>) -> Result<Launched, SpawnError> {
     if let Some(handle) = child.raw_handle() {
         crate::transport::process_group::windows_tree::adopt(pid, handle as _);
     }
+    // Not started after all: the group goes (its leader is not reaped yet).
+    let abandon = |e: io::Error| {
+        signal_group(pid, GroupSignal::Kill);
+        Err(fail(e))
+    };
     let stdin = child.stdin.take();
     let stderr = child.stderr.take();
     let Some(stdout) = child.stdout.take() else {
-        return Err(fail(io::Error::other("stdio pipes were not created")));
+        return abandon(io::Error::other("stdio pipes were not created"));
     };
     if spec.stdio == StdioShape::Agent && (stdin.is_none() || stderr.is_none()) {
-        return Err(fail(io::Error::other("stdio pipes were not created")));
+        return abandon(io::Error::other("stdio pipes were not created"));
     }
+    let released = Arc::new(watch::Sender::new(false));
+    #[cfg(unix)]
+    let exit = match watch_exit(pid) {
+        Ok(exit) => exit,
+        Err(e) => return abandon(e),
+    };
     Ok(Launched {
-        tree: super::ProcessTree(super::TreeImpl::Group(Tree { pid, child })),
-        control: super::TreeControl(super::ControlImpl::Group(Control { pid })),
+        tree: super::ProcessTree(super::TreeImpl::Group(Tree {
+            pid,
+            child,
+            released: released.clone(),
+            #[cfg(unix)]
+            exit,
+        })),
+        control: super::TreeControl(super::ControlImpl::Group(Control(Arc::new(Anchor {
+            pid,
+            released,
+        })))),
         stdin,
         stdout,
         stderr,
@@ -169,3 +323,203 @@ fn configure_platform(cmd: &mut Command) {
 
 #[cfg(not(any(unix, windows)))]
 fn configure_platform(_cmd: &mut Command) {}
+
+/// The group spawn on Linux (`ACP_NATIVE_PROCESS_TREE=group`): real
+/// processes, and a stranger forced onto a released pid.
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+    use std::time::Duration;
+
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    use super::*;
+    use crate::transport::tree::{ProcessTree, TreeControl};
+
+    fn start(
+        script: &str,
+    ) -> (
+        ProcessTree,
+        TreeControl,
+        BufReader<tokio::process::ChildStdout>,
+    ) {
+        let args = ["-c".to_string(), script.to_string()];
+        let launched = launch(&LaunchSpec {
+            program: "sh",
+            args: &args,
+            env: &[],
+            clear_env: false,
+            cwd: Cwd::Inherit,
+            stdio: StdioShape::Agent,
+            keep_detached: false,
+        })
+        .unwrap();
+        (
+            launched.tree,
+            launched.control,
+            BufReader::new(launched.stdout),
+        )
+    }
+
+    /// One-letter state from /proc/<pid>/stat, or None if no such pid.
+    fn state(pid: u32) -> Option<char> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat[stat.rfind(')')? + 2..].chars().next()
+    }
+
+    /// Is `pid` a live process (not a zombie)?
+    fn running(pid: u32) -> bool {
+        !matches!(state(pid), None | Some('Z' | 'X'))
+    }
+
+    /// Is `pid` still a child of ours waiting to be reaped?
+    fn unreaped_child(pid: u32) -> bool {
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: a non-blocking peek at our own child.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT | libc::WNOHANG,
+            )
+        };
+        r == 0
+    }
+
+    async fn until(what: &str, mut done: impl FnMut() -> bool) {
+        for _ in 0..1500 {
+            if done() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("not within 15 s: {what}");
+    }
+
+    #[tokio::test]
+    async fn an_exit_is_reported_and_the_leader_kept_until_released() {
+        let (mut tree, control, _out) = start("exit 3");
+        let pid = tree.pid();
+        assert_eq!(tree.wait().await.unwrap().code(), Some(3));
+        // Seen, not reaped: the pid (the group's id) is still held.
+        assert_eq!(state(pid), Some('Z'));
+        assert!(unreaped_child(pid));
+        control.terminate(); // reaches an empty group: harmless
+        control.release();
+        tree.gone().await;
+        assert!(!unreaped_child(pid), "reaped once released");
+        assert_eq!(tree.wait().await.unwrap().code(), Some(3), "wait() again");
+    }
+
+    #[tokio::test]
+    async fn a_signal_death_is_reported_as_such() {
+        let (mut tree, control, _out) = start("kill -KILL $$");
+        assert_eq!(tree.wait().await.unwrap().signal(), Some(libc::SIGKILL));
+        let (mut tree2, control2, _out2) = start("kill -TERM $$");
+        assert_eq!(tree2.wait().await.unwrap().signal(), Some(libc::SIGTERM));
+        control.release();
+        control2.release();
+        tree.gone().await;
+        tree2.gone().await;
+    }
+
+    #[tokio::test]
+    async fn what_the_leader_left_in_its_group_goes_on_release() {
+        let (mut tree, control, mut out) = start("sleep 1000 </dev/null >/dev/null & echo $!");
+        let mut line = String::new();
+        out.read_line(&mut line).await.unwrap();
+        let left: u32 = line.trim().parse().unwrap();
+        assert_eq!(tree.wait().await.unwrap().code(), Some(0));
+        assert!(running(left), "still running after its leader");
+        control.release();
+        until("the leftover is killed", || !running(left)).await;
+        tree.gone().await;
+    }
+
+    #[tokio::test]
+    async fn dropping_the_last_control_releases() {
+        let (mut tree, control, _out) = start("sleep 1000");
+        let pid = tree.pid();
+        let clone = control.clone();
+        drop(control);
+        assert!(running(pid), "a clone is left");
+        drop(clone);
+        let ended = tokio::time::timeout(Duration::from_secs(15), tree.wait()).await;
+        assert_eq!(
+            ended.expect("killed").unwrap().signal(),
+            Some(libc::SIGKILL)
+        );
+        tree.gone().await;
+        assert!(!unreaped_child(pid));
+    }
+
+    /// A stranger forced onto `pid` (via ns_last_pid, root only) in a group
+    /// of its own: its pid, or None if the machine took the pid first.
+    fn stranger_at(pid: u32) -> Option<u32> {
+        for _ in 0..100 {
+            let script = format!(
+                "echo {} > /proc/sys/kernel/ns_last_pid; setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!",
+                pid - 1
+            );
+            let out = std::process::Command::new("sh")
+                .args(["-c", &script])
+                .output()
+                .ok()?;
+            let got: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
+            if got == pid {
+                return Some(pid);
+            }
+            // SAFETY: our own grandchild, just started, not yet reapable by
+            // anyone but init (its parent shell has exited).
+            unsafe { libc::kill(got as i32, libc::SIGKILL) };
+        }
+        None
+    }
+
+    #[tokio::test]
+    async fn a_released_pid_given_to_a_stranger_is_never_signalled() {
+        let last = std::fs::read("/proc/sys/kernel/ns_last_pid").unwrap_or_default();
+        if std::fs::write("/proc/sys/kernel/ns_last_pid", &last).is_err() {
+            eprintln!("skipped: needs root to write /proc/sys/kernel/ns_last_pid");
+            return;
+        }
+        let (mut tree, control, _out) = start("exit 0");
+        let pid = tree.pid();
+        tree.wait().await.unwrap();
+        assert!(
+            stranger_at(pid).is_none(),
+            "an unreleased leader's pid was reused"
+        );
+        control.release();
+        tree.gone().await;
+        let Some(stranger) = stranger_at(pid) else {
+            eprintln!("skipped: the machine took the pid first, 100 times");
+            return;
+        };
+        control.terminate();
+        control.kill();
+        control.release();
+        drop(control);
+        drop(tree);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let status = std::fs::read_to_string(format!("/proc/{stranger}/status")).unwrap();
+        // No signal pending (a SIGKILL just sent may not have landed yet).
+        let untouched = status.lines().all(|l| {
+            match l
+                .strip_prefix("SigPnd:")
+                .or_else(|| l.strip_prefix("ShdPnd:"))
+            {
+                Some(mask) => u64::from_str_radix(mask.trim(), 16) == Ok(0),
+                None => true,
+            }
+        });
+        let alive = running(stranger);
+        // SAFETY: the stranger is ours (started above); done with it.
+        unsafe { libc::kill(stranger as i32, libc::SIGKILL) };
+        assert!(
+            alive && untouched,
+            "the stranger at {stranger} was signalled"
+        );
+    }
+}

@@ -139,8 +139,8 @@ impl ProcessTree {
     }
 }
 
-/// Stops the tree. Cheap to clone; on Linux, dropping the last clone
-/// kills the tree as [`TreeControl::kill`] does.
+/// Stops the tree. Cheap to clone; dropping the last clone releases the
+/// tree as [`TreeControl::release`] does.
 #[derive(Clone)]
 pub struct TreeControl(ControlImpl);
 
