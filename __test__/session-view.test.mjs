@@ -285,6 +285,55 @@ test('a backlog of text is cut into change events of at most CHANGE_TEXT_BYTES, 
   }
 });
 
+test('a status flood on a tool call with a 1 MiB rawInput sends the status, not the input, each time', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-view-fields-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const write = (name, updates) => {
+    const file = join(dir, name);
+    writeFileSync(file, updates.map((u) => JSON.stringify(u)).join('\n') + '\n');
+    return `updates:${encodeURIComponent(file)}`;
+  };
+  const input = { path: '/repo/big.txt', content: 'i'.repeat(1 << 20) };
+  const first = write('first.ndjson', [
+    { sessionUpdate: 'tool_call', toolCallId: 'call_w', title: 'Write', kind: 'edit', status: 'pending', rawInput: input },
+    { sessionUpdate: 'compaction_update', compactionId: 'cmp', status: 'running', note: 'n'.repeat(100_000) },
+  ]);
+  const statuses = [];
+  for (let i = 0; i < 200; i++) statuses.push({ sessionUpdate: 'tool_call_update', toolCallId: 'call_w', status: `step_${i}` });
+  statuses.push({ sessionUpdate: 'compaction_update', compactionId: 'cmp', status: 'completed' });
+  const flood = write('flood.ndjson', statuses);
+
+  const client = await connect(t);
+  const { sessionId } = await client.newSession();
+  const view = client.session(sessionId, { intervalMs: 0 });
+  const mirror = view.snapshot();
+  const events = [];
+  view.on('change', (c) => {
+    events.push(c);
+    applyChanges(mirror, c);
+  });
+  await client.prompt({ sessionId, prompt: first });
+  view.flush();
+  assert.equal(events.flatMap((c) => Object.keys(c.toolCalls ?? {})).join(), 'call_w', 'new: whole');
+  const before = events.length;
+  await client.prompt({ sessionId, prompt: flood });
+  view.flush();
+  const later = events.slice(before);
+  assert.ok(later.length > 0);
+  for (const c of later) {
+    assert.equal(c.toolCalls, undefined, 'never whole again');
+    assert.equal(c.compactions, undefined);
+    for (const fields of Object.values(c.toolCallFields ?? {})) assert.deepEqual(Object.keys(fields), ['status']);
+  }
+  const sent = later.reduce((n, c) => n + JSON.stringify(c).length, 0);
+  assert.ok(sent < 64 * 1024, `${sent} bytes of change events for ${statuses.length} status updates`);
+  const s = view.snapshot();
+  assert.equal(s.toolCalls.call_w.status, 'step_199');
+  assert.equal(s.toolCalls.call_w.rawInput.content.length, 1 << 20);
+  assert.equal(s.compactions.cmp.status, 'completed');
+  assert.equal(canonical(mirror), canonical(s), 'applied changes equal the snapshot');
+});
+
 test('maxTotalBytes bounds a view: big unknown updates and tool outputs push the oldest entries out', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'acp-view-total-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));

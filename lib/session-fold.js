@@ -500,6 +500,15 @@ function applyChanges(state, changes) {
   for (const e of changes.newEntries ?? []) state.entries.push(e);
   for (const [k, v] of Object.entries(changes.toolCalls ?? {})) setKey(state.toolCalls, k, v);
   for (const [k, v] of Object.entries(changes.compactions ?? {})) setKey(state.compactions, k, v);
+  // Ones the host has: just their keys that changed.
+  for (const [map, fields] of [
+    [state.toolCalls, changes.toolCallFields],
+    [state.compactions, changes.compactionFields],
+  ]) {
+    for (const [id, changed] of Object.entries(fields ?? {})) {
+      for (const [k, v] of Object.entries(changed)) setKey(map[id], k, v);
+    }
+  }
   // Pending agent requests: positions gone (ascending), then the new ones.
   if (changes.pendingRemoved !== undefined) {
     const gone = new Set(changes.pendingRemoved);

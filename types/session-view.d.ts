@@ -90,8 +90,17 @@ export interface SessionViewChanges {
   /** Entries before this index were dropped (with their tool calls/compactions). */
   firstIndex?: number;
   droppedEntries?: number;
+  /** Tool calls new to you, whole. */
   toolCalls?: Record<string, SessionToolCall>;
+  /**
+   * Tool calls you already have: only their keys that changed (a status
+   * change does not resend a large `rawInput`). Assign each key.
+   */
+  toolCallFields?: Record<string, Partial<SessionToolCall>>;
+  /** Compactions new to you, whole. */
   compactions?: SessionViewState['compactions'];
+  /** Compactions you already have: only their keys that changed. */
+  compactionFields?: Record<string, Record<string, unknown>>;
   plan?: SessionViewState['plan'];
   modes?: SessionViewState['modes'];
   config?: SessionViewState['config'];

@@ -24,7 +24,10 @@ use std::collections::BTreeSet;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
-use super::state::{pending_json, text_only, Entry, EntryJson, FieldsById, Pending, SessionState};
+use super::size;
+use super::state::{
+    pending_json, text_only, ChangedFieldsById, Entry, EntryJson, FieldsById, Pending, SessionState,
+};
 use crate::rpc::floor_char_boundary;
 
 #[derive(Debug, Default)]
@@ -183,12 +186,20 @@ impl SessionState {
         let mut tools_left = std::mem::take(&mut self.changes.tool_calls);
         let mut compactions_left = std::mem::take(&mut self.changes.compactions);
         let [sent_tools, sent_compactions] = sent;
-        for (left, sent) in [
-            (&mut tools_left, sent_tools),
-            (&mut compactions_left, sent_compactions),
+        for (left, sent, map) in [
+            (&mut tools_left, sent_tools, &mut self.tool_calls),
+            (
+                &mut compactions_left,
+                sent_compactions,
+                &mut self.compactions,
+            ),
         ] {
             for key in &sent {
                 left.remove(key);
+                if let Some(k) = map.get_mut(&key.1) {
+                    k.sent = true;
+                    k.changed.clear();
+                }
             }
         }
         self.changes = Default::default();
@@ -314,7 +325,8 @@ impl SessionState {
                 }
             }
         }
-        // Changed tool calls and compactions, whole. One whose entry was
+        // Changed tool calls and compactions: whole when new to the host,
+        // else their changed keys. One whose entry was
         // put off waits for it (a host copy given the fields without the
         // entry would keep them after the entry went unsent); one whose
         // entry goes out new now was counted with it; the others count
@@ -330,13 +342,21 @@ impl SessionState {
                 if picked.deferred.contains(index) {
                     continue;
                 }
-                // What its entry counts besides text: its fields, kept up
-                // to date by every merge (none for one gone from the map,
-                // which is sent as nothing and forgotten).
-                let entry = (index.checked_sub(first))
-                    .and_then(|at| self.entries.get(at as usize))
-                    .filter(|_| map.contains_key(id));
-                let cost = entry.map_or(0, |e| e.other_bytes);
+                // One the host has: the keys that changed. Else what its
+                // entry counts besides text: its fields, kept up to date
+                // by every merge (none for one gone from the map, which
+                // is sent as nothing and forgotten).
+                let entry = (index.checked_sub(first)).and_then(|at| self.entries.get(at as usize));
+                let cost = match (map.get(id), entry) {
+                    (Some(k), _) if k.sent => k
+                        .changed
+                        .iter()
+                        .filter_map(|key| k.fields.get_key_value(key))
+                        .map(|(key, v)| size::member(key, v))
+                        .sum(),
+                    (Some(_), Some(e)) => e.other_bytes,
+                    _ => 0,
+                };
                 if moved && cost > budget {
                     // It and the rest wait (unvisited) for the next drain.
                     break;
@@ -470,17 +490,20 @@ impl Serialize for Drain<'_> {
             m.serialize_entry("firstIndex", &first)?;
             m.serialize_entry("droppedEntries", &st.dropped_entries)?;
         }
-        if !self.keyed[0].is_empty() {
-            let ids = self.keyed[0]
-                .iter()
-                .filter_map(|(_, id)| st.tool_calls.get_key_value(*id));
-            m.serialize_entry("toolCalls", &FieldsById(ids))?;
-        }
-        if !self.keyed[1].is_empty() {
-            let ids = self.keyed[1]
-                .iter()
-                .filter_map(|(_, id)| st.compactions.get_key_value(*id));
-            m.serialize_entry("compactions", &FieldsById(ids))?;
+        let keyed = [
+            ("toolCalls", "toolCallFields", &st.tool_calls),
+            ("compactions", "compactionFields", &st.compactions),
+        ];
+        for ((whole_key, fields_key, map), ids) in keyed.into_iter().zip(&self.keyed) {
+            let sent = ids.iter().filter_map(|(_, id)| map.get_key_value(*id));
+            let whole = sent.clone().filter(|(_, k)| !k.sent);
+            let fields = sent.filter(|(_, k)| k.sent);
+            if whole.clone().next().is_some() {
+                m.serialize_entry(whole_key, &FieldsById(whole))?;
+            }
+            if fields.clone().next().is_some() {
+                m.serialize_entry(fields_key, &ChangedFieldsById(fields))?;
+            }
         }
         // Serialized in place (each may be megabytes: no copy per drain).
         put(&mut m, c.plan, "plan", &st.plan)?;
@@ -589,9 +612,18 @@ mod tests {
             entries[at] = e;
         }
         entries.extend(c["newEntries"].as_array().cloned().unwrap_or_default());
-        for key in ["toolCalls", "compactions"] {
+        for (key, fields) in [
+            ("toolCalls", "toolCallFields"),
+            ("compactions", "compactionFields"),
+        ] {
             for (k, v) in c[key].as_object().into_iter().flatten() {
                 host[key][k] = v.clone();
+            }
+            for (k, changed) in c[fields].as_object().into_iter().flatten() {
+                let into = host[key][k].as_object_mut().expect("the host has it");
+                for (f, v) in changed.as_object().unwrap() {
+                    into.insert(f.clone(), v.clone());
+                }
             }
         }
         if let Some(gone) = c["pendingRemoved"].as_array() {
@@ -795,6 +827,41 @@ mod tests {
             "{}",
             &d.json[..200.min(d.json.len())]
         );
+    }
+
+    #[test]
+    fn a_tool_call_the_host_has_is_sent_as_its_changed_keys() {
+        let mut s = SessionState::new("s", ViewOptions::default());
+        let mut host = s.snapshot_value();
+        let big = "i".repeat(1 << 20);
+        s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": "t", "rawInput": big, "status": "pending"}));
+        s.apply_update(json!({"sessionUpdate": "compaction_update", "compactionId": "c", "status": "running", "note": big}));
+        drain_into(&mut s, &mut host, usize::MAX);
+        // A status flood: each drain carries the status, not the input.
+        for status in ["in_progress", "completed", "failed"] {
+            s.apply_update(
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": status}),
+            );
+            s.apply_update(json!({"sessionUpdate": "compaction_update", "compactionId": "c", "status": status}));
+            let d = s.drain_parts(usize::MAX).unwrap();
+            assert!(d.json.len() < 200, "{}", &d.json[..200.min(d.json.len())]);
+            let c: Value = serde_json::from_str(&d.json).unwrap();
+            assert_eq!(c["toolCallFields"]["t"], json!({"status": status}));
+            assert_eq!(c["compactionFields"]["c"], json!({"status": status}));
+            assert!(c.get("toolCalls").is_none() && c.get("compactions").is_none());
+            apply(&mut host, &d);
+        }
+        assert_eq!(host, s.snapshot_value());
+        // A new one beside it goes whole; a changed key of megabytes is
+        // sent (and counted against the budget like the rest).
+        s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": "u", "title": "new"}));
+        s.apply_update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "rawInput": "j".repeat(1 << 20)}));
+        let d = s.drain_parts(usize::MAX).unwrap();
+        let c: Value = serde_json::from_str(&d.json).unwrap();
+        assert_eq!(c["toolCalls"]["u"]["title"], "new");
+        assert_eq!(c["toolCallFields"]["t"].as_object().unwrap().len(), 1);
+        apply(&mut host, &d);
+        assert_eq!(host, s.snapshot_value());
     }
 
     #[test]

@@ -39,7 +39,7 @@
 //! `droppedBlocks`), a merge that would adds none of its keys (counted in
 //! `droppedKeys`). A notice or unknown update is one line, kept whole.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
@@ -153,6 +153,12 @@ impl Entry {
 pub(crate) struct Keyed {
     pub index: u64,
     pub fields: Map<String, Value>,
+    /// The host has it (a drain sent it whole): later drains send only
+    /// the keys in `changed`, not megabytes of `rawInput` per status.
+    pub sent: bool,
+    /// Keys merged to a new value since the last drain that sent it
+    /// (bounded by its keys, `max_keys`).
+    pub changed: BTreeSet<String>,
 }
 
 /// An agent request of this session that waits for the host.
@@ -266,7 +272,9 @@ impl Room {
 /// (all its keys are counted in `dropped`). True when `into` changed: a
 /// key added, or a value replaced by a different one (the drain sends what
 /// changed, so an update that changes nothing must not make it resend a
-/// tool call or an entry of megabytes).
+/// tool call or an entry of megabytes). `changed_keys`, when given,
+/// gets the keys added or replaced.
+#[allow(clippy::too_many_arguments)]
 fn merge(
     into: &mut Map<String, Value>,
     from: Map<String, Value>,
@@ -275,6 +283,7 @@ fn merge(
     room: Room,
     dropped: &mut u64,
     bytes: &mut usize,
+    mut changed_keys: Option<&mut BTreeSet<String>>,
 ) -> bool {
     let wanted = |k: &String, v: &Value| !skip.contains(&k.as_str()) && (keep_null || !v.is_null());
     let new = from
@@ -308,14 +317,23 @@ fn merge(
         if !wanted(&k, &v) {
             continue;
         }
-        if let Some(slot) = into.get_mut(&k) {
-            if *slot != v {
+        let replaced = match into.get_mut(&k) {
+            Some(slot) if *slot != v => {
                 *slot = v;
-                changed = true;
+                true
             }
-        } else if keys_fit {
-            into.insert(k, v);
+            Some(_) => false,
+            None if keys_fit => {
+                into.insert(k.clone(), v);
+                true
+            }
+            None => false,
+        };
+        if replaced {
             changed = true;
+            if let Some(keys) = changed_keys.as_deref_mut() {
+                keys.insert(k);
+            }
         }
     }
     changed
@@ -435,7 +453,16 @@ impl SessionState {
                 &mut self.changes.usage,
             ),
         };
-        *changed |= merge(into, obj, skip, true, room, &mut self.dropped_keys, bytes);
+        *changed |= merge(
+            into,
+            obj,
+            skip,
+            true,
+            room,
+            &mut self.dropped_keys,
+            bytes,
+            None,
+        );
     }
 
     fn push_unknown(&mut self, update: Value) {
@@ -551,6 +578,7 @@ impl SessionState {
             room,
             &mut dropped,
             &mut entry.other_bytes,
+            None,
         );
         append_block(entry, content, &options);
         let (index, after) = (entry.index, entry.bytes());
@@ -592,6 +620,7 @@ impl SessionState {
             room,
             &mut dropped,
             &mut entry.other_bytes,
+            Some(&mut target.changed),
         );
         let after = entry.other_bytes;
         // A new one is sent even when the update added nothing to its id.
@@ -622,7 +651,12 @@ impl SessionState {
         entry.other_bytes = bytes;
         let index = entry.index;
         self.total_bytes += bytes;
-        let keyed = Keyed { index, fields };
+        let keyed = Keyed {
+            index,
+            fields,
+            sent: false,
+            changed: BTreeSet::new(),
+        };
         if is_tool {
             self.tool_calls.insert(id.to_owned(), keyed);
             self.changes.tool_calls.insert((index, id.to_owned()));
@@ -659,6 +693,7 @@ impl SessionState {
             room,
             &mut dropped,
             &mut entry.other_bytes,
+            None,
         );
         append_block(entry, content, &options);
         let after = entry.bytes();
@@ -953,6 +988,29 @@ pub(crate) struct FieldsById<I>(pub I);
 impl<'a, I: Iterator<Item = (&'a String, &'a Keyed)> + Clone> Serialize for FieldsById<I> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_map(self.0.clone().map(|(id, k)| (id, &k.fields)))
+    }
+}
+
+/// Tool calls or compactions the host has, by id: only their keys that
+/// changed since the last drain sent them.
+pub(crate) struct ChangedFieldsById<I>(pub I);
+
+impl<'a, I: Iterator<Item = (&'a String, &'a Keyed)> + Clone> Serialize for ChangedFieldsById<I> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.clone().map(|(id, k)| (id, ChangedFields(k))))
+    }
+}
+
+struct ChangedFields<'a>(&'a Keyed);
+
+impl Serialize for ChangedFields<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let k = self.0;
+        s.collect_map(
+            k.changed
+                .iter()
+                .filter_map(|key| k.fields.get_key_value(key)),
+        )
     }
 }
 
