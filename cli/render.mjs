@@ -171,9 +171,8 @@ export class Renderer {
     for (const [id, index] of this.#toolEntries) if (index < first) this.#toolEntries.delete(id);
     const touched = new Set();
     for (const e of changes.newEntries ?? []) touched.add(e.index);
-    for (const e of changes.updatedEntries ?? []) touched.add(e.index);
     for (const a of changes.appended ?? []) touched.add(a.index);
-    for (const id of Object.keys(changes.toolCalls ?? {})) {
+    for (const id of [...Object.keys(changes.toolCalls ?? {}), ...Object.keys(changes.toolCallFields ?? {})]) {
       if (this.#toolEntries.has(id)) touched.add(this.#toolEntries.get(id));
     }
     for (const index of [...touched].sort((a, b) => a - b)) {

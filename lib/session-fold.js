@@ -491,12 +491,18 @@ function applyChanges(state, changes) {
   const first = state.entries.length > 0 ? state.entries[0].index : 0;
   for (const a of changes.appended ?? []) {
     const entry = state.entries[a.index - first];
-    entry.content[entry.content.length - 1].text += a.text;
+    // Text to your last block (a text block whenever this is not empty),
+    // then new blocks, then the `extra` keys that changed.
+    if (a.text !== '') entry.content[entry.content.length - 1].text += a.text;
+    if (a.blocks !== undefined) entry.content.push(...a.blocks);
+    if (a.extra !== undefined) {
+      entry.extra ??= {};
+      for (const [k, v] of Object.entries(a.extra)) setKey(entry.extra, k, v);
+    }
     // A chunk refused by a limit: the entry's new drop counters.
     if (hasOwn(a, 'droppedBytes')) entry.droppedBytes = a.droppedBytes;
     if (hasOwn(a, 'droppedBlocks')) entry.droppedBlocks = a.droppedBlocks;
   }
-  for (const e of changes.updatedEntries ?? []) state.entries[e.index - first] = e;
   for (const e of changes.newEntries ?? []) state.entries.push(e);
   for (const [k, v] of Object.entries(changes.toolCalls ?? {})) setKey(state.toolCalls, k, v);
   for (const [k, v] of Object.entries(changes.compactions ?? {})) setKey(state.compactions, k, v);

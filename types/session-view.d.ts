@@ -80,13 +80,20 @@ export interface SessionViewState {
 export interface SessionViewChanges {
   newEntries?: SessionEntry[];
   /**
-   * Text appended to the last (text) block of an entry the host already
-   * has (maybe empty), with the entry's new `droppedBytes`/`droppedBlocks`
+   * What an entry you already have gained (entries only grow; one is
+   * never resent whole): `text` appended to your last block of it (a text
+   * block whenever `text` is not empty), then `blocks` to append, the
+   * `extra` keys that changed, and its new `droppedBytes`/`droppedBlocks`
    * when a chunk was refused by a limit.
    */
-  appended?: { index: number; text: string; droppedBytes?: number; droppedBlocks?: number }[];
-  /** Other changed entries the host already has, whole. */
-  updatedEntries?: SessionEntry[];
+  appended?: {
+    index: number;
+    text: string;
+    blocks?: acp.ContentBlock[];
+    extra?: Record<string, unknown>;
+    droppedBytes?: number;
+    droppedBlocks?: number;
+  }[];
   /** Entries before this index were dropped (with their tool calls/compactions). */
   firstIndex?: number;
   droppedEntries?: number;

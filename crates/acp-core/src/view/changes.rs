@@ -6,11 +6,14 @@
 //!
 //! A drain is a JSON object with only the keys that changed:
 //! - `newEntries`: entries created since the last drain, whole;
-//! - `appended`: `[{index, text}]`, text appended to the last (text) block
-//!   of an entry the host already has;
-//! - `updatedEntries`: other entries the host has that changed, whole;
+//! - `appended`: `[{index, text, blocks?, extra?}]`, what an entry the
+//!   host already has gained: text at the end of its last block, blocks
+//!   after it, `extra` keys that changed (entries only grow, so one is
+//!   never sent twice);
 //! - `firstIndex`, `droppedEntries`: entries before `firstIndex` are gone;
-//! - `toolCalls`, `compactions`: the changed ones by id, whole;
+//! - `toolCalls`, `compactions`: new ones by id, whole;
+//!   `toolCallFields`, `compactionFields`: of the ones the host has, the
+//!   keys that changed;
 //! - `pendingRemoved`, `pendingAdded`: the agent requests awaiting the
 //!   host that went (their positions in the host's list, ascending) and
 //!   came (appended, in order): an agent adding and cancelling requests
@@ -23,6 +26,7 @@ use std::collections::BTreeSet;
 
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 use super::size;
 use super::state::{
@@ -78,10 +82,22 @@ fn cut(text: &str, budget: usize, must_move: bool) -> usize {
 enum EntryChange<'a> {
     /// A new entry; `cut`: bytes of its text-only last block carried.
     New(&'a Entry, Option<usize>),
-    /// Text appended to an entry the host has; with its drop counters
-    /// when they changed (a chunk refused by a limit changes only them).
-    Appended(u64, &'a str, Option<(u64, u64)>),
-    Updated(&'a Entry),
+    /// What an entry the host has gained (entries only grow).
+    Appended(Grown<'a>),
+}
+
+/// What an entry the host has gained since the host saw it: text at the
+/// end of the block that was its last, blocks after it, `extra` keys
+/// merged to new values, and its drop counters when they changed (a chunk
+/// refused by a limit changes only them). Never the entry again: an
+/// agent alternating `_meta` on the chunks of a long message resent it
+/// whole every frame.
+struct Grown<'a> {
+    index: u64,
+    text: &'a str,
+    blocks: &'a [Value],
+    extra: Option<&'a Entry>,
+    dropped: Option<(u64, u64)>,
 }
 
 /// One drain: the change description and, when the texts travel apart
@@ -166,7 +182,7 @@ impl SessionState {
                     entry.seen_blocks = entry.content.len();
                     entry.seen_text = last_text(entry).map_or(0, str::len);
                     entry.seen_dropped = entry.dropped_bytes + entry.dropped_blocks;
-                    entry.other_changed = false;
+                    entry.extra_changed.clear();
                 }
             }
             for &(index, seen) in &carried {
@@ -289,41 +305,53 @@ impl SessionState {
                 picked.changes.push(EntryChange::New(entry, taken));
                 continue;
             }
-            let unchanged_shape = entry.content.len() == entry.seen_blocks
-                && entry.seen_blocks > 0
-                && !entry.other_changed;
-            match last_text(entry) {
-                Some(text) if unchanged_shape && text.len() >= entry.seen_text => {
-                    let rest = &text[entry.seen_text..];
-                    let n = cut(rest, budget, !moved);
-                    if n < rest.len() {
-                        picked.carried.push((index, entry.seen_text + n));
-                        picked.left.insert(index);
-                    }
-                    // A refused chunk changes the counters only: say so
-                    // here, not by sending the (up to maxTotalBytes) entry.
-                    let dropped = (entry.seen_dropped
-                        != entry.dropped_bytes + entry.dropped_blocks)
-                        .then_some((entry.dropped_bytes, entry.dropped_blocks));
-                    if n > 0 || dropped.is_some() {
-                        budget = budget.saturating_sub(n);
-                        moved = true;
-                        picked
-                            .changes
-                            .push(EntryChange::Appended(index, &rest[..n], dropped));
-                    }
-                }
-                _ if moved && entry.bytes() > budget => {
-                    // Whole, next time.
+            // The host's last block, which only text-only blocks outgrow.
+            let grown_text = entry
+                .seen_blocks
+                .checked_sub(1)
+                .and_then(|at| entry.content.get(at))
+                .and_then(text_only)
+                .and_then(|text| text.get(entry.seen_text..))
+                .unwrap_or("");
+            let blocks = entry.content.get(entry.seen_blocks..).unwrap_or(&[]);
+            let dropped = (entry.seen_dropped != entry.dropped_bytes + entry.dropped_blocks)
+                .then_some((entry.dropped_bytes, entry.dropped_blocks));
+            let mut grown = Grown {
+                index,
+                text: grown_text,
+                blocks,
+                extra: (!entry.extra_changed.is_empty()).then_some(entry),
+                dropped,
+            };
+            if blocks.is_empty() && grown.extra.is_none() {
+                // Text only: cut to the budget, the rest carried.
+                let n = cut(grown_text, budget, !moved);
+                if n < grown_text.len() {
+                    picked.carried.push((index, entry.seen_text + n));
                     picked.left.insert(index);
-                    picked.deferred.insert(index);
                 }
-                _ => {
-                    budget = budget.saturating_sub(entry.bytes());
+                grown.text = &grown_text[..n];
+                if n > 0 || dropped.is_some() {
+                    budget = budget.saturating_sub(n);
                     moved = true;
-                    picked.changes.push(EntryChange::Updated(entry));
+                    picked.changes.push(EntryChange::Appended(grown));
                 }
+                continue;
             }
+            let cost = grown_text.len()
+                + blocks.iter().map(size::value).sum::<usize>()
+                + grown
+                    .extra
+                    .map_or(0, |e| changed_bytes(&e.extra, &e.extra_changed));
+            if moved && cost > budget {
+                // All of it, next time.
+                picked.left.insert(index);
+                picked.deferred.insert(index);
+                continue;
+            }
+            budget = budget.saturating_sub(cost);
+            moved = true;
+            picked.changes.push(EntryChange::Appended(grown));
         }
         // Changed tool calls and compactions: whole when new to the host,
         // else their changed keys. One whose entry was
@@ -348,12 +376,7 @@ impl SessionState {
                 // is sent as nothing and forgotten).
                 let entry = (index.checked_sub(first)).and_then(|at| self.entries.get(at as usize));
                 let cost = match (map.get(id), entry) {
-                    (Some(k), _) if k.sent => k
-                        .changed
-                        .iter()
-                        .filter_map(|key| k.fields.get_key_value(key))
-                        .map(|(key, v)| size::member(key, v))
-                        .sum(),
+                    (Some(k), _) if k.sent => changed_bytes(&k.fields, &k.changed),
                     (Some(_), Some(e)) => e.other_bytes,
                     _ => 0,
                 };
@@ -372,6 +395,14 @@ impl SessionState {
         }
         picked
     }
+}
+
+/// What the keys `changed` of `fields` count (see [`size`]).
+fn changed_bytes(fields: &Map<String, Value>, changed: &BTreeSet<String>) -> usize {
+    (changed.iter())
+        .filter_map(|key| fields.get_key_value(key))
+        .map(|(key, v)| size::member(key, v))
+        .sum()
 }
 
 /// What one drain carries ([`SessionState::entry_changes`]).
@@ -410,8 +441,8 @@ impl Drain<'_> {
     fn texts(&self) -> Vec<String> {
         let mut texts = Vec::new();
         for change in &self.changes {
-            if let EntryChange::Appended(_, text, _) = change {
-                texts.push((*text).to_owned());
+            if let EntryChange::Appended(grown) = change {
+                texts.push(grown.text.to_owned());
             }
         }
         for change in &self.changes {
@@ -423,17 +454,26 @@ impl Drain<'_> {
     }
 }
 
-struct Appended<'a>(u64, Option<&'a str>, Option<(u64, u64)>);
+/// An `appended` item; `split`: its text travels apart.
+struct Appended<'a>(&'a Grown<'a>, bool);
 
 impl Serialize for Appended<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Appended(g, split) = *self;
         let mut m = s.serialize_map(None)?;
-        m.serialize_entry("index", &self.0)?;
-        if let Some(text) = self.1 {
-            m.serialize_entry("text", text)?;
+        m.serialize_entry("index", &g.index)?;
+        if !split {
+            m.serialize_entry("text", g.text)?;
+        }
+        if !g.blocks.is_empty() {
+            m.serialize_entry("blocks", g.blocks)?;
+        }
+        if let Some(e) = g.extra {
+            let changed = (e.extra_changed.iter()).filter_map(|key| e.extra.get_key_value(key));
+            m.serialize_entry("extra", &Fields(changed))?;
         }
         // Like an entry's own JSON: only the counters above zero.
-        if let Some((bytes, blocks)) = self.2 {
+        if let Some((bytes, blocks)) = g.dropped {
             if bytes > 0 {
                 m.serialize_entry("droppedBytes", &bytes)?;
             }
@@ -445,6 +485,15 @@ impl Serialize for Appended<'_> {
     }
 }
 
+/// Key-value pairs as a JSON object.
+struct Fields<I>(I);
+
+impl<'a, I: Iterator<Item = (&'a String, &'a Value)> + Clone> Serialize for Fields<I> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.clone())
+    }
+}
+
 impl Serialize for Drain<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let st = self.st;
@@ -453,7 +502,6 @@ impl Serialize for Drain<'_> {
         let mut new = Vec::new();
         let mut cut_new = Vec::new();
         let mut appended = Vec::new();
-        let mut updated = Vec::new();
         for change in &self.changes {
             match change {
                 EntryChange::New(e, taken) => {
@@ -467,10 +515,7 @@ impl Serialize for Drain<'_> {
                     };
                     new.push(EntryJson(e, carried));
                 }
-                EntryChange::Appended(i, t, dropped) => {
-                    appended.push(Appended(*i, (!self.split).then_some(*t), *dropped))
-                }
-                EntryChange::Updated(e) => updated.push(EntryJson(e, None)),
+                EntryChange::Appended(grown) => appended.push(Appended(grown, self.split)),
             }
         }
         if !new.is_empty() {
@@ -481,9 +526,6 @@ impl Serialize for Drain<'_> {
         }
         if !appended.is_empty() {
             m.serialize_entry("appended", &appended)?;
-        }
-        if !updated.is_empty() {
-            m.serialize_entry("updatedEntries", &updated)?;
         }
         if c.removed {
             let first = st.entries.front().map_or(st.next_index, |e| e.index);
@@ -598,19 +640,26 @@ mod tests {
         let first = entries.first().map_or(0, |e| e["index"].as_u64().unwrap());
         for a in c["appended"].as_array().cloned().unwrap_or_default() {
             let entry = &mut entries[(a["index"].as_u64().unwrap() - first) as usize];
-            let last = entry["content"].as_array_mut().unwrap().last_mut().unwrap();
-            let text = last["text"].as_str().unwrap().to_owned() + a["text"].as_str().unwrap();
-            last["text"] = text.into();
+            let content = entry["content"].as_array_mut().unwrap();
+            let more = a["text"].as_str().unwrap();
+            if !more.is_empty() {
+                let last = content.last_mut().unwrap();
+                last["text"] = (last["text"].as_str().unwrap().to_owned() + more).into();
+            }
+            content.extend(a["blocks"].as_array().cloned().unwrap_or_default());
+            for (k, v) in a["extra"].as_object().into_iter().flatten() {
+                if entry.get("extra").is_none() {
+                    entry["extra"] = json!({});
+                }
+                entry["extra"][k] = v.clone();
+            }
             for k in ["droppedBytes", "droppedBlocks"] {
                 if let Some(n) = a.get(k) {
                     entry[k] = n.clone();
                 }
             }
         }
-        for e in c["updatedEntries"].as_array().cloned().unwrap_or_default() {
-            let at = (e["index"].as_u64().unwrap() - first) as usize;
-            entries[at] = e;
-        }
+        assert!(c.get("updatedEntries").is_none(), "entries only grow");
         entries.extend(c["newEntries"].as_array().cloned().unwrap_or_default());
         for (key, fields) in [
             ("toolCalls", "toolCallFields"),
@@ -973,14 +1022,53 @@ mod tests {
             json!({"appended": [{"index": 0, "text": "lo, world"}]})
         );
         assert!(s.drain_json().is_none(), "nothing changed since");
-        // A block that is not text-only: the whole entry.
+        // A block that is not text-only: that block, not the entry.
         s.apply_update_json(Some(
             &json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "image", "data": ""}})
                 .to_string(),
         ));
         let third = drain(&mut s);
-        assert_eq!(third["updatedEntries"][0]["content"][1]["type"], "image");
-        assert!(third.get("appended").is_none());
+        assert_eq!(
+            third,
+            json!({"appended": [{"index": 0, "text": "", "blocks": [{"type": "image", "data": ""}]}]})
+        );
+    }
+
+    #[test]
+    fn a_long_message_whose_chunks_alternate_meta_is_never_resent() {
+        let mut s = SessionState::new("s", ViewOptions::default());
+        let mut host = s.snapshot_value();
+        s.apply_update_json(Some(&chunk(&"x".repeat(1 << 20))));
+        drain_into(&mut s, &mut host, usize::MAX);
+        for i in 0..50 {
+            s.apply_update(
+                json!({"sessionUpdate": "agent_message_chunk", "_meta": {"n": i % 2}, "note": i,
+                "content": {"type": "text", "text": "y"}}),
+            );
+            let d = s.drain_parts(usize::MAX).unwrap();
+            assert!(d.json.len() < 120, "{}", &d.json[..200.min(d.json.len())]);
+            let c: Value = serde_json::from_str(&d.json).unwrap();
+            // Both keys change each time: both, and no text but the chunk.
+            let keys: Vec<_> = c["appended"][0]["extra"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect();
+            assert_eq!(keys, ["_meta", "note"]);
+            assert_eq!(d.texts, vec!["y".to_string()]);
+            apply(&mut host, &d);
+        }
+        // The same `_meta` twice: only the key that changed.
+        s.apply_update(
+            json!({"sessionUpdate": "agent_message_chunk", "_meta": {"n": 1}, "note": 99,
+            "content": {"type": "text", "text": "z"}}),
+        );
+        let d = s.drain_parts(usize::MAX).unwrap();
+        let c: Value = serde_json::from_str(&d.json).unwrap();
+        assert_eq!(c["appended"][0]["extra"], json!({"note": 99}));
+        apply(&mut host, &d);
+        assert_eq!(host, s.snapshot_value());
     }
 
     /// Drains of at most `cap` bytes of text, texts apart: rebuild each

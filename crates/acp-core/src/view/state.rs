@@ -117,8 +117,9 @@ pub(crate) struct Entry {
     pub seen_blocks: usize,
     pub seen_text: usize,
     pub seen_dropped: u64,
-    /// Fields other than content changed since the last drain.
-    pub other_changed: bool,
+    /// `extra` keys merged to a new value since the last drain (bounded
+    /// by its keys, `max_keys`).
+    pub extra_changed: BTreeSet<String>,
 }
 
 impl Entry {
@@ -143,7 +144,7 @@ impl Entry {
             seen_blocks: 0,
             seen_text: 0,
             seen_dropped: 0,
-            other_changed: false,
+            extra_changed: BTreeSet::new(),
         }
     }
 }
@@ -570,7 +571,7 @@ impl SessionState {
         let entry = self.message_entry(kind, continues, || message_id);
         let before = entry.bytes();
         let room = Room::entry(entry, &options);
-        entry.other_changed |= merge(
+        merge(
             &mut entry.extra,
             obj,
             &["sessionUpdate"],
@@ -578,7 +579,7 @@ impl SessionState {
             room,
             &mut dropped,
             &mut entry.other_bytes,
-            None,
+            Some(&mut entry.extra_changed),
         );
         append_block(entry, content, &options);
         let (index, after) = (entry.index, entry.bytes());
@@ -685,7 +686,7 @@ impl SessionState {
         let entry = entry_at(&mut self.entries, index).expect("a kept compaction has its entry");
         let before = entry.bytes();
         let room = Room::entry(entry, &options);
-        entry.other_changed |= merge(
+        merge(
             &mut entry.extra,
             obj,
             &["sessionUpdate", "compactionId"],
@@ -693,7 +694,7 @@ impl SessionState {
             room,
             &mut dropped,
             &mut entry.other_bytes,
-            None,
+            Some(&mut entry.extra_changed),
         );
         append_block(entry, content, &options);
         let after = entry.bytes();
