@@ -285,7 +285,7 @@ test('a backlog of text is cut into change events of at most CHANGE_TEXT_BYTES, 
   }
 });
 
-test('a status flood on a tool call with a 1 MiB rawInput sends the status, not the input, each time', async (t) => {
+test('a status flood on a tool call with a 1 MiB rawInput sends the status, not the input, each time (and so for compactions and session info)', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'acp-view-fields-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const write = (name, updates) => {
@@ -297,9 +297,13 @@ test('a status flood on a tool call with a 1 MiB rawInput sends the status, not 
   const first = write('first.ndjson', [
     { sessionUpdate: 'tool_call', toolCallId: 'call_w', title: 'Write', kind: 'edit', status: 'pending', rawInput: input },
     { sessionUpdate: 'compaction_update', compactionId: 'cmp', status: 'running', note: 'n'.repeat(100_000) },
+    { sessionUpdate: 'session_info_update', title: 'T'.repeat(100_000), updatedAt: '0' },
   ]);
   const statuses = [];
-  for (let i = 0; i < 200; i++) statuses.push({ sessionUpdate: 'tool_call_update', toolCallId: 'call_w', status: `step_${i}` });
+  for (let i = 0; i < 200; i++) {
+    statuses.push({ sessionUpdate: 'tool_call_update', toolCallId: 'call_w', status: `step_${i}` });
+    if (i % 4 === 0) statuses.push({ sessionUpdate: 'session_info_update', updatedAt: String(i) });
+  }
   statuses.push({ sessionUpdate: 'compaction_update', compactionId: 'cmp', status: 'completed' });
   const flood = write('flood.ndjson', statuses);
 
@@ -324,6 +328,7 @@ test('a status flood on a tool call with a 1 MiB rawInput sends the status, not 
     assert.equal(c.toolCalls, undefined, 'never whole again');
     assert.equal(c.compactions, undefined);
     for (const fields of Object.values(c.toolCallFields ?? {})) assert.deepEqual(Object.keys(fields), ['status']);
+    if (c.info !== undefined) assert.deepEqual(Object.keys(c.info), ['updatedAt']);
   }
   const sent = later.reduce((n, c) => n + JSON.stringify(c).length, 0);
   assert.ok(sent < 64 * 1024, `${sent} bytes of change events for ${statuses.length} status updates`);
@@ -331,6 +336,8 @@ test('a status flood on a tool call with a 1 MiB rawInput sends the status, not 
   assert.equal(s.toolCalls.call_w.status, 'step_199');
   assert.equal(s.toolCalls.call_w.rawInput.content.length, 1 << 20);
   assert.equal(s.compactions.cmp.status, 'completed');
+  assert.equal(s.info.title.length, 100_000);
+  assert.equal(s.info.updatedAt, '196');
   assert.equal(canonical(mirror), canonical(s), 'applied changes equal the snapshot');
 });
 

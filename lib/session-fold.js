@@ -521,8 +521,14 @@ function applyChanges(state, changes) {
     state.pending = state.pending.filter((_, i) => !gone.has(i));
   }
   if (changes.pendingAdded !== undefined) state.pending.push(...changes.pendingAdded);
-  for (const k of ['plan', 'modes', 'config', 'commands', 'info', 'usage', 'stopReason', 'running', 'droppedKeys']) {
+  for (const k of ['plan', 'stopReason', 'running', 'droppedKeys']) {
     if (hasOwn(changes, k)) state[k] = changes[k];
+  }
+  // Session-wide objects: the keys that changed (`usage` may be new).
+  for (const k of ['modes', 'config', 'commands', 'info', 'usage']) {
+    if (!hasOwn(changes, k)) continue;
+    state[k] ??= {};
+    for (const [key, v] of Object.entries(changes[k])) setKey(state[k], key, v);
   }
   return state;
 }

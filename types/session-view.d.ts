@@ -108,12 +108,18 @@ export interface SessionViewChanges {
   compactions?: SessionViewState['compactions'];
   /** Compactions you already have: only their keys that changed. */
   compactionFields?: Record<string, Record<string, unknown>>;
+  /** The new plan, whole (a plan update replaces it). */
   plan?: SessionViewState['plan'];
-  modes?: SessionViewState['modes'];
-  config?: SessionViewState['config'];
-  commands?: SessionViewState['commands'];
-  info?: SessionViewState['info'];
-  usage?: SessionViewState['usage'];
+  /**
+   * `modes`, `config`, `commands`, `info`, `usage`: the keys that changed
+   * (assign each into yours; `usage` may be new, from `null`). A title
+   * update does not resend the rest of `info`.
+   */
+  modes?: Partial<SessionViewState['modes']>;
+  config?: Partial<SessionViewState['config']>;
+  commands?: Partial<SessionViewState['commands']>;
+  info?: Partial<SessionViewState['info']>;
+  usage?: Partial<NonNullable<SessionViewState['usage']>>;
   stopReason?: SessionViewState['stopReason'];
   running?: boolean;
   /** Agent requests no longer awaiting the host: their positions in your `pending` list (ascending). */

@@ -47,17 +47,27 @@ pub(crate) struct ChangeSet {
     pub tool_calls: BTreeSet<(u64, String)>,
     pub compactions: BTreeSet<(u64, String)>,
     pub plan: bool,
-    pub modes: bool,
-    pub config: bool,
-    pub commands: bool,
-    pub info: bool,
-    pub usage: bool,
+    pub modes: FieldChange,
+    pub config: FieldChange,
+    pub commands: FieldChange,
+    pub info: FieldChange,
+    pub usage: FieldChange,
     pub stop_reason: bool,
     pub running: bool,
     pub pending: bool,
     /// Entries from this index on are new to the host.
     pub first_new: u64,
     pub dropped_keys_seen: u64,
+}
+
+/// What changed in a session-wide object (`modes`, `config`, …): drains
+/// send those keys, not the object (which may be `max_total_bytes`).
+#[derive(Debug, Default)]
+pub(crate) struct FieldChange {
+    /// All of it: it appeared (`usage`, from null).
+    pub whole: bool,
+    /// Keys merged to a new value (bounded by its keys, `max_keys`).
+    pub keys: BTreeSet<String>,
 }
 
 /// What a new entry costs a drain's budget besides what it holds: about
@@ -549,11 +559,11 @@ impl Serialize for Drain<'_> {
         }
         // Serialized in place (each may be megabytes: no copy per drain).
         put(&mut m, c.plan, "plan", &st.plan)?;
-        put(&mut m, c.modes, "modes", &st.modes)?;
-        put(&mut m, c.config, "config", &st.config)?;
-        put(&mut m, c.commands, "commands", &st.commands)?;
-        put(&mut m, c.info, "info", &st.info)?;
-        put(&mut m, c.usage, "usage", &st.usage)?;
+        put_keys(&mut m, &c.modes, "modes", Some(&st.modes))?;
+        put_keys(&mut m, &c.config, "config", Some(&st.config))?;
+        put_keys(&mut m, &c.commands, "commands", Some(&st.commands))?;
+        put_keys(&mut m, &c.info, "info", Some(&st.info))?;
+        put_keys(&mut m, &c.usage, "usage", st.usage.as_ref())?;
         put(&mut m, c.stop_reason, "stopReason", &st.stop_reason)?;
         put(&mut m, c.running, "running", &st.running)?;
         if let Some((removed, added)) = &self.pending {
@@ -571,6 +581,28 @@ impl Serialize for Drain<'_> {
             m.serialize_entry("$more", &true)?;
         }
         m.end()
+    }
+}
+
+/// `key: {the keys of `value` that changed}` into `m`, or all of it.
+fn put_keys<M: SerializeMap>(
+    m: &mut M,
+    change: &FieldChange,
+    key: &str,
+    value: Option<&Map<String, Value>>,
+) -> Result<(), M::Error> {
+    let Some(value) = value else {
+        return Ok(());
+    };
+    if change.whole {
+        m.serialize_entry(key, value)
+    } else if !change.keys.is_empty() {
+        m.serialize_entry(
+            key,
+            &Fields(change.keys.iter().filter_map(|k| value.get_key_value(k))),
+        )
+    } else {
+        Ok(())
     }
 }
 
@@ -687,19 +719,21 @@ mod tests {
         for p in c["pendingAdded"].as_array().cloned().unwrap_or_default() {
             host["pending"].as_array_mut().unwrap().push(p);
         }
-        for k in [
-            "plan",
-            "modes",
-            "config",
-            "commands",
-            "info",
-            "usage",
-            "stopReason",
-            "running",
-            "droppedKeys",
-        ] {
+        for k in ["plan", "stopReason", "running", "droppedKeys"] {
             if let Some(v) = c.get(k) {
                 host[k] = v.clone();
+            }
+        }
+        // Session-wide objects: the keys that changed.
+        for k in ["modes", "config", "commands", "info", "usage"] {
+            let Some(changed) = c.get(k).and_then(Value::as_object) else {
+                continue;
+            };
+            if host[k].is_null() {
+                host[k] = json!({});
+            }
+            for (key, v) in changed {
+                host[k][key] = v.clone();
             }
         }
     }
@@ -910,6 +944,30 @@ mod tests {
         assert_eq!(c["toolCalls"]["u"]["title"], "new");
         assert_eq!(c["toolCallFields"]["t"].as_object().unwrap().len(), 1);
         apply(&mut host, &d);
+        assert_eq!(host, s.snapshot_value());
+    }
+
+    #[test]
+    fn a_session_object_is_sent_as_its_changed_keys() {
+        let mut s = SessionState::new("s", ViewOptions::default());
+        let mut host = s.snapshot_value();
+        let big = "t".repeat(1 << 20);
+        s.apply_update(
+            json!({"sessionUpdate": "session_info_update", "title": big, "updatedAt": "0"}),
+        );
+        s.apply_update(json!({"sessionUpdate": "usage_update", "used": 0, "size": 9, "blob": big}));
+        drain_into(&mut s, &mut host, usize::MAX);
+        for i in 1..20 {
+            s.apply_update(
+                json!({"sessionUpdate": "session_info_update", "updatedAt": i.to_string()}),
+            );
+            s.apply_update(json!({"sessionUpdate": "usage_update", "used": i, "size": 9}));
+            let d = s.drain_parts(usize::MAX).unwrap();
+            let c: Value = serde_json::from_str(&d.json).unwrap();
+            assert_eq!(c["info"], json!({"updatedAt": i.to_string()}));
+            assert_eq!(c["usage"], json!({"used": i}), "size did not change");
+            apply(&mut host, &d);
+        }
         assert_eq!(host, s.snapshot_value());
     }
 

@@ -412,7 +412,7 @@ impl SessionState {
                 if self.usage.is_none() {
                     // From null to {}: a change even if the merge adds nothing.
                     self.usage = Some(Map::new());
-                    self.changes.usage = true;
+                    self.changes.usage.whole = true;
                 }
                 self.merge_field(Field::Usage, obj, &["sessionUpdate"]);
             }
@@ -454,7 +454,7 @@ impl SessionState {
                 &mut self.changes.usage,
             ),
         };
-        *changed |= merge(
+        merge(
             into,
             obj,
             skip,
@@ -462,7 +462,7 @@ impl SessionState {
             room,
             &mut self.dropped_keys,
             bytes,
-            None,
+            Some(&mut changed.keys),
         );
     }
 
