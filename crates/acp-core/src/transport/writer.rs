@@ -7,7 +7,8 @@
 use std::future::poll_fn;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 use tokio::io::AsyncWrite;
 use tokio::process::ChildStdin;
@@ -32,6 +33,32 @@ fn lock(pipe: &Pipe) -> MutexGuard<'_, Option<ChildStdin>> {
     pipe.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Wakes the senders waiting for room ([`Outbox::send_waiting`]) when the
+/// writer has written some, or the outbox closed.
+#[derive(Default)]
+struct Room {
+    lock: Mutex<()>,
+    changed: Condvar,
+}
+
+impl Room {
+    fn notify(&self) {
+        let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.changed.notify_all();
+    }
+
+    /// Until `queued` is no longer `seen` (or a close): the check and the
+    /// wait are one step under the lock, so a write in between is not
+    /// missed. The timeout is a backstop only (a close that lands between
+    /// the offer and the check changes no count).
+    fn wait(&self, queued: &AtomicUsize, seen: usize) {
+        let held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        if queued.load(Ordering::Acquire) == seen {
+            let _ = self.changed.wait_timeout(held, Duration::from_millis(50));
+        }
+    }
+}
+
 /// Handle for sending lines to the agent. Bounded by bytes, not messages:
 /// an agent that stops reading cannot make the host buffer without limit.
 pub struct Outbox {
@@ -40,6 +67,7 @@ pub struct Outbox {
     queued: Arc<AtomicUsize>,
     limit: usize,
     pipe: Pipe,
+    room: Arc<Room>,
 }
 
 impl Outbox {
@@ -48,13 +76,23 @@ impl Outbox {
         let (tx, rx) = mpsc::unbounded_channel();
         let queued = Arc::new(AtomicUsize::new(0));
         let pipe = Arc::new(Mutex::new(Some(stdin)));
+        let room = Arc::new(Room::default());
         let outbox = Self {
             tx: Mutex::new(Some(tx)),
             queued: queued.clone(),
             limit,
             pipe: pipe.clone(),
+            room: room.clone(),
         };
-        (outbox, WriterQueue { rx, queued, pipe })
+        (
+            outbox,
+            WriterQueue {
+                rx,
+                queued,
+                pipe,
+                room,
+            },
+        )
     }
 
     /// Send one line; `line` must already end with `\n`.
@@ -71,9 +109,9 @@ impl Outbox {
     pub fn send_waiting(&self, mut line: Vec<u8>) -> Result<(), OutboxError> {
         loop {
             match self.offer(line) {
-                Err((OutboxError::Full { .. }, back)) => {
+                Err((OutboxError::Full { queued, .. }, back)) => {
                     line = back;
-                    std::thread::sleep(std::time::Duration::from_millis(2));
+                    self.room.wait(&self.queued, queued);
                 }
                 other => return other.map_err(|(e, _)| e),
             }
@@ -127,6 +165,7 @@ impl Outbox {
     /// closes the agent's stdin (EOF).
     pub fn close(&self) {
         self.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.room.notify();
     }
 
     pub fn is_closed(&self) -> bool {
@@ -166,6 +205,7 @@ pub struct WriterQueue {
     rx: mpsc::UnboundedReceiver<Rest>,
     queued: Arc<AtomicUsize>,
     pipe: Pipe,
+    room: Arc<Room>,
 }
 
 /// Write queued lines until the outbox is closed or the pipe breaks, then
@@ -213,8 +253,12 @@ pub async fn run_writer(mut queue: WriterQueue) {
             }
             break;
         }
+        queue.room.notify();
     }
     lock(&queue.pipe).take();
+    // Closed for senders (`is_closed` on their side): waiters give up.
+    queue.rx.close();
+    queue.room.notify();
 }
 
 /// Write all of `buf`, taking the pipe lock only around each attempt.
