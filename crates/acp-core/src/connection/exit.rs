@@ -1,7 +1,6 @@
 use std::process::ExitStatus;
 
 use crate::rpc::json_str;
-use crate::transport::signal_name;
 
 /// How the agent ended.
 #[derive(Debug, Clone, Default)]
@@ -66,7 +65,7 @@ impl ExitInfo {
 #[cfg(unix)]
 fn signal_of(status: &ExitStatus) -> Option<String> {
     use std::os::unix::process::ExitStatusExt;
-    status.signal().map(signal_name)
+    status.signal().map(crate::transport::signal_name)
 }
 
 #[cfg(not(unix))]

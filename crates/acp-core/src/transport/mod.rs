@@ -10,7 +10,9 @@ mod writer;
 
 pub use command::AgentCommand;
 pub use framing::{Frame, LineFramer};
-pub use process_group::{signal_group, signal_name, GroupSignal};
+#[cfg(unix)]
+pub use process_group::signal_group;
+pub use process_group::{signal_name, GroupSignal};
 pub use spawn::{spawn_agent, SpawnError, SpawnedAgent};
 pub use stderr_ring::StderrRing;
 pub use tree::{launch, Cwd, LaunchSpec, Launched, ProcessTree, StdioShape, TreeControl};

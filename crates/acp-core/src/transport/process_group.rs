@@ -24,11 +24,6 @@ pub fn signal_group(pid: u32, signal: GroupSignal) -> bool {
     unsafe { libc::kill(-(pid as libc::pid_t), sig) == 0 }
 }
 
-#[cfg(not(unix))]
-pub fn signal_group(pid: u32, _signal: GroupSignal) -> bool {
-    windows_tree::kill_tree(pid)
-}
-
 /// `SIGTERM`-style name for a signal number.
 pub fn signal_name(sig: i32) -> String {
     #[cfg(unix)]
@@ -59,77 +54,110 @@ pub fn signal_name(sig: i32) -> String {
 }
 
 #[cfg(windows)]
-pub(crate) mod windows_tree {
+pub(crate) mod windows_job {
     //! Windows has no process groups: each agent is put in a Job Object
     //! with KILL_ON_JOB_CLOSE. Terminating the job stops the whole tree, and
     //! if the host dies its handle closes and Windows kills the tree too.
-    //! (Written for Windows; this repository's CI builds it there.)
+    //! Everything goes through handles, never a pid: a handle names one
+    //! process (or job) for as long as it is open, and while a handle to
+    //! the leader is open Windows does not give its pid to another process.
 
-    use std::collections::HashMap;
-    use std::sync::Mutex;
+    use std::io;
 
-    use windows_sys::Win32::Foundation::{CloseHandle, HANDLE};
+    use windows_sys::Win32::Foundation::{
+        CloseHandle, DuplicateHandle, DUPLICATE_SAME_ACCESS, FALSE, HANDLE,
+    };
     use windows_sys::Win32::System::JobObjects::{
         AssignProcessToJobObject, CreateJobObjectW, JobObjectExtendedLimitInformation,
         SetInformationJobObject, TerminateJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
         JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
     };
+    use windows_sys::Win32::System::Threading::{GetCurrentProcess, TerminateProcess};
 
-    /// pid → job handle (as usize: raw handles are not Send).
-    static JOBS: Mutex<HashMap<u32, usize>> = Mutex::new(HashMap::new());
+    /// One agent's tree: its job (absent when Windows refused one, e.g. a
+    /// host in a job that forbids nesting) and our own handle to its leader
+    /// (tokio closes the child's handle once it has waited for it).
+    /// Handles are kept as integers: raw handles are not `Send`.
+    #[derive(Debug)]
+    pub struct Job {
+        job: Option<usize>,
+        leader: usize,
+    }
 
-    /// Put the freshly spawned process `pid` (handle `process`) in a new job.
-    pub fn adopt(pid: u32, process: HANDLE) -> bool {
-        // SAFETY: plain Win32 calls on handles we own; the info struct is
-        // zero-initialised as the API allows.
-        unsafe {
-            let job = CreateJobObjectW(std::ptr::null(), std::ptr::null());
-            if job.is_null() {
-                return false;
+    impl Job {
+        /// Take hold of the freshly spawned `process` and put it in a new
+        /// job.
+        pub fn adopt(process: HANDLE) -> io::Result<Job> {
+            let mut leader: HANDLE = std::ptr::null_mut();
+            // SAFETY: plain Win32 calls on handles we own; the info struct
+            // is zero-initialised as the API allows; each handle created
+            // here is closed once, on failure or in Drop.
+            unsafe {
+                let me = GetCurrentProcess();
+                if DuplicateHandle(
+                    me,
+                    process,
+                    me,
+                    &mut leader,
+                    0,
+                    FALSE,
+                    DUPLICATE_SAME_ACCESS,
+                ) == 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+                let job = CreateJobObjectW(std::ptr::null(), std::ptr::null());
+                if job.is_null() {
+                    return Ok(Job {
+                        job: None,
+                        leader: leader as usize,
+                    });
+                }
+                let mut info: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = std::mem::zeroed();
+                info.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+                let ok = SetInformationJobObject(
+                    job,
+                    JobObjectExtendedLimitInformation,
+                    &info as *const _ as *const core::ffi::c_void,
+                    std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
+                ) != 0
+                    && AssignProcessToJobObject(job, process) != 0;
+                if !ok {
+                    CloseHandle(job);
+                    return Ok(Job {
+                        job: None,
+                        leader: leader as usize,
+                    });
+                }
+                Ok(Job {
+                    job: Some(job as usize),
+                    leader: leader as usize,
+                })
             }
-            let mut info: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = std::mem::zeroed();
-            info.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
-            let ok = SetInformationJobObject(
-                job,
-                JobObjectExtendedLimitInformation,
-                &info as *const _ as *const core::ffi::c_void,
-                std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
-            ) != 0
-                && AssignProcessToJobObject(job, process) != 0;
-            if !ok {
-                CloseHandle(job);
-                return false;
+        }
+
+        /// Stop the tree (or, without a job, the leader alone). Harmless
+        /// once they have ended: the handles still name them.
+        pub fn terminate(&self) -> bool {
+            // SAFETY: handles owned by self, open until Drop.
+            unsafe {
+                match self.job {
+                    Some(job) => TerminateJobObject(job as HANDLE, 1) != 0,
+                    None => TerminateProcess(self.leader as HANDLE, 1) != 0,
+                }
             }
-            JOBS.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(pid, job as usize);
-            true
         }
     }
 
-    pub fn kill_tree(pid: u32) -> bool {
-        let job = JOBS.lock().unwrap_or_else(|e| e.into_inner()).remove(&pid);
-        match job {
-            // SAFETY: the handle came from CreateJobObjectW and is closed once.
-            Some(job) => unsafe {
-                let done = TerminateJobObject(job as HANDLE, 1) != 0;
-                CloseHandle(job as HANDLE);
-                done
-            },
-            None => std::process::Command::new("taskkill")
-                .args(["/PID", &pid.to_string(), "/T", "/F"])
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false),
+    impl Drop for Job {
+        fn drop(&mut self) {
+            // SAFETY: each handle was opened in adopt and is closed once.
+            unsafe {
+                if let Some(job) = self.job {
+                    CloseHandle(job as HANDLE);
+                }
+                CloseHandle(self.leader as HANDLE);
+            }
         }
-    }
-}
-
-#[cfg(not(any(unix, windows)))]
-mod windows_tree {
-    pub fn kill_tree(_pid: u32) -> bool {
-        false
     }
 }

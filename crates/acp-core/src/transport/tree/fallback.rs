@@ -3,12 +3,13 @@
 //! with `ACP_NATIVE_PROCESS_TREE=group`). There is no reaper: after a host
 //! SIGKILL, only Windows' job handle closing stops the tree.
 //!
-//! Never a signal to an id that may have been reused: the leader is not
-//! reaped until the tree is released (on Unix its exit is seen with
-//! `waitid(WNOWAIT)`, which leaves it a zombie; on Windows the process
-//! handle stays open), and nothing is signalled after the release. While
-//! the leader is unreaped its pid, which is also the group's id, cannot be
-//! handed to another process.
+//! Never a signal to an id that may have been reused. On Unix the leader
+//! is not reaped until the tree is released (its exit is seen with
+//! `waitid(WNOWAIT)`, which leaves it a zombie), and nothing is signalled
+//! after the release: while the leader is unreaped its pid, which is also
+//! the group's id, cannot be handed to another process. On Windows nothing
+//! is addressed by pid at all: the job and the leader are held by handle
+//! until both the tree and its controls are dropped.
 
 use std::io;
 use std::process::{ExitStatus, Stdio};
@@ -18,14 +19,14 @@ use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
 use super::{Cwd, LaunchSpec, Launched, StdioShape};
-use crate::transport::process_group::{signal_group, GroupSignal};
+use crate::transport::process_group::GroupSignal;
 use crate::transport::spawn::SpawnError;
 
 pub(super) struct Tree {
     pub pid: u32,
     /// Reaped in [`Tree::gone`] only, once released.
     child: Child,
-    released: Arc<watch::Sender<bool>>,
+    shared: Arc<Shared>,
     /// The leader's status, seen without reaping it (Unix).
     #[cfg(unix)]
     exit: watch::Receiver<Option<Result<ExitStatus, i32>>>,
@@ -45,7 +46,7 @@ impl Tree {
         }
     }
 
-    /// The leader's exit (its handle stays open until [`Tree::gone`]).
+    /// The leader's exit (tokio closes its handle; [`Group`] keeps one).
     #[cfg(not(unix))]
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
         self.child.wait().await
@@ -54,7 +55,7 @@ impl Tree {
     /// Once the tree is released (nothing signals it any more) and its
     /// leader has ended: reap the leader.
     pub async fn gone(&mut self) {
-        let mut released = self.released.subscribe();
+        let mut released = self.shared.released.subscribe();
         let _ = released.wait_for(|r| *r).await;
         let _ = self.child.wait().await;
     }
@@ -64,7 +65,7 @@ impl Drop for Tree {
     /// Dropped before [`Tree::gone`]: tokio reaps the leader in the
     /// background from here on, so no signal may follow.
     fn drop(&mut self) {
-        release(self.pid, &self.released);
+        self.shared.release();
     }
 }
 
@@ -73,51 +74,100 @@ impl Drop for Tree {
 #[derive(Clone)]
 pub(super) struct Control(Arc<Anchor>);
 
-/// `true` in the channel means released: the leader may be reaped, and
-/// nothing is signalled any more.
-struct Anchor {
-    pid: u32,
-    released: Arc<watch::Sender<bool>>,
-}
+struct Anchor(Arc<Shared>);
 
 impl Drop for Anchor {
     fn drop(&mut self) {
-        release(self.pid, &self.released);
+        self.0.release();
     }
 }
 
 impl Control {
     pub fn terminate(&self) {
-        self.signal(GroupSignal::Terminate);
+        self.shared().signal(GroupSignal::Terminate);
     }
     pub fn kill(&self) {
-        self.signal(GroupSignal::Kill);
+        self.shared().signal(GroupSignal::Kill);
     }
     pub fn release(&self) {
-        release(self.0.pid, &self.0.released);
+        self.shared().release();
     }
+    fn shared(&self) -> &Shared {
+        &(self.0).0
+    }
+}
 
+/// What the tree and its controls share.
+struct Shared {
+    group: Group,
+    /// `true` means released: the leader may be reaped, and nothing is
+    /// signalled any more.
+    released: watch::Sender<bool>,
+}
+
+impl Shared {
     /// Under the channel's lock, so the leader cannot be reaped meanwhile.
     fn signal(&self, signal: GroupSignal) {
-        self.0.released.send_if_modified(|released| {
+        self.released.send_if_modified(|released| {
             if !*released {
-                signal_group(self.0.pid, signal);
+                self.group.signal(signal);
             }
             false
         });
     }
+
+    /// Kill the group unless released, and mark it released.
+    fn release(&self) {
+        self.released.send_if_modified(|released| {
+            if *released {
+                return false;
+            }
+            self.group.signal(GroupSignal::Kill);
+            *released = true;
+            true
+        });
+    }
 }
 
-/// SIGKILL the group unless released, and mark it released.
-fn release(pid: u32, released: &watch::Sender<bool>) {
-    released.send_if_modified(|released| {
-        if *released {
-            return false;
+/// What a signal reaches: the process group the leader leads (Unix), or
+/// its job (Windows).
+struct Group {
+    #[cfg(unix)]
+    pid: u32,
+    #[cfg(windows)]
+    job: Option<crate::transport::process_group::windows_job::Job>,
+}
+
+impl Group {
+    #[cfg(unix)]
+    fn of(child: &Child, pid: u32) -> Group {
+        let _ = child;
+        Group { pid }
+    }
+
+    #[cfg(windows)]
+    fn of(child: &Child, _pid: u32) -> Group {
+        use crate::transport::process_group::windows_job::Job;
+        let job = child.raw_handle().and_then(|h| Job::adopt(h as _).ok());
+        Group { job }
+    }
+
+    #[cfg(not(any(unix, windows)))]
+    fn of(_child: &Child, _pid: u32) -> Group {
+        Group {}
+    }
+
+    fn signal(&self, signal: GroupSignal) {
+        #[cfg(unix)]
+        crate::transport::process_group::signal_group(self.pid, signal);
+        #[cfg(windows)]
+        if let Some(job) = &self.job {
+            let _ = signal; // no graceful stop for a job: both terminate
+            job.terminate();
         }
-        signal_group(pid, GroupSignal::Kill);
-        *released = true;
-        true
-    });
+        #[cfg(not(any(unix, windows)))]
+        let _ = signal;
+    }
 }
 
 /// A thread per process waits for its exit without reaping it (no async
@@ -139,6 +189,8 @@ fn watch_exit(pid: u32) -> io::Result<watch::Receiver<Option<Result<ExitStatus, 
 #[cfg(unix)]
 fn wait_unreaped(pid: u32) -> io::Result<ExitStatus> {
     use std::os::unix::process::ExitStatusExt;
+    // Backs off while the leader is reported stopped: 1 s at most.
+    let mut pause = std::time::Duration::from_millis(50);
     loop {
         // SAFETY: a zeroed siginfo_t is valid; waitid fills it.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -171,7 +223,8 @@ fn wait_unreaped(pid: u32) -> io::Result<ExitStatus> {
             libc::CLD_DUMPED => (status & 0x7f) | 0x80,
             // A stop reported despite WEXITED (seen on macOS): not an end.
             _ => {
-                std::thread::sleep(std::time::Duration::from_millis(50));
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_secs(1));
                 continue;
             }
         };
@@ -229,13 +282,10 @@ pub(super) fn launch(spec: &LaunchSpec<'_>) -> Result<Launched, SpawnError> {
     };
     let mut child = cmd.spawn().map_err(fail)?;
     let pid = child.id().unwrap_or_default();
-    #[cfg(windows)]
-    if let Some(handle) = child.raw_handle() {
-        crate::transport::process_group::windows_tree::adopt(pid, handle as _);
-    }
+    let group = Group::of(&child, pid);
     // Not started after all: the group goes (its leader is not reaped yet).
     let abandon = |e: io::Error| {
-        signal_group(pid, GroupSignal::Kill);
+        group.signal(GroupSignal::Kill);
         Err(fail(e))
     };
     let stdin = child.stdin.take();
@@ -246,24 +296,24 @@ pub(super) fn launch(spec: &LaunchSpec<'_>) -> Result<Launched, SpawnError> {
     if spec.stdio == StdioShape::Agent && (stdin.is_none() || stderr.is_none()) {
         return abandon(io::Error::other("stdio pipes were not created"));
     }
-    let released = Arc::new(watch::Sender::new(false));
     #[cfg(unix)]
     let exit = match watch_exit(pid) {
         Ok(exit) => exit,
         Err(e) => return abandon(e),
     };
+    let shared = Arc::new(Shared {
+        group,
+        released: watch::Sender::new(false),
+    });
     Ok(Launched {
         tree: super::ProcessTree(super::TreeImpl::Group(Tree {
             pid,
             child,
-            released: released.clone(),
+            shared: shared.clone(),
             #[cfg(unix)]
             exit,
         })),
-        control: super::TreeControl(super::ControlImpl::Group(Control(Arc::new(Anchor {
-            pid,
-            released,
-        })))),
+        control: super::TreeControl(super::ControlImpl::Group(Control(Arc::new(Anchor(shared))))),
         stdin,
         stdout,
         stderr,
