@@ -37,25 +37,30 @@ fn lock(pipe: &Pipe) -> MutexGuard<'_, Option<ChildStdin>> {
 /// writer has written some, or the outbox closed.
 #[derive(Default)]
 struct Room {
-    lock: Mutex<()>,
+    /// Bumped on each write and on close: a waiter that read it before its
+    /// offer sleeps only while nothing has happened since.
+    generation: Mutex<u64>,
     changed: Condvar,
 }
 
 impl Room {
     fn notify(&self) {
-        let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut generation = self.generation.lock().unwrap_or_else(|e| e.into_inner());
+        *generation = generation.wrapping_add(1);
         self.changed.notify_all();
     }
 
-    /// Until `queued` is no longer `seen` (or a close): the check and the
-    /// wait are one step under the lock, so a write in between is not
-    /// missed. The timeout is a backstop only (a close that lands between
-    /// the offer and the check changes no count).
-    fn wait(&self, queued: &AtomicUsize, seen: usize) {
-        let held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        if queued.load(Ordering::Acquire) == seen {
-            let _ = self.changed.wait_timeout(held, Duration::from_millis(50));
-        }
+    fn generation(&self) -> u64 {
+        *self.generation.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Until something happened after `seen` was read. The timeout is a
+    /// backstop only.
+    fn wait(&self, seen: u64) {
+        let held = self.generation.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = self
+            .changed
+            .wait_timeout_while(held, Duration::from_secs(1), |now| *now == seen);
     }
 }
 
@@ -108,10 +113,12 @@ impl Outbox {
     /// line.
     pub fn send_waiting(&self, mut line: Vec<u8>) -> Result<(), OutboxError> {
         loop {
+            // Read before the offer: a write or close after it wakes us.
+            let seen = self.room.generation();
             match self.offer(line) {
-                Err((OutboxError::Full { queued, .. }, back)) => {
+                Err((OutboxError::Full { .. }, back)) => {
                     line = back;
-                    self.room.wait(&self.queued, queued);
+                    self.room.wait(seen);
                 }
                 other => return other.map_err(|(e, _)| e),
             }

@@ -1,6 +1,6 @@
 //! What changed since the host last drained a view, coalesced: many chunks
 //! appended to one message become one `appended` text, many updates of one
-//! tool call one `toolCalls` value. Applying a drain to the state the host
+//! tool call one set of `toolCallFields` keys. Applying a drain to the state the host
 //! had gives the current state (`applyChanges` in `lib/session-fold.js`;
 //! a property test checks it).
 //!
@@ -19,8 +19,12 @@
 //!   came (appended, in order): an agent adding and cancelling requests
 //!   would otherwise have the whole list (up to the connection's 32 MiB of
 //!   waiting requests) sent, and parsed, once a frame;
-//! - `plan`, `modes`, `config`, `commands`, `info`, `usage`, `stopReason`,
-//!   `running`, `droppedKeys`: the new value.
+//! - `modes`, `config`, `commands`, `info`: the keys that changed (the
+//!   host assigns them); `usage` too, whole when it first appears;
+//! - `plan`, `stopReason`, `running`, `droppedKeys`: the new value.
+//!
+//! Deltas apply once, in order, to a copy taken from `snapshot()` when the
+//! view opened or right after a drain.
 
 use std::collections::BTreeSet;
 

@@ -127,9 +127,10 @@ impl ProcessTree {
         }
     }
 
-    /// Resolves when nothing of the tree is left to clean up after a
-    /// [`TreeControl::release`] (on Linux: the reaper killed the rest
-    /// and was reaped).
+    /// Resolves once the tree is released ([`TreeControl::release`], or
+    /// the last control dropped) and its leader reaped: on Linux the
+    /// reaper killed the rest and was reaped; in group mode the group was
+    /// killed and the leader, kept a zombie until then, reaped.
     pub async fn gone(&mut self) {
         match &mut self.0 {
             #[cfg(target_os = "linux")]
