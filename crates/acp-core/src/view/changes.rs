@@ -199,9 +199,10 @@ impl SessionState {
                     entry.extra_changed.clear();
                 }
             }
-            for &(index, seen) in &carried {
-                if let Some(entry) = self.entries.get_mut((index - first) as usize) {
-                    entry.seen_text = seen;
+            for seen in &carried {
+                if let Some(entry) = self.entries.get_mut((seen.index - first) as usize) {
+                    entry.seen_blocks = seen.blocks;
+                    entry.seen_text = seen.text;
                 }
             }
         }
@@ -309,7 +310,11 @@ impl SessionState {
                 let taken = last_text(entry).map(|text| {
                     let n = cut(text, budget, !moved);
                     if n < text.len() {
-                        picked.carried.push((index, n));
+                        picked.carried.push(Seen {
+                            index,
+                            blocks: entry.content.len(),
+                            text: n,
+                        });
                         picked.left.insert(index);
                     }
                     n
@@ -332,40 +337,47 @@ impl SessionState {
                 .then_some((entry.dropped_bytes, entry.dropped_blocks));
             let mut grown = Grown {
                 index,
-                text: grown_text,
-                blocks,
+                text: "",
+                blocks: &[],
                 extra: (!entry.extra_changed.is_empty()).then_some(entry),
                 dropped,
             };
-            if blocks.is_empty() && grown.extra.is_none() {
-                // Text only: cut to the budget, the rest carried.
-                let n = cut(grown_text, budget, !moved);
-                if n < grown_text.len() {
-                    picked.carried.push((index, entry.seen_text + n));
-                    picked.left.insert(index);
-                }
-                grown.text = &grown_text[..n];
-                if n > 0 || dropped.is_some() {
-                    budget = budget.saturating_sub(n);
-                    moved = true;
-                    picked.changes.push(EntryChange::Appended(grown));
-                }
-                continue;
-            }
-            let cost = grown_text.len()
-                + blocks.iter().map(size::value).sum::<usize>()
-                + grown
-                    .extra
-                    .map_or(0, |e| changed_bytes(&e.extra, &e.extra_changed));
-            if moved && cost > budget {
+            // The changed `extra` keys, whole or not at all.
+            let extra_cost = grown
+                .extra
+                .map_or(0, |e| changed_bytes(&e.extra, &e.extra_changed));
+            if moved && extra_cost > budget {
                 // All of it, next time.
                 picked.left.insert(index);
                 picked.deferred.insert(index);
                 continue;
             }
-            budget = budget.saturating_sub(cost);
-            moved = true;
-            picked.changes.push(EntryChange::Appended(grown));
+            budget = budget.saturating_sub(extra_cost);
+            moved |= grown.extra.is_some();
+            // Then the text, cut to the budget; the new blocks only once
+            // it is all through (they come after it), and if they fit.
+            let n = cut(grown_text, budget, !moved);
+            grown.text = &grown_text[..n];
+            budget = budget.saturating_sub(n);
+            moved |= n > 0;
+            let blocks_cost = blocks.iter().map(size::value).sum::<usize>();
+            if n == grown_text.len() && (!moved || blocks_cost <= budget) {
+                grown.blocks = blocks;
+                budget = budget.saturating_sub(blocks_cost);
+                moved |= !blocks.is_empty();
+            } else {
+                picked.carried.push(Seen {
+                    index,
+                    blocks: entry.seen_blocks,
+                    text: entry.seen_text + n,
+                });
+                picked.left.insert(index);
+            }
+            let sends = !grown.text.is_empty() || !grown.blocks.is_empty();
+            if sends || grown.extra.is_some() || dropped.is_some() {
+                moved = true;
+                picked.changes.push(EntryChange::Appended(grown));
+            }
         }
         // Changed tool calls and compactions: whole when new to the host,
         // else their changed keys. One whose entry was
@@ -422,8 +434,9 @@ fn changed_bytes(fields: &Map<String, Value>, changed: &BTreeSet<String>) -> usi
 /// What one drain carries ([`SessionState::entry_changes`]).
 struct DrainPlan<'a> {
     changes: Vec<EntryChange<'a>>,
-    /// Entries whose text was cut, and the text the host has of each.
-    carried: Vec<(u64, usize)>,
+    /// Entries whose text was cut (or new blocks put off): what the host
+    /// has of each.
+    carried: Vec<Seen>,
     /// Entries before `first_deferred_new` with something left for the
     /// next drain.
     left: BTreeSet<u64>,
@@ -436,6 +449,14 @@ struct DrainPlan<'a> {
     /// The tool calls and compactions sent: their entry's index and id
     /// (the others stay in the change set for the next drain).
     keyed: [Vec<(u64, &'a str)>; 2],
+}
+
+/// How much of an entry the host has: its first `blocks` blocks, `text`
+/// bytes of the last of them.
+struct Seen {
+    index: u64,
+    blocks: usize,
+    text: usize,
 }
 
 struct Drain<'a> {
@@ -1131,6 +1152,39 @@ mod tests {
         assert_eq!(c["appended"][0]["extra"], json!({"note": 99}));
         apply(&mut host, &d);
         assert_eq!(host, s.snapshot_value());
+    }
+
+    #[test]
+    fn text_gained_with_new_extra_and_blocks_is_still_cut_to_the_budget() {
+        // Between two drains an entry the host has gains 1 MiB of text,
+        // a changed `_meta` and an image block after the text: the text
+        // goes out a budget at a time, the block only after it.
+        let mut s = SessionState::new("s", ViewOptions::default());
+        let mut host = s.snapshot_value();
+        s.apply_update_json(Some(&chunk("start ")));
+        drain_into(&mut s, &mut host, usize::MAX);
+        s.apply_update(
+            json!({"sessionUpdate": "agent_message_chunk", "_meta": {"k": 1},
+            "content": {"type": "text", "text": "é".repeat(1 << 19)}}),
+        );
+        s.apply_update(json!({"sessionUpdate": "agent_message_chunk",
+            "content": {"type": "image", "data": "AAAA", "mimeType": "image/png"}}));
+        let cap = 16 * 1024;
+        let mut drains = 0;
+        let mut block_seen_at = None;
+        while let Some(d) = s.drain_parts(cap) {
+            let text: usize = d.texts.iter().map(String::len).sum();
+            assert!(text <= cap, "{text} bytes of text in one drain");
+            assert!(d.json.len() < 300, "{}", d.json);
+            if d.json.contains("image/png") {
+                block_seen_at = Some(drains);
+            }
+            apply(&mut host, &d);
+            drains += 1;
+        }
+        assert_eq!(host, s.snapshot_value());
+        assert!(drains >= (1 << 20) / cap, "{drains} drains");
+        assert_eq!(block_seen_at, Some(drains - 1), "the block comes last");
     }
 
     /// Drains of at most `cap` bytes of text, texts apart: rebuild each
