@@ -74,6 +74,11 @@ function setKey(o, k, v) {
   else o[k] = v;
 }
 
+/** Every own key of `from` into `into` (`from` absent: nothing). */
+function assignKeys(into, from) {
+  for (const [k, v] of Object.entries(from ?? {})) setKey(into, k, v);
+}
+
 /** `{type:"text",text}` and nothing else. */
 function textOnly(block) {
   if (!isObject(block) || block.type !== 'text' || typeof block.text !== 'string') return undefined;
@@ -495,25 +500,20 @@ function applyChanges(state, changes) {
     // then new blocks, then the `extra` keys that changed.
     if (a.text !== '') entry.content[entry.content.length - 1].text += a.text;
     if (a.blocks !== undefined) entry.content.push(...a.blocks);
-    if (a.extra !== undefined) {
-      entry.extra ??= {};
-      for (const [k, v] of Object.entries(a.extra)) setKey(entry.extra, k, v);
-    }
+    if (a.extra !== undefined) assignKeys((entry.extra ??= {}), a.extra);
     // A chunk refused by a limit: the entry's new drop counters.
     if (hasOwn(a, 'droppedBytes')) entry.droppedBytes = a.droppedBytes;
     if (hasOwn(a, 'droppedBlocks')) entry.droppedBlocks = a.droppedBlocks;
   }
   for (const e of changes.newEntries ?? []) state.entries.push(e);
-  for (const [k, v] of Object.entries(changes.toolCalls ?? {})) setKey(state.toolCalls, k, v);
-  for (const [k, v] of Object.entries(changes.compactions ?? {})) setKey(state.compactions, k, v);
+  assignKeys(state.toolCalls, changes.toolCalls);
+  assignKeys(state.compactions, changes.compactions);
   // Ones the host has: just their keys that changed.
   for (const [map, fields] of [
     [state.toolCalls, changes.toolCallFields],
     [state.compactions, changes.compactionFields],
   ]) {
-    for (const [id, changed] of Object.entries(fields ?? {})) {
-      for (const [k, v] of Object.entries(changed)) setKey(map[id], k, v);
-    }
+    for (const [id, changed] of Object.entries(fields ?? {})) assignKeys(map[id], changed);
   }
   // Pending agent requests: positions gone (ascending), then the new ones.
   if (changes.pendingRemoved !== undefined) {
@@ -526,9 +526,7 @@ function applyChanges(state, changes) {
   }
   // Session-wide objects: the keys that changed (`usage` may be new).
   for (const k of ['modes', 'config', 'commands', 'info', 'usage']) {
-    if (!hasOwn(changes, k)) continue;
-    state[k] ??= {};
-    for (const [key, v] of Object.entries(changes[k])) setKey(state[k], key, v);
+    if (hasOwn(changes, k)) assignKeys((state[k] ??= {}), changes[k]);
   }
   return state;
 }

@@ -273,8 +273,8 @@ impl Room {
 /// (all its keys are counted in `dropped`). True when `into` changed: a
 /// key added, or a value replaced by a different one (the drain sends what
 /// changed, so an update that changes nothing must not make it resend a
-/// tool call or an entry of megabytes). `changed_keys`, when given,
-/// gets the keys added or replaced.
+/// tool call or an entry of megabytes). `changed_keys` gets the keys
+/// added or replaced.
 #[allow(clippy::too_many_arguments)]
 fn merge(
     into: &mut Map<String, Value>,
@@ -284,7 +284,7 @@ fn merge(
     room: Room,
     dropped: &mut u64,
     bytes: &mut usize,
-    mut changed_keys: Option<&mut BTreeSet<String>>,
+    changed_keys: &mut BTreeSet<String>,
 ) -> bool {
     let wanted = |k: &String, v: &Value| !skip.contains(&k.as_str()) && (keep_null || !v.is_null());
     let new = from
@@ -332,9 +332,7 @@ fn merge(
         };
         if replaced {
             changed = true;
-            if let Some(keys) = changed_keys.as_deref_mut() {
-                keys.insert(k);
-            }
+            changed_keys.insert(k);
         }
     }
     changed
@@ -462,7 +460,7 @@ impl SessionState {
             room,
             &mut self.dropped_keys,
             bytes,
-            Some(&mut changed.keys),
+            &mut changed.keys,
         );
     }
 
@@ -579,7 +577,7 @@ impl SessionState {
             room,
             &mut dropped,
             &mut entry.other_bytes,
-            Some(&mut entry.extra_changed),
+            &mut entry.extra_changed,
         );
         append_block(entry, content, &options);
         let (index, after) = (entry.index, entry.bytes());
@@ -621,7 +619,7 @@ impl SessionState {
             room,
             &mut dropped,
             &mut entry.other_bytes,
-            Some(&mut target.changed),
+            &mut target.changed,
         );
         let after = entry.other_bytes;
         // A new one is sent even when the update added nothing to its id.
@@ -694,7 +692,7 @@ impl SessionState {
             room,
             &mut dropped,
             &mut entry.other_bytes,
-            Some(&mut entry.extra_changed),
+            &mut entry.extra_changed,
         );
         append_block(entry, content, &options);
         let after = entry.bytes();
