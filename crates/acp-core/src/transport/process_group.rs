@@ -62,8 +62,6 @@ pub(crate) mod windows_job {
     //! process (or job) for as long as it is open, and while a handle to
     //! the leader is open Windows does not give its pid to another process.
 
-    use std::io;
-
     use windows_sys::Win32::Foundation::{
         CloseHandle, DuplicateHandle, DUPLICATE_SAME_ACCESS, FALSE, HANDLE,
     };
@@ -81,58 +79,16 @@ pub(crate) mod windows_job {
     #[derive(Debug)]
     pub struct Job {
         job: Option<usize>,
-        leader: usize,
+        leader: Option<usize>,
     }
 
     impl Job {
         /// Take hold of the freshly spawned `process` and put it in a new
         /// job.
-        pub fn adopt(process: HANDLE) -> io::Result<Job> {
-            let mut leader: HANDLE = std::ptr::null_mut();
-            // SAFETY: plain Win32 calls on handles we own; the info struct
-            // is zero-initialised as the API allows; each handle created
-            // here is closed once, on failure or in Drop.
-            unsafe {
-                let me = GetCurrentProcess();
-                if DuplicateHandle(
-                    me,
-                    process,
-                    me,
-                    &mut leader,
-                    0,
-                    FALSE,
-                    DUPLICATE_SAME_ACCESS,
-                ) == 0
-                {
-                    return Err(io::Error::last_os_error());
-                }
-                let job = CreateJobObjectW(std::ptr::null(), std::ptr::null());
-                if job.is_null() {
-                    return Ok(Job {
-                        job: None,
-                        leader: leader as usize,
-                    });
-                }
-                let mut info: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = std::mem::zeroed();
-                info.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
-                let ok = SetInformationJobObject(
-                    job,
-                    JobObjectExtendedLimitInformation,
-                    &info as *const _ as *const core::ffi::c_void,
-                    std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
-                ) != 0
-                    && AssignProcessToJobObject(job, process) != 0;
-                if !ok {
-                    CloseHandle(job);
-                    return Ok(Job {
-                        job: None,
-                        leader: leader as usize,
-                    });
-                }
-                Ok(Job {
-                    job: Some(job as usize),
-                    leader: leader as usize,
-                })
+        pub fn adopt(process: HANDLE) -> Job {
+            Job {
+                leader: duplicate(process),
+                job: new_job(process),
             }
         }
 
@@ -141,11 +97,59 @@ pub(crate) mod windows_job {
         pub fn terminate(&self) -> bool {
             // SAFETY: handles owned by self, open until Drop.
             unsafe {
-                match self.job {
-                    Some(job) => TerminateJobObject(job as HANDLE, 1) != 0,
-                    None => TerminateProcess(self.leader as HANDLE, 1) != 0,
+                match (self.job, self.leader) {
+                    (Some(job), _) => TerminateJobObject(job as HANDLE, 1) != 0,
+                    (None, Some(leader)) => TerminateProcess(leader as HANDLE, 1) != 0,
+                    (None, None) => false,
                 }
             }
+        }
+    }
+
+    /// Our own handle to `process`, kept until the tree is dropped.
+    fn duplicate(process: HANDLE) -> Option<usize> {
+        let mut leader: HANDLE = std::ptr::null_mut();
+        // SAFETY: duplicating a handle we own into our own process, into a
+        // live out-pointer.
+        let ok = unsafe {
+            let me = GetCurrentProcess();
+            DuplicateHandle(
+                me,
+                process,
+                me,
+                &mut leader,
+                0,
+                FALSE,
+                DUPLICATE_SAME_ACCESS,
+            )
+        };
+        (ok != 0).then_some(leader as usize)
+    }
+
+    /// A kill-on-close job holding `process`, if Windows allows one.
+    fn new_job(process: HANDLE) -> Option<usize> {
+        // SAFETY: plain Win32 calls on handles we own; the info struct is
+        // zero-initialised as the API allows; the job is closed on failure
+        // or in Drop.
+        unsafe {
+            let job = CreateJobObjectW(std::ptr::null(), std::ptr::null());
+            if job.is_null() {
+                return None;
+            }
+            let mut info: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = std::mem::zeroed();
+            info.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+            let ok = SetInformationJobObject(
+                job,
+                JobObjectExtendedLimitInformation,
+                &info as *const _ as *const core::ffi::c_void,
+                std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
+            ) != 0
+                && AssignProcessToJobObject(job, process) != 0;
+            if !ok {
+                CloseHandle(job);
+                return None;
+            }
+            Some(job as usize)
         }
     }
 
@@ -153,10 +157,9 @@ pub(crate) mod windows_job {
         fn drop(&mut self) {
             // SAFETY: each handle was opened in adopt and is closed once.
             unsafe {
-                if let Some(job) = self.job {
-                    CloseHandle(job as HANDLE);
+                for handle in [self.job, self.leader].into_iter().flatten() {
+                    CloseHandle(handle as HANDLE);
                 }
-                CloseHandle(self.leader as HANDLE);
             }
         }
     }

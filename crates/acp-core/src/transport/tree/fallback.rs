@@ -148,7 +148,7 @@ impl Group {
     #[cfg(windows)]
     fn of(child: &Child, _pid: u32) -> Group {
         use crate::transport::process_group::windows_job::Job;
-        let job = child.raw_handle().and_then(|h| Job::adopt(h as _).ok());
+        let job = child.raw_handle().map(|h| Job::adopt(h as _));
         Group { job }
     }
 
