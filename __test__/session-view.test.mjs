@@ -190,6 +190,35 @@ test('changes are coalesced: a 5,000-chunk burst is a handful of change events, 
   assert.ok(text.endsWith('b4999'));
 });
 
+test('chunks and a request in one write: the request is traced after every chunk, and finds them in the view', async (t) => {
+  // The reader folds and traces a read's text chunks together: anything
+  // else in the read must still come after the chunks before it.
+  let textAtRequest;
+  const client = await connect(t, {
+    handlers: {
+      '_x/after': () => {
+        textAtRequest = view.snapshot().entries[0].content[0].text;
+        return { ok: true };
+      },
+    },
+  });
+  const { sessionId } = await client.newSession();
+  const view = client.session(sessionId, { intervalMs: 1000 });
+  await client.prompt({ sessionId, prompt: 'burst:500:_x/after' });
+  const all = Array.from({ length: 500 }, (_, i) => `b${i}`).join('');
+  assert.equal(textAtRequest, all);
+  const received = client.history().filter((r) => r.direction === 'receive');
+  const at = received.findIndex((r) => r.method === '_x/after');
+  const chunks = received.slice(0, at).filter((r) => r.payload.includes('"agent_message_chunk"'));
+  assert.equal(chunks.length, 500, 'every chunk is in the history before the request');
+  assert.ok(chunks.at(-1).payload.includes('"b499"'));
+  const seqs = client.history().map((r) => r.seq);
+  assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b), 'the history is in seq order');
+  assert.equal(new Set(seqs).size, seqs.length);
+  view.flush();
+  assert.match(view.snapshot().entries[0].content[0].text, /b499burst=\{.*"result":\{"ok":true\}\}$/);
+});
+
 test('a change listener that throws does not take the change from the listeners after it', async (t) => {
   const client = await connect(t);
   const errors = [];

@@ -47,9 +47,10 @@ const textChunk = (kind, text) => ({ sessionUpdate: kind, content: { type: 'text
 
 let nextRequest = 1;
 const waiting = new Map(); // our request id → resolve
-function ask(method, params) {
+/** Send request METHOD (after the text `before`, in the same write). */
+function ask(method, params, before = '') {
   const id = stringIds ? `srv_${(nextRequest++).toString(16).padStart(16, '0')}` : nextRequest++;
-  send({ jsonrpc: '2.0', id, method, params });
+  process.stdout.write(before + JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
   return new Promise((resolve) => waiting.set(JSON.stringify(id), resolve));
 }
 
@@ -177,11 +178,14 @@ async function runScript(id, params) {
         break;
       case 'burst': {
         // One write: the whole burst lands in the pipe at once, right
-        // before the response.
+        // before the response (or before request METHOD, if named).
+        const [count, method] = arg.split(':');
         const one = (i) => JSON.stringify(update(sessionId, textChunk('agent_message_chunk', `b${i}`)));
         const lines = [];
-        for (let i = 0; i < Number(arg); i++) lines.push(one(i));
-        process.stdout.write(lines.join('\n') + '\n');
+        for (let i = 0; i < Number(count); i++) lines.push(one(i));
+        const burst = lines.join('\n') + '\n';
+        if (!method) process.stdout.write(burst);
+        else send(update(sessionId, textChunk('agent_message_chunk', `burst=${JSON.stringify(await ask(method, { sessionId }, burst))}`)));
         break;
       }
       case 'big':

@@ -12,6 +12,7 @@ mod reader;
 mod shared;
 mod stderr;
 mod supervisor;
+mod text_run;
 mod trace;
 mod views;
 

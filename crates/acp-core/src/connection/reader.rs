@@ -14,6 +14,7 @@ use tokio::process::ChildStdout;
 use super::builtin_route;
 use super::event::{Event, Line};
 use super::shared::Shared;
+use super::text_run::TextRun;
 use super::trace::{Direction, Kind, WireMeta};
 use crate::acp::{self, methods};
 use crate::rpc::json_str;
@@ -35,7 +36,7 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
     let mut buf = vec![0u8; READ_CHUNK];
     let mut ready: Vec<Event> = Vec::with_capacity(256);
     let mut failed = None;
-    let mut shape = view::Shape::default();
+    let mut run = TextRun::default();
     loop {
         let n = match stdout.read(&mut buf).await {
             Ok(0) => break,
@@ -48,8 +49,9 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
         // One clock read per chunk: its lines arrived together.
         let at = Instant::now();
         framer.push(&buf[..n], |frame| {
-            on_frame(&shared, frame, at, &mut shape, &mut ready)
+            on_frame(&shared, frame, at, &mut run, &mut ready)
         });
+        run.flush(&shared, &mut ready);
         for event in ready.drain(..) {
             if !queue(&shared, event).await {
                 return;
@@ -61,7 +63,8 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
         tokio::task::yield_now().await;
     }
     let at = Instant::now();
-    framer.finish(|frame| on_frame(&shared, frame, at, &mut shape, &mut ready));
+    framer.finish(|frame| on_frame(&shared, frame, at, &mut run, &mut ready));
+    run.flush(&shared, &mut ready);
     ready.extend(failed);
     for event in ready.drain(..) {
         queue(&shared, event).await;
@@ -99,18 +102,19 @@ pub(super) fn read_error(shared: &Shared, stream: &str, e: &std::io::Error) -> E
     }
 }
 
-/// One frame; `at`: when the chunk it ended in was read; `shape`: the
-/// view's line scanner's memory.
+/// One frame; `at`: when the chunk it ended in was read; `run`: the text
+/// chunks of this read so far.
 fn on_frame(
     shared: &Arc<Shared>,
     frame: Frame<'_>,
     at: Instant,
-    shape: &mut view::Shape,
+    run: &mut TextRun,
     out: &mut Vec<Event>,
 ) {
     let line = match frame {
         Frame::Line(line) => line,
         Frame::Oversized { bytes } => {
+            run.flush(shared, out);
             out.push(protocol_error(
                 shared,
                 "oversized",
@@ -136,6 +140,7 @@ fn on_frame(
     let text = match checked {
         Ok(text) => text,
         Err(e) => {
+            run.flush(shared, out);
             let lossy = String::from_utf8_lossy(line);
             trace(shared, received(at, Kind::Invalid, None, None), &lossy, out);
             out.push(protocol_error(
@@ -148,28 +153,15 @@ fn on_frame(
         }
     };
     if shared.views.any() {
-        if let Some(chunk) = view::scan_text_line(text, shape) {
+        if let Some(chunk) = view::scan_text_line(text, &mut run.shape) {
             // The hot path of a view: a text chunk read in one pass, and
             // exactly what the general path below does with it.
-            trace(
-                shared,
-                received(at, Kind::Notification, Some(chunk.method), None),
-                text,
-                out,
-            );
-            let folded = shared.views.on_text(&chunk);
-            out.extend(folded.signal);
-            if folded.forward {
-                out.push(Event::notification(
-                    text,
-                    ascii,
-                    chunk.method,
-                    Some(chunk.params),
-                ));
-            }
+            run.take(shared, &chunk, text, ascii, at, out);
             return;
         }
     }
+    // Anything else is traced and folded after the chunks before it.
+    run.flush(shared, out);
     match rpc::classify(text.as_bytes()) {
         Inbound::Blank => {}
         Inbound::Notification { method, params } => {

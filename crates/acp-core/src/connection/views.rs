@@ -25,7 +25,7 @@ use super::event::Event;
 use super::handle::Connection;
 use super::reader::session_id_of;
 use crate::acp::methods;
-use crate::view::{Drained, SessionState, TextLine, ViewOptions};
+use crate::view::{Drained, EntryKind, SessionState, ViewOptions};
 
 /// Our requests whose answers a view folds, at most (the oldest is
 /// forgotten first: its answer is then not folded).
@@ -143,11 +143,34 @@ impl Views {
         }
     }
 
-    /// A plain-text chunk notification, read by the line scanner.
-    pub fn on_text(&self, line: &TextLine<'_>) -> Folded {
-        self.fold(&line.session_id, |state| {
-            state.text_chunk(line.kind, line.message_id.as_deref(), &line.text)
-        })
+    /// The view of `session`, if one is open: its id and whether it
+    /// forwards the session's updates too.
+    pub fn target(&self, session: &str) -> Option<(u32, bool)> {
+        let mut inner = self.lock();
+        let id = inner.view_of(session)?;
+        Some((id, inner.views.get(&id)?.forward))
+    }
+
+    /// Fold plain-text chunks, all of one session, entry kind and message
+    /// id, into view `id` (gone: closed since, and they with it), exactly
+    /// as one by one: chunk `i` is `text[ends[i - 1]..ends[i]]`. Returns
+    /// the change item, if one is due.
+    pub fn on_texts(
+        &self,
+        id: u32,
+        kind: EntryKind,
+        message_id: Option<&str>,
+        text: &str,
+        ends: &[usize],
+    ) -> Option<Event> {
+        let mut inner = self.lock();
+        let state = &mut inner.views.get_mut(&id)?.state;
+        let mut start = 0;
+        for &end in ends {
+            state.text_chunk(kind, message_id, &text[start..end]);
+            start = end;
+        }
+        inner.signal(id)
     }
 
     /// A `session/update` notification's params (JSON text).

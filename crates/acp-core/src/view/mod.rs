@@ -25,4 +25,5 @@ pub use changes::Drained;
 pub(crate) use fast::TextParams;
 pub use replay::fold_recording;
 pub(crate) use scan::{scan_text_line, Shape, TextLine};
+pub(crate) use state::EntryKind;
 pub use state::{SessionState, ViewOptions};

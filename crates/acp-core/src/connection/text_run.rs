@@ -1,0 +1,132 @@
+//! The plain-text chunk lines of one read, handled together: a streaming
+//! agent sends them by the hundred per read, and per line the locks and
+//! lookups cost more than the work (a fifth of the reader's time went to
+//! the history's lock and counters alone). Their trace records go into
+//! the history under one lock, and consecutive chunks of one message fold
+//! into its view under one lock, each chunk still folded on its own.
+//!
+//! What keeps the order: the reader flushes the run before it handles any
+//! other line and at the end of every read, so a response or a request is
+//! traced and folded after every chunk the agent sent before it. Only
+//! text chunks wait here, and handling them never sends anything.
+
+use std::time::Instant;
+
+use super::event::Event;
+use super::shared::Shared;
+use super::trace::{Direction, Kind, TraceBatch, WireMeta};
+use crate::view::{EntryKind, Shape, TextLine};
+
+#[derive(Default)]
+pub(super) struct TextRun {
+    /// The line scanner's memory of the last line's shape.
+    pub shape: Shape,
+    trace: TraceBatch,
+    fold: Option<PendingFold>,
+}
+
+/// Chunks of one message of one session, not yet folded.
+struct PendingFold {
+    session: String,
+    kind: EntryKind,
+    message_id: Option<String>,
+    /// The session's view and whether it forwards; `None`: it has none.
+    view: Option<(u32, bool)>,
+    /// The chunks' texts, back to back; chunk `i` ends at `ends[i]`.
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl PendingFold {
+    fn continues(&self, line: &TextLine<'_>) -> bool {
+        self.kind == line.kind
+            && self.session == *line.session_id
+            && self.message_id.as_deref() == line.message_id.as_deref()
+    }
+}
+
+impl TextRun {
+    /// Take a text chunk line (`text`: the whole line, read at `at`):
+    /// queue its trace record and its text, and its notification item if
+    /// it is to be delivered.
+    pub fn take(
+        &mut self,
+        shared: &Shared,
+        chunk: &TextLine<'_>,
+        text: &str,
+        ascii: bool,
+        at: Instant,
+        out: &mut Vec<Event>,
+    ) {
+        let meta = WireMeta {
+            direction: Direction::Receive,
+            kind: Kind::Notification,
+            method: Some(chunk.method),
+            id: None,
+            at,
+            request_at: None,
+        };
+        if !shared.tracer.defer(&mut self.trace, meta, text) {
+            if let Some(record) = shared.tracer.record(meta, text) {
+                out.push(Event::Trace {
+                    record,
+                    budgeted: true,
+                });
+            }
+        }
+        if !self.fold.as_ref().is_some_and(|f| f.continues(chunk)) {
+            self.fold_pending(shared, out);
+            self.fold = Some(PendingFold {
+                session: chunk.session_id.to_string(),
+                kind: chunk.kind,
+                message_id: chunk.message_id.as_deref().map(str::to_owned),
+                view: shared.views.target(&chunk.session_id),
+                text: String::new(),
+                ends: Vec::new(),
+            });
+        }
+        let fold = self.fold.as_mut().expect("set above");
+        let forward = match fold.view {
+            Some((_, forward)) => {
+                fold.text.push_str(&chunk.text);
+                fold.ends.push(fold.text.len());
+                forward
+            }
+            None => true,
+        };
+        if forward {
+            out.push(Event::notification(
+                text,
+                ascii,
+                chunk.method,
+                Some(chunk.params),
+            ));
+        }
+    }
+
+    /// Put everything taken into the history and the views; queue the
+    /// change item, if one is due. Before any other line, and after each
+    /// read.
+    pub fn flush(&mut self, shared: &Shared, out: &mut Vec<Event>) {
+        shared.tracer.commit(&mut self.trace);
+        self.fold_pending(shared, out);
+        self.fold = None;
+    }
+
+    fn fold_pending(&mut self, shared: &Shared, out: &mut Vec<Event>) {
+        let Some(fold) = &mut self.fold else { return };
+        let Some((view, _)) = fold.view else { return };
+        if fold.ends.is_empty() {
+            return;
+        }
+        out.extend(shared.views.on_texts(
+            view,
+            fold.kind,
+            fold.message_id.as_deref(),
+            &fold.text,
+            &fold.ends,
+        ));
+        fold.text.clear();
+        fold.ends.clear();
+    }
+}
