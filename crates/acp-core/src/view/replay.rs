@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::state::{SessionState, ViewOptions};
@@ -124,10 +125,21 @@ pub fn fold_recording(text: &str, options: ViewOptions) -> String {
             replay.message(sent, msg);
         }
     }
-    let sessions: serde_json::Map<String, Value> = replay
-        .sessions
-        .iter()
-        .map(|(id, s)| (id.clone(), s.snapshot_value()))
-        .collect();
-    serde_json::json!({ "sessions": sessions }).to_string()
+    // Serialized from the states where they are: a copy as JSON values
+    // first held every session twice (up to `maxTotalBytes` each).
+    #[derive(Serialize)]
+    struct Out<'a> {
+        #[serde(serialize_with = "whole_states")]
+        sessions: &'a BTreeMap<String, SessionState>,
+    }
+    fn whole_states<S: Serializer>(
+        sessions: &&BTreeMap<String, SessionState>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_map(sessions.iter().map(|(id, state)| (id, state.whole())))
+    }
+    serde_json::to_string(&Out {
+        sessions: &replay.sessions,
+    })
+    .expect("a state always serializes")
 }

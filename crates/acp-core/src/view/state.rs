@@ -804,7 +804,12 @@ impl SessionState {
 
     /// The whole state as a JSON value.
     pub fn snapshot_value(&self) -> Value {
-        serde_json::to_value(Snapshot(self, None)).expect("a state always serializes")
+        serde_json::to_value(self.whole()).expect("a state always serializes")
+    }
+
+    /// The whole state, serialized from where it is (no copy).
+    pub(crate) fn whole(&self) -> impl Serialize + '_ {
+        Snapshot(self, None)
     }
 }
 
