@@ -522,6 +522,36 @@ test('bad view and updates() options are refused with ERR_ACP_INVALID_ARGUMENT, 
   assert.throws(() => client.updates(sessionId, { highWaterMark: '8' }), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'options.highWaterMark' });
 });
 
+test('view.pending: true while a change is due, and after a flush() that stopped at its cap, until the rest is out', async (t) => {
+  const { CHANGE_TEXT_BYTES } = require('../lib/session-view.js');
+  const client = await connect(t);
+  const { sessionId } = await client.newSession();
+  const view = client.session(sessionId, { intervalMs: 1_000_000_000, maxTextBytes: 32 << 20 });
+  let text = '';
+  let events = 0;
+  view.on('change', (c) => {
+    events++;
+    for (const a of c.appended ?? []) text += a.text;
+    for (const e of c.newEntries ?? []) text += e.content.map((b) => b.text).join('');
+  });
+  assert.equal(view.pending, false);
+  // 65 events' worth of text: one more than a flush() emits.
+  const bytes = 65 * CHANGE_TEXT_BYTES - 1000;
+  await client.prompt({ sessionId, prompt: `big:${bytes}` });
+  assert.equal(view.pending, true, 'a change is due (its interval is far off)');
+  const before = events;
+  view.flush();
+  assert.equal(events - before, 64);
+  assert.equal(view.pending, true, 'flush() stopped at its cap');
+  while (view.pending) await new Promise((r) => setImmediate(r));
+  assert.ok(events - before > 64);
+  assert.equal(text.length, bytes);
+  assert.equal(view.flush(), null);
+  assert.equal(view.pending, false);
+  view.close();
+  assert.equal(view.pending, false);
+});
+
 test('flush() returns while an agent floods faster than the host drains (64 events at most)', { timeout: 60_000 }, async (t) => {
   const client = await AcpClient.connect({ command: process.execPath, args: [HOSTILE_AGENT] });
   t.after(() => client.kill());

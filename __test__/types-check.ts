@@ -39,6 +39,8 @@ async function sessionViewTypes(client: AcpClient) {
   const fold = new SessionFold('s', { maxKeys: 4 });
   fold.applyUpdate({ sessionUpdate: 'plan', entries: [] });
   applyChanges(fold.toJSON(), view.flush() ?? {});
+  const due: boolean = view.pending;
+  void due;
   foldRecording('').sessions['s']?.running;
   return md;
 }

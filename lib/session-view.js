@@ -225,6 +225,11 @@ class SessionView extends EventEmitter {
   get closed() {
     return this.#closed;
   }
+
+  /** Changes wait to be emitted (a timer, a queued emit, or a backlog's rest). */
+  get pending() {
+    return !this.#closed && (this.#timer !== null || this.#queued || this.#more !== null);
+  }
 }
 
 module.exports = { SessionView, CHANGE_TEXT_BYTES };

@@ -195,6 +195,13 @@ export declare class SessionView extends EventEmitter<SessionViewEvents> {
    * the loop. Returns the last one emitted, or null.
    */
   flush(): SessionViewChanges | null;
+  /**
+   * Changes wait to be emitted: the agent changed the session since the
+   * last `change` event, or a backlog is going out over several turns.
+   * Right after `flush()`, true only if it stopped at its 64-event cap (or
+   * the agent sent more meanwhile); false on a closed view.
+   */
+  readonly pending: boolean;
   /** Stop folding; the session's updates are delivered one by one again. */
   close(): void;
 }
