@@ -219,6 +219,21 @@ test('chunks and a request in one write: the request is traced after every chunk
   assert.match(view.snapshot().entries[0].content[0].text, /b499burst=\{.*"result":\{"ok":true\}\}$/);
 });
 
+test('small and big chunks in one read fold in wire order (a big one is folded from the line, not copied aside)', async (t) => {
+  const client = await connect(t);
+  const { sessionId } = await client.newSession();
+  const view = client.session(sessionId, { intervalMs: 0 });
+  const mirror = view.snapshot();
+  view.on('change', (c) => applyChanges(mirror, c));
+  await client.prompt({ sessionId, prompt: 'mixed:100:40000 mixed:3:16385 say:end' });
+  view.flush();
+  const run = (n, big) => [...Array.from({ length: n }, (_, i) => `a${i}`), 'x'.repeat(big), ...Array.from({ length: n }, (_, i) => `z${i}`)].join('');
+  const snap = view.snapshot();
+  assert.equal(snap.entries.length, 1);
+  assert.equal(snap.entries[0].content[0].text, run(100, 40000) + run(3, 16385) + 'end');
+  assert.equal(canonical(mirror), canonical(snap));
+});
+
 test('a change listener that throws does not take the change from the listeners after it', async (t) => {
   const client = await connect(t);
   const errors = [];

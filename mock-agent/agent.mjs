@@ -188,6 +188,14 @@ async function runScript(id, params) {
         else send(update(sessionId, textChunk('agent_message_chunk', `burst=${JSON.stringify(await ask(method, { sessionId }, burst))}`)));
         break;
       }
+      case 'mixed': {
+        // One write: N small chunks, one of BIG characters, N small ones.
+        const [count, big] = arg.split(':').map(Number);
+        const one = (text) => JSON.stringify(update(sessionId, textChunk('agent_message_chunk', text)));
+        const small = (tag) => Array.from({ length: count }, (_, i) => one(`${tag}${i}`));
+        process.stdout.write([...small('a'), one('x'.repeat(big)), ...small('z')].join('\n') + '\n');
+        break;
+      }
       case 'big':
         send(update(sessionId, textChunk('agent_message_chunk', 'x'.repeat(Number(arg)))));
         break;

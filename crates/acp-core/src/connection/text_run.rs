@@ -17,6 +17,9 @@ use super::shared::Shared;
 use super::trace::{Direction, Kind, TraceBatch, WireMeta};
 use crate::view::{EntryKind, Shape, TextLine};
 
+/// A chunk's text longer than this is folded at once, not copied aside.
+const COPY_MAX_BYTES: usize = 16 * 1024;
+
 #[derive(Default)]
 pub(super) struct TextRun {
     /// The line scanner's memory of the last line's shape.
@@ -85,9 +88,22 @@ impl TextRun {
                 ends: Vec::new(),
             });
         }
-        let fold = self.fold.as_mut().expect("set above");
-        let forward = match fold.view {
+        let forward = match self.fold.as_ref().and_then(|f| f.view) {
+            Some((view, forward)) if chunk.text.len() > COPY_MAX_BYTES => {
+                // Folded from the line itself: a copy would hold a big
+                // line (up to `maxLineBytes`) twice.
+                self.fold_pending(shared, out);
+                out.extend(shared.views.on_texts(
+                    view,
+                    chunk.kind,
+                    chunk.message_id.as_deref(),
+                    &chunk.text,
+                    &[chunk.text.len()],
+                ));
+                forward
+            }
             Some((_, forward)) => {
+                let fold = self.fold.as_mut().expect("has a view");
                 fold.text.push_str(&chunk.text);
                 fold.ends.push(fold.text.len());
                 forward
