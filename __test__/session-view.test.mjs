@@ -279,6 +279,23 @@ test('sessions are independent: a view of one session leaves the others alone', 
   assert.equal(view.snapshot().entries[0].content[0].text, 'chunk0 chunk1 chunk2 ');
 });
 
+test("two sessions' chunks alternating line by line in one read: each view gets its own, the third session's are delivered", async (t) => {
+  const client = await connect(t);
+  const a = (await client.newSession()).sessionId;
+  const b = (await client.newSession()).sessionId;
+  const c = (await client.newSession()).sessionId;
+  const delivered = [];
+  client.onSessionUpdate((p) => delivered.push([p.sessionId, p.update.content.text]));
+  const va = client.session(a);
+  const vb = client.session(b);
+  await client.prompt({ sessionId: a, prompt: `interleave:300:${encodeURIComponent(b)}` });
+  await client.prompt({ sessionId: a, prompt: `interleave:3:${encodeURIComponent(c)}` });
+  const seq = (p, n) => Array.from({ length: n }, (_, i) => `${p}${i}`).join('');
+  assert.equal(va.snapshot().entries[0].content[0].text, seq('a', 300) + seq('a', 3));
+  assert.equal(vb.snapshot().entries[0].content[0].text, seq('b', 300));
+  assert.deepEqual(delivered, [[c, 'b0'], [c, 'b1'], [c, 'b2']]);
+});
+
 test('a backlog of text is cut into change events of at most CHANGE_TEXT_BYTES, on char boundaries, and adds up exactly', async (t) => {
   const { CHANGE_TEXT_BYTES } = require('../lib/session-view.js');
   const dir = mkdtempSync(join(tmpdir(), 'acp-view-cap-'));

@@ -188,6 +188,16 @@ async function runScript(id, params) {
         else send(update(sessionId, textChunk('agent_message_chunk', `burst=${JSON.stringify(await ask(method, { sessionId }, burst))}`)));
         break;
       }
+      case 'interleave': {
+        // One write: N chunks each for this session and session OTHER
+        // (URI-encoded), alternating line by line.
+        const [count, other] = arg.split(':');
+        const one = (sid, text) => JSON.stringify(update(sid, textChunk('agent_message_chunk', text)));
+        const lines = [];
+        for (let i = 0; i < Number(count); i++) lines.push(one(sessionId, `a${i}`), one(decodeURIComponent(other), `b${i}`));
+        process.stdout.write(lines.join('\n') + '\n');
+        break;
+      }
       case 'mixed': {
         // One write: N small chunks, one of BIG characters, N small ones.
         const [count, big] = arg.split(':').map(Number);

@@ -306,6 +306,11 @@ impl Tracer {
         }
         batch.records.clear();
         batch.text.clear();
+        if batch.text.capacity() > KEPT_BATCH_BYTES {
+            // One read of huge records (a host's big `history_max_payload`)
+            // must not pin that much for the connection's life.
+            batch.text = Vec::new();
+        }
         batch.messages = 0;
         batch.bytes = 0;
     }
@@ -379,6 +384,9 @@ impl Tracer {
         out.push('}');
     }
 }
+
+/// The most text a [`TraceBatch`] keeps allocated between reads.
+const KEPT_BATCH_BYTES: usize = 1 << 20;
 
 /// Longest method name or id a record keeps (see `record`).
 const MAX_NAME_BYTES: usize = 256;
