@@ -169,11 +169,19 @@ export declare function liveConnections(): number
 export declare function protocolVersion(): number
 
 /**
- * Send the core's log records (JSON text: `{level, target, message,
- * fields, time}`) to `callback`, at `level` and more severe; `null` or
- * level `"off"` stops them.
+ * Queue the core's log records (JSON text: `{level, target, message,
+ * fields, time}`) at `level` and more severe, and call `callback` (with
+ * an empty string) when records wait: it takes them with
+ * `takeLogRecords`. `null` or level `"off"` stops them.
  */
 export declare function setLogSink(callback: ((arg: string) => unknown) | undefined | null, level: string): void
+
+/**
+ * The log records waiting, oldest first (JSON texts), and the queue
+ * emptied. Called by the JS side when woken, and before it forgets an
+ * agent.
+ */
+export declare function takeLogRecords(): Array<string>
 
 /** Built-in terminals (absolute `roots`; none = the session cwd). */
 export interface TerminalOptions {

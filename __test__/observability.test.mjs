@@ -164,12 +164,20 @@ test('the logger gets the core\'s records for its own agent, filtered by level',
   const debug = [];
   const warn = [];
   const a = mockClient({ logger: (r) => debug.push(r), logLevel: 'debug', requestTimeoutMs: 50 });
+  let stoppedAtExit = false;
+  a.on('exit', () => (stoppedAtExit = debug.some((r) => r.message === 'agent stopped')));
   const b = mockClient({ logger: (r) => warn.push(r), logLevel: 'warn' });
   await a.initialize();
   await b.initialize();
   await assert.rejects(a.request('_mock/never', {}), { code: 'ERR_ACP_TIMEOUT' });
   await a.close();
   await b.close();
+  // What was logged about the agent before its exit has reached the
+  // logger when close() resolves (the stop's debug record and "agent
+  // stopped" were once lost now and then: their wake-up came after the
+  // exit, when the pid was no longer routed).
+  assert.ok(debug.some((r) => r.message === 'agent stopped' && r.fields.pid === a.pid));
+  assert.ok(stoppedAtExit, "'agent stopped' reached the logger before the exit event");
   const started = debug.find((r) => r.message === 'agent started');
   assert.equal(started.level, 'info');
   assert.equal(started.fields.pid, a.pid);

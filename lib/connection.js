@@ -317,6 +317,8 @@ class ConnectionBase extends EventEmitter {
   // ---- from the dispatcher ------------------------------------------------
 
   #onExit(info) {
+    // What the core logged about the agent before its exit goes first.
+    logging.takeRecords();
     this.#exit = info;
     this.#untrack?.();
     this.#untrack = null;

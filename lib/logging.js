@@ -1,8 +1,11 @@
 'use strict';
 
-// The core's log records arrive through one native sink per process; this
-// module routes each record to the client whose agent it is about (by pid)
-// and to the process-wide logger set with `setLogger`.
+// The core's log records wait in one native queue per process; the native
+// sink only wakes this module, which takes them all and routes each to the
+// client whose agent it is about (by pid) and to the process-wide logger
+// set with `setLogger`. A client about to forget its agent takes them
+// first: the agent's last records come before its exit is reported, but
+// the wake-up travels apart from the exit and could come after it.
 
 const { native } = require('./loader.js');
 
@@ -31,7 +34,7 @@ function deliver(entry, record) {
   }
 }
 
-function onRecord(text) {
+function route(text) {
   let record;
   try {
     record = JSON.parse(text);
@@ -45,14 +48,22 @@ function onRecord(text) {
   if (global) deliver(global, record);
 }
 
+/** Route every record the core has queued. */
+function takeRecords() {
+  if (nativeLevel === 'off') return;
+  for (const text of native.takeLogRecords()) route(text);
+}
+
 /** Ask the core for the most verbose level anyone wants. */
 function refresh() {
   let want = global ? rank(global.level) : 0;
   for (const entry of clients.values()) want = Math.max(want, rank(entry.level));
   const level = LEVELS[want];
   if (level === nativeLevel) return;
+  // Turned off: what waits goes to whoever is left, not to later loggers.
+  if (want === 0) takeRecords();
   nativeLevel = level;
-  native.setLogSink(want > 0 ? onRecord : null, level);
+  native.setLogSink(want > 0 ? takeRecords : null, level);
 }
 
 /**
@@ -88,6 +99,8 @@ function attach(client, pid) {
 function forget(client) {
   const entry = clients.get(client);
   if (!entry) return;
+  // What was logged about its agents so far is still theirs.
+  takeRecords();
   clients.delete(client);
   for (const pid of entry.pids) if (byPid.get(pid) === entry) byPid.delete(pid);
   refresh();
@@ -101,4 +114,4 @@ function local(client, record) {
   if (global) deliver(global, full);
 }
 
-module.exports = { setLogger, register, attach, forget, local, LEVELS };
+module.exports = { setLogger, register, attach, forget, local, takeRecords, LEVELS };

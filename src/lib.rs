@@ -15,7 +15,7 @@ mod view;
 use napi_derive::napi;
 
 pub use connection::AgentConnection;
-pub use logging::set_log_sink;
+pub use logging::{set_log_sink, take_log_records};
 pub use view::fold_recording;
 
 /// `clientCapabilities` for the given agent → client methods the host

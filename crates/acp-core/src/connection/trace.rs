@@ -259,8 +259,11 @@ impl Tracer {
     /// updates per read instead of per message (they were a fifth of the
     /// reader's time in a flood of small chunks). Only for messages whose
     /// handling sends nothing, so that no reply can be recorded before
-    /// them. False (nothing noted) under a live trace, whose items go in
-    /// the stream one by one: call [`Tracer::record`] then.
+    /// them. A message sent meanwhile by another thread is numbered before
+    /// them (their `time` still says when they arrived): the two
+    /// directions' order is kept to within one read's handling. False
+    /// (nothing noted) under a live trace, whose items go in the stream
+    /// one by one: call [`Tracer::record`] then.
     pub fn defer(&self, batch: &mut TraceBatch, meta: WireMeta<'_>, line: &str) -> bool {
         if self.config.live {
             return false;
