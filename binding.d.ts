@@ -70,9 +70,12 @@ export declare class AgentConnection {
    * string: `[head, plan, modes, config, commands, info, usage, pending,
    * ...entry parts, ...tool call parts, ...compaction parts]` (about
    * 1 MiB each; `$parts` in the head says how many of the last three;
-   * `joinSnapshot` in lib/session-view.js puts them together).
+   * `joinSnapshot` in lib/session-view.js puts them together), first in
+   * the answer; before it, each drain of what had changed (as
+   * `drainView` gives them, `maxText` at a time), taken in the same
+   * hold: the host emits them, then hands out the snapshot.
    */
-  viewSnapshot(id: number): Array<string> | null
+  viewSnapshot(id: number, maxText: number): string[][] | null
   /**
    * What changed since the last drain, or null: `[json, ...texts]`,
    * the change description (JSON text) and, apart so that JS need not

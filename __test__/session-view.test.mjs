@@ -234,6 +234,64 @@ test('small and big chunks in one read fold in wire order (a big one is folded f
   assert.equal(canonical(mirror), canonical(snap));
 });
 
+test('a copy started from a snapshot taken mid-stream stays exact under the events that follow', async (t) => {
+  const client = await connect(t);
+  const { sessionId } = await client.newSession();
+  const view = client.session(sessionId, { intervalMs: 1_000_000_000 });
+  const fromOpen = view.snapshot();
+  let midStream = null;
+  view.on('change', (c) => {
+    // Each copy its own objects: a copy adopts the new entries it is given.
+    applyChanges(fromOpen, structuredClone(c));
+    if (midStream !== null) applyChanges(midStream, c);
+  });
+  await client.prompt({ sessionId, prompt: 'text:5' });
+  assert.equal(view.pending, true, 'changes wait (the interval is far off)');
+  // Taken with changes not emitted yet: they are emitted first.
+  midStream = view.snapshot();
+  assert.equal(view.pending, false);
+  assert.equal(canonical(fromOpen), canonical(midStream));
+  await client.prompt({ sessionId, prompt: 'text:3' });
+  view.flush();
+  const now = view.snapshot();
+  assert.equal(now.entries[0].content[0].text, 'chunk0 chunk1 chunk2 chunk3 chunk4 chunk0 chunk1 chunk2 ');
+  assert.equal(canonical(midStream), canonical(now), 'no change applied twice');
+  assert.equal(canonical(fromOpen), canonical(now));
+});
+
+test('snapshot() inside a change listener: the changes it takes follow in order, and a copy of it skips them', async (t) => {
+  const { CHANGE_TEXT_BYTES } = require('../lib/session-view.js');
+  const client = await connect(t);
+  const { sessionId } = await client.newSession();
+  const view = client.session(sessionId, { intervalMs: 1_000_000_000 });
+  const inOrder = view.snapshot();
+  const seqs = [];
+  let inListener = null;
+  let takenAt;
+  view.on('change', (c) => {
+    // Taken at the first event with text, while the rest of the backlog waits.
+    if (inListener === null && c.newEntries !== undefined) {
+      inListener = view.snapshot();
+      takenAt = c.seq;
+    } else if (inListener !== null) applyChanges(inListener, c);
+  });
+  view.on('change', (c) => {
+    seqs.push(c.seq);
+    applyChanges(inOrder, structuredClone(c));
+  });
+  // A backlog of several events ($more): the first listener's snapshot
+  // takes the rest while the first event is still being emitted.
+  await client.prompt({ sessionId, prompt: `big:${3 * CHANGE_TEXT_BYTES}` });
+  view.flush();
+  while (view.pending) await new Promise((r) => setImmediate(r));
+  assert.ok(seqs.length >= 4, `${seqs.length} events`);
+  assert.ok(inListener.seq > takenAt, 'the snapshot took changes not emitted yet');
+  assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b), 'every listener gets the events in drain order');
+  const now = view.snapshot();
+  assert.equal(canonical(inOrder), canonical(now));
+  assert.equal(canonical(inListener), canonical(now), 'the copy taken in the listener skipped what it held');
+});
+
 test('a change listener that throws does not take the change from the listeners after it', async (t) => {
   const client = await connect(t);
   const errors = [];

@@ -479,10 +479,26 @@ function foldRecording(text, limits) {
 }
 
 /**
+ * The number of the last change a view's state holds: not enumerable, so
+ * a state compares and serializes as before; a copy made by JSON or
+ * structuredClone loses it (then every change applies, as before).
+ */
+function setSeq(state, seq) {
+  Object.defineProperty(state, 'seq', { value: seq, writable: true, configurable: true, enumerable: false });
+}
+
+/**
  * Apply a view's change description (a `change` event) to a copy of its
  * state the host keeps: the result equals the view's new `snapshot()`.
+ * A change the copy already holds (its `seq` at most the copy's: the copy
+ * is a snapshot taken after it) is skipped, so a copy started from any
+ * `snapshot()` stays exact.
  */
 function applyChanges(state, changes) {
+  if (typeof changes.seq === 'number') {
+    if (typeof state.seq === 'number' && changes.seq <= state.seq) return state;
+    setSeq(state, changes.seq);
+  }
   if (changes.firstIndex !== undefined) {
     const keep = [];
     for (const e of state.entries) {
@@ -579,4 +595,4 @@ function toMarkdown(state) {
   return out.join('\n');
 }
 
-module.exports = { SessionFold, foldRecording, applyChanges, toMarkdown, jsonSize, setKey, LIMIT_NAMES: Object.keys(DEFAULT_LIMITS) };
+module.exports = { SessionFold, foldRecording, applyChanges, setSeq, toMarkdown, jsonSize, setKey, LIMIT_NAMES: Object.keys(DEFAULT_LIMITS) };

@@ -6,7 +6,7 @@
 
 const { emitIsolated } = require('./emit.js');
 const { EventEmitter } = require('node:events');
-const { toMarkdown, setKey, LIMIT_NAMES } = require('./session-fold.js');
+const { toMarkdown, setKey, setSeq, LIMIT_NAMES } = require('./session-fold.js');
 
 const DEFAULT_INTERVAL_MS = 16;
 /**
@@ -46,7 +46,28 @@ function joinSnapshot(parts) {
   const compactions = keyed(head.$parts[2]);
   const { sessionId, droppedEntries, stopReason, running, droppedKeys } = head;
   // The order of the whole snapshot (and of the reference fold's toJSON).
-  return { sessionId, entries, droppedEntries, toolCalls, compactions, plan, modes, config, commands, info, usage, stopReason, running, pending, droppedKeys };
+  const state = { sessionId, entries, droppedEntries, toolCalls, compactions, plan, modes, config, commands, info, usage, stopReason, running, pending, droppedKeys };
+  setSeq(state, head.$seq);
+  return state;
+}
+
+/**
+ * A change description from the core's drain parts: its JSON, then the
+ * texts it carries, apart (no JSON to parse): appended texts in order,
+ * then the last block of each new entry listed in `$cut`.
+ */
+function changesOf(parts) {
+  const changes = JSON.parse(parts[0]);
+  let k = 1;
+  if (changes.appended !== undefined) for (const a of changes.appended) a.text = parts[k++];
+  if (changes.$cut !== undefined) {
+    for (const j of changes.$cut) {
+      const content = changes.newEntries[j].content;
+      content[content.length - 1].text = parts[k++];
+    }
+    delete changes.$cut;
+  }
+  return changes;
 }
 
 class SessionView extends EventEmitter {
@@ -59,6 +80,8 @@ class SessionView extends EventEmitter {
   #lastEmit = 0;
   #closed = false;
   #more = null; // the timer or immediate that drains again soon
+  #outbox = []; // changes taken, not yet emitted to every listener
+  #emitting = false;
 
   /** @internal Use `client.session()`. */
   constructor(port, sessionId, options = {}) {
@@ -94,10 +117,29 @@ class SessionView extends EventEmitter {
     emitIsolated(this, 'reset', [], (err) => this.#port.report(err, 'session view reset'));
   }
 
-  /** The whole current state (a fresh copy each call). */
+  /**
+   * The whole current state (a fresh copy each call). What changed since
+   * the last `change` event is emitted first (taken with the snapshot, in
+   * one hold of the core's state): the snapshot holds exactly the changes
+   * emitted, so a copy of it stays exact under the events that follow.
+   */
   snapshot() {
-    const parts = this.#port.native().viewSnapshot(this.#id);
-    if (parts === null || parts === undefined) throw new Error(`session view of ${this.sessionId} is closed`);
+    const all = this.#port.native().viewSnapshot(this.#id, CHANGE_TEXT_BYTES);
+    if (all === null || all === undefined) throw new Error(`session view of ${this.sessionId} is closed`);
+    const parts = all.pop();
+    if (all.length > 0) {
+      if (this.#timer) {
+        clearTimeout(this.#timer);
+        this.#timer = null;
+      }
+      this.#cancelMore();
+      this.#lastEmit = Date.now();
+      for (const drained of all) {
+        const changes = changesOf(drained);
+        delete changes.$more;
+        this.#emit(changes);
+      }
+    }
     return joinSnapshot(parts);
   }
 
@@ -172,25 +214,32 @@ class SessionView extends EventEmitter {
       return null;
     }
     this.#lastEmit = Date.now();
-    const changes = JSON.parse(parts[0]);
-    // The texts travel apart (no JSON to parse): appended texts in order,
-    // then the last block of each new entry listed in `$cut`.
-    let k = 1;
-    if (changes.appended !== undefined) for (const a of changes.appended) a.text = parts[k++];
-    if (changes.$cut !== undefined) {
-      for (const j of changes.$cut) {
-        const content = changes.newEntries[j].content;
-        content[content.length - 1].text = parts[k++];
-      }
-      delete changes.$cut;
-    }
+    const changes = changesOf(parts);
     if (changes.$more !== undefined) {
       delete changes.$more;
       // The rest of the backlog on the next turn: other work runs between.
       this.#drainSoon(0);
     }
-    emitIsolated(this, 'change', [changes], (err) => this.#port.report(err, 'session view change'));
+    this.#emit(changes);
     return changes;
+  }
+
+  /**
+   * Emit `changes` to the listeners, in drain order: one taken while a
+   * listener runs (a listener calling snapshot() or flush()) waits until
+   * every listener has had the one before it.
+   */
+  #emit(changes) {
+    this.#outbox.push(changes);
+    if (this.#emitting) return;
+    this.#emitting = true;
+    try {
+      for (let next; (next = this.#outbox.shift()) !== undefined; ) {
+        emitIsolated(this, 'change', [next], (err) => this.#port.report(err, 'session view change'));
+      }
+    } finally {
+      this.#emitting = false;
+    }
   }
 
   /** Drain again on the next turn of the loop (`ms` 0) or in `ms`. */
@@ -228,7 +277,7 @@ class SessionView extends EventEmitter {
 
   /** Changes wait to be emitted (a timer, a queued emit, or a backlog's rest). */
   get pending() {
-    return !this.#closed && (this.#timer !== null || this.#queued || this.#more !== null);
+    return !this.#closed && (this.#timer !== null || this.#queued || this.#more !== null || this.#outbox.length > 0);
   }
 }
 

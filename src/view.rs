@@ -2,7 +2,9 @@
 //! (all state and folding live in `acp_core::view`), and the offline fold
 //! of a recording.
 
-use acp_core::view::{fold_recording as core_fold_recording, ViewOptions as CoreViewOptions};
+use acp_core::view::{
+    fold_recording as core_fold_recording, Drained, ViewOptions as CoreViewOptions,
+};
 use napi_derive::napi;
 
 use crate::connection::AgentConnection;
@@ -58,10 +60,16 @@ impl AgentConnection {
     /// string: `[head, plan, modes, config, commands, info, usage, pending,
     /// ...entry parts, ...tool call parts, ...compaction parts]` (about
     /// 1 MiB each; `$parts` in the head says how many of the last three;
-    /// `joinSnapshot` in lib/session-view.js puts them together).
-    #[napi]
-    pub fn view_snapshot(&self, id: u32) -> Option<Vec<String>> {
-        self.conn.view_snapshot(id)
+    /// `joinSnapshot` in lib/session-view.js puts them together), first in
+    /// the answer; before it, each drain of what had changed (as
+    /// `drainView` gives them, `maxText` at a time), taken in the same
+    /// hold: the host emits them, then hands out the snapshot.
+    #[napi(ts_return_type = "string[][] | null")]
+    pub fn view_snapshot(&self, id: u32, max_text: u32) -> Option<Vec<Vec<JsText>>> {
+        let (drained, parts) = self.conn.view_snapshot(id, max_text as usize)?;
+        let mut out: Vec<Vec<JsText>> = drained.into_iter().map(drain_texts).collect();
+        out.push(parts.into_iter().map(JsText::new).collect());
+        Some(out)
     }
 
     /// What changed since the last drain, or null: `[json, ...texts]`,
@@ -75,17 +83,21 @@ impl AgentConnection {
         let Ok(drained) = self.conn.drain_view(id, max_text as usize, wait) else {
             return Some(Vec::new());
         };
-        let drained = drained?;
-        let mut parts = Vec::with_capacity(1 + drained.texts.len());
-        parts.push(JsText::new(drained.json));
-        parts.extend(drained.texts.into_iter().map(JsText::kept));
-        Some(parts)
+        Some(drain_texts(drained?))
     }
 
     #[napi]
     pub fn close_view(&self, id: u32) -> bool {
         self.conn.close_view(id)
     }
+}
+
+/// A drain for JS: its JSON, then the texts it carries (kept by JS).
+fn drain_texts(drained: Drained) -> Vec<JsText> {
+    let mut parts = Vec::with_capacity(1 + drained.texts.len());
+    parts.push(JsText::new(drained.json));
+    parts.extend(drained.texts.into_iter().map(JsText::kept));
+    parts
 }
 
 /// Fold a recording (NDJSON trace records) into `{sessions: {id: state}}`

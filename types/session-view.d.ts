@@ -48,6 +48,12 @@ export interface PendingAgentRequest {
 
 /** The folded state of one session (`view.snapshot()`, `fold.toJSON()`). */
 export interface SessionViewState {
+  /**
+   * In a view's `snapshot()` (not enumerable, so it stays out of JSON and
+   * comparisons): the `seq` of the last change event the state holds.
+   * `applyChanges` skips events up to it and keeps it current.
+   */
+  readonly seq?: number;
   sessionId: string;
   entries: SessionEntry[];
   /** Entries dropped by `maxEntries` or `maxTotalBytes` (the oldest first). */
@@ -78,6 +84,8 @@ export interface SessionViewState {
  * new one.
  */
 export interface SessionViewChanges {
+  /** This event's number: one more than the view's event before it. */
+  seq: number;
   newEntries?: SessionEntry[];
   /**
    * What an entry you already have gained (entries only grow; one is
@@ -183,7 +191,15 @@ export interface SessionViewEvents {
 export declare class SessionView extends EventEmitter<SessionViewEvents> {
   readonly sessionId: string;
   readonly closed: boolean;
-  /** The whole current state (a fresh copy). */
+  /**
+   * The whole current state (a fresh copy). What changed since the last
+   * `change` event is emitted first, taken with the snapshot in one hold
+   * of the core's state: the snapshot holds exactly the events emitted
+   * (its `seq`), so a copy of it stays exact under `applyChanges` with the
+   * events that follow. Called from a `change` listener, the events it
+   * takes follow once every listener has had the current one (and a copy
+   * made there skips them by `seq`).
+   */
   snapshot(): SessionViewState;
   toJSON(): SessionViewState;
   /** The transcript as Markdown. */
@@ -228,7 +244,12 @@ export declare class SessionFold {
 export declare function foldRecording(text: string, limits?: SessionViewLimits): { sessions: Record<string, SessionViewState> };
 /** Fold a recording in the core (Rust): same result as `foldRecording`, faster. */
 export declare function foldRecordingNative(text: string, limits?: SessionViewLimits): { sessions: Record<string, SessionViewState> };
-/** Apply a `change` event to a copy of the previous state (mutates and returns it). */
+/**
+ * Apply a `change` event to a copy of the previous state (mutates and
+ * returns it). An event the copy already holds (`seq` at most the copy's)
+ * is skipped. The copy adopts the event's objects (new entries, tool
+ * calls): to keep two copies, give one `structuredClone(changes)`.
+ */
 export declare function applyChanges(state: SessionViewState, changes: SessionViewChanges): SessionViewState;
 /** A Markdown transcript of a state. */
 export declare function toMarkdown(state: SessionViewState): string;

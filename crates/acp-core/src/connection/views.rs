@@ -31,6 +31,9 @@ use crate::view::{Drained, EntryKind, SessionState, ViewOptions};
 /// forgotten first: its answer is then not folded).
 const MAX_TRACKED_REQUESTS: usize = 4096;
 
+/// Drains a snapshot takes first, at most (far more than any state needs).
+const MAX_SNAPSHOT_DRAINS: usize = 1 << 16;
+
 struct View {
     state: SessionState,
     /// Also deliver the session's updates as notification items.
@@ -334,12 +337,22 @@ impl Connection {
     }
 
     /// The whole state of view `id` as JSON texts, entries and tool calls
-    /// by about 1 MiB ([`SessionState::snapshot_parts`]).
-    pub fn view_snapshot(&self, id: u32) -> Option<Vec<String>> {
+    /// by about 1 MiB ([`SessionState::snapshot_parts`]), after draining
+    /// what changed (as [`Connection::drain_view`], `max_text` at a time)
+    /// in the same hold of the views: the snapshot holds exactly the
+    /// changes drained so far, which its `$seq` numbers, so a copy of it
+    /// stays exact under the later ones. The host emits the drains first.
+    pub fn view_snapshot(&self, id: u32, max_text: usize) -> Option<(Vec<Drained>, Vec<String>)> {
         let shared = self.shared();
         let mut inner = shared.views.lock();
         let view = inner.views.get_mut(&id)?;
-        Some(view.state.snapshot_parts(SNAPSHOT_PART_BYTES))
+        view.signalled = false;
+        // Ends: each drain takes text or whole entries out of a finite
+        // state. The cap only guards the host against a bug looping here.
+        let drained = std::iter::from_fn(|| view.state.drain_parts(max_text))
+            .take(MAX_SNAPSHOT_DRAINS)
+            .collect();
+        Some((drained, view.state.snapshot_parts(SNAPSHOT_PART_BYTES)))
     }
 
     /// What changed in view `id` since the last drain, at most about

@@ -149,6 +149,7 @@ impl SessionState {
         if !self.changes.dirty {
             return None;
         }
+        self.drains += 1;
         let DrainPlan {
             changes,
             carried,
@@ -537,6 +538,7 @@ impl Serialize for Drain<'_> {
         let mut new = Vec::new();
         let mut cut_new = Vec::new();
         let mut appended = Vec::new();
+        m.serialize_entry("seq", &st.drains)?;
         for change in &self.changes {
             match change {
                 EntryChange::New(e, taken) => {
@@ -656,8 +658,12 @@ mod tests {
             .to_string()
     }
 
+    /// The next drain, without its `seq` (checked: one more each time).
     fn drain(s: &mut SessionState) -> Value {
-        serde_json::from_str(&s.drain_json().expect("changed")).unwrap()
+        let mut d: Value = serde_json::from_str(&s.drain_json().expect("changed")).unwrap();
+        let seq = d.as_object_mut().unwrap().remove("seq");
+        assert_eq!(seq, Some(json!(s.drains)));
+        d
     }
 
     /// `applyChanges` of `lib/session-fold.js`, ported: apply a drain

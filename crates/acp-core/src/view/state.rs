@@ -203,6 +203,10 @@ pub struct SessionState {
     pub(crate) seen_pending: Vec<u64>,
     pub(crate) next_pending: u64,
     pub(crate) changes: ChangeSet,
+    /// Drains so far: each change description carries its number as
+    /// `seq`, and a view's snapshot the number of the last one it holds,
+    /// so a copy started from a snapshot skips the changes it already has.
+    pub(crate) drains: u64,
 }
 
 /// A session-wide object that updates merge into.
@@ -366,6 +370,7 @@ impl SessionState {
             seen_pending: Vec::new(),
             next_pending: 0,
             changes: ChangeSet::default(),
+            drains: 0,
         }
     }
 
@@ -1067,6 +1072,7 @@ impl Serialize for Snapshot<'_> {
         m.serialize_entry("droppedKeys", &st.dropped_keys)?;
         if let Some(parts) = self.1 {
             m.serialize_entry("$parts", &parts)?;
+            m.serialize_entry("$seq", &st.drains)?;
         }
         m.end()
     }
@@ -1260,6 +1266,10 @@ mod tests {
     fn join(parts: &[String]) -> Value {
         let mut head: Value = serde_json::from_str(&parts[0]).unwrap();
         let counts = head.as_object_mut().unwrap().remove("$parts").unwrap();
+        head.as_object_mut()
+            .unwrap()
+            .remove("$seq")
+            .expect("a view's drains so far");
         let counts: Vec<usize> = serde_json::from_value(counts).unwrap();
         let fields = [
             "plan", "modes", "config", "commands", "info", "usage", "pending",
