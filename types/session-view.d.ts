@@ -177,7 +177,10 @@ export interface SessionViewOptions extends SessionViewLimits {
 
 export interface SessionViewEvents {
   change: [changes: SessionViewChanges];
-  /** The agent process was restarted: the view starts over, empty. */
+  /**
+   * The agent process was restarted: the view starts over, empty, its
+   * events numbered from 1 again. Start your copy over from `snapshot()`.
+   */
   reset: [];
 }
 
