@@ -84,8 +84,11 @@ export interface SessionViewState {
  * new one.
  */
 export interface SessionViewChanges {
-  /** This event's number: one more than the view's event before it. */
-  seq: number;
+  /**
+   * This event's number, one more than the view's event before it (every
+   * `change` event has one; without it, `applyChanges` applies the change).
+   */
+  seq?: number;
   newEntries?: SessionEntry[];
   /**
    * What an entry you already have gained (entries only grow; one is
