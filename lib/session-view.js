@@ -264,6 +264,8 @@ class SessionView extends EventEmitter {
   close() {
     if (this.#closed) return;
     this.#closed = true;
+    // Changes taken but not yet emitted (a listener closed the view) go too.
+    this.#outbox.length = 0;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
     this.#cancelMore();
