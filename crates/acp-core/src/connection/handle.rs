@@ -310,9 +310,11 @@ impl Connection {
     /// any more.
     pub fn kill(&self) {
         // Reason first, so the exit is reported as "killed" however fast
-        // the process dies; the supervisor sends no SIGTERM for this reason.
-        self.shared.request_stop("killed");
+        // the process dies; the supervisor sends no SIGTERM for this reason
+        // (and leaves stdin open until the agent is gone).
+        self.shared.note_stop_reason("killed");
         self.shared.tree.kill();
+        self.shared.stop_requested.notify_one();
         self.shared.builtins.shutdown();
     }
 

@@ -236,11 +236,17 @@ impl Shared {
     }
 
     pub fn request_stop(&self, reason: &'static str) {
+        self.note_stop_reason(reason);
+        self.stop_requested.notify_one();
+    }
+
+    /// Record why we stop (the first reason wins) without waking the
+    /// supervisor yet.
+    pub fn note_stop_reason(&self, reason: &'static str) {
         self.closing.store(true, Ordering::SeqCst);
         self.stop_reason
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get_or_insert(reason);
-        self.stop_requested.notify_one();
     }
 }

@@ -51,9 +51,13 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
         _ = shared.stop_requested.notified() => {
             let status = if stop_reason(&shared) == "killed" {
                 // kill() already sent SIGKILL; a SIGTERM from here could
-                // race it and become the reported signal.
+                // race it and become the reported signal. Its stdin stays
+                // open until it is gone: the SIGKILL goes through the
+                // reaper, and an agent that saw EOF first would do its
+                // EOF work (agentao saved its session, 1 CI run in ~10).
+                let status = s.tree.wait().await.ok();
                 shared.outbox.close();
-                s.tree.wait().await.ok()
+                status
             } else {
                 stop(&shared, &mut s.tree, s.close_grace, s.term_grace).await
             };
