@@ -245,6 +245,9 @@ test('a copy started from a snapshot taken mid-stream stays exact under the even
     applyChanges(fromOpen, structuredClone(c));
     if (midStream !== null) applyChanges(midStream, c);
   });
+  // A first event now: the next one waits the whole (far off) interval.
+  await client.prompt({ sessionId, prompt: 'say:start' });
+  view.flush();
   await client.prompt({ sessionId, prompt: 'text:5' });
   assert.equal(view.pending, true, 'changes wait (the interval is far off)');
   // Taken with changes not emitted yet: they are emitted first.
@@ -254,7 +257,7 @@ test('a copy started from a snapshot taken mid-stream stays exact under the even
   await client.prompt({ sessionId, prompt: 'text:3' });
   view.flush();
   const now = view.snapshot();
-  assert.equal(now.entries[0].content[0].text, 'chunk0 chunk1 chunk2 chunk3 chunk4 chunk0 chunk1 chunk2 ');
+  assert.equal(now.entries[0].content[0].text, 'startchunk0 chunk1 chunk2 chunk3 chunk4 chunk0 chunk1 chunk2 ');
   assert.equal(canonical(midStream), canonical(now), 'no change applied twice');
   assert.equal(canonical(fromOpen), canonical(now));
 });
@@ -625,6 +628,10 @@ test('view.pending: true while a change is due, and after a flush() that stopped
     for (const e of c.newEntries ?? []) text += e.content.map((b) => b.text).join('');
   });
   assert.equal(view.pending, false);
+  // A first event now: the next one waits the whole (far off) interval.
+  await client.prompt({ sessionId, prompt: 'say:start' });
+  view.flush();
+  text = '';
   // 65 events' worth of text: one more than a flush() emits.
   const bytes = 65 * CHANGE_TEXT_BYTES - 1000;
   await client.prompt({ sessionId, prompt: `big:${bytes}` });
