@@ -234,10 +234,16 @@ test('small and big chunks in one read fold in wire order (a big one is folded f
   assert.equal(canonical(mirror), canonical(snap));
 });
 
-test('a copy started from a snapshot taken mid-stream stays exact under the events that follow', async (t) => {
+/** A session and its view whose events wait a far-off interval (unless flushed). */
+async function heldView(t, limits = {}) {
   const client = await connect(t);
   const { sessionId } = await client.newSession();
-  const view = client.session(sessionId, { intervalMs: 1_000_000_000 });
+  const view = client.session(sessionId, { intervalMs: 1_000_000_000, ...limits });
+  return { client, sessionId, view };
+}
+
+test('a copy started from a snapshot taken mid-stream stays exact under the events that follow', async (t) => {
+  const { client, sessionId, view } = await heldView(t);
   const fromOpen = view.snapshot();
   let midStream = null;
   view.on('change', (c) => {
@@ -264,9 +270,7 @@ test('a copy started from a snapshot taken mid-stream stays exact under the even
 
 test('snapshot() inside a change listener: the changes it takes follow in order, and a copy of it skips them', async (t) => {
   const { CHANGE_TEXT_BYTES } = require('../lib/session-view.js');
-  const client = await connect(t);
-  const { sessionId } = await client.newSession();
-  const view = client.session(sessionId, { intervalMs: 1_000_000_000 });
+  const { client, sessionId, view } = await heldView(t);
   const inOrder = view.snapshot();
   const seqs = [];
   let inListener = null;
@@ -617,9 +621,7 @@ test('bad view and updates() options are refused with ERR_ACP_INVALID_ARGUMENT, 
 
 test('view.pending: true while a change is due, and after a flush() that stopped at its cap, until the rest is out', async (t) => {
   const { CHANGE_TEXT_BYTES } = require('../lib/session-view.js');
-  const client = await connect(t);
-  const { sessionId } = await client.newSession();
-  const view = client.session(sessionId, { intervalMs: 1_000_000_000, maxTextBytes: 32 << 20 });
+  const { client, sessionId, view } = await heldView(t, { maxTextBytes: 32 << 20 });
   let text = '';
   let events = 0;
   view.on('change', (c) => {

@@ -128,11 +128,7 @@ class SessionView extends EventEmitter {
     if (all === null || all === undefined) throw new Error(`session view of ${this.sessionId} is closed`);
     const parts = all.pop();
     if (all.length > 0) {
-      if (this.#timer) {
-        clearTimeout(this.#timer);
-        this.#timer = null;
-      }
-      this.#cancelMore();
+      this.#unschedule();
       this.#lastEmit = Date.now();
       for (const drained of all) {
         const changes = changesOf(drained);
@@ -201,11 +197,7 @@ class SessionView extends EventEmitter {
    */
   #emitOne(wait) {
     if (this.#closed) return null;
-    if (this.#timer) {
-      clearTimeout(this.#timer);
-      this.#timer = null;
-    }
-    this.#cancelMore();
+    this.#unschedule();
     const parts = this.#port.native().drainView(this.#id, CHANGE_TEXT_BYTES, wait);
     if (parts === null || parts === undefined) return null;
     if (parts.length === 0) {
@@ -253,6 +245,15 @@ class SessionView extends EventEmitter {
     (this.#more.immediate ?? this.#more.timeout).unref?.();
   }
 
+  /** Drop the scheduled emit and drain-again: one is happening now. */
+  #unschedule() {
+    if (this.#timer) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
+    this.#cancelMore();
+  }
+
   #cancelMore() {
     if (this.#more === null) return;
     if (this.#more.immediate) clearImmediate(this.#more.immediate);
@@ -266,9 +267,7 @@ class SessionView extends EventEmitter {
     this.#closed = true;
     // Changes taken but not yet emitted (a listener closed the view) go too.
     this.#outbox.length = 0;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = null;
-    this.#cancelMore();
+    this.#unschedule();
     this.#port.native().closeView(this.#id);
     this.#port.closed(this);
   }

@@ -141,11 +141,16 @@ pub fn set_log_sink(
         queue.woken
     };
     if waiting {
-        if let Some(sink) = SINK.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-            sink.send(JsText::new(String::new()));
-        }
+        wake_js();
     }
     Ok(())
+}
+
+/// Tell JS that records wait (an empty text: it takes them itself).
+fn wake_js() {
+    if let Some(sink) = SINK.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        sink.send(JsText::new(String::new()));
+    }
 }
 
 fn install_once() {
@@ -186,10 +191,7 @@ impl<S: Subscriber> Layer<S> for JsLogLayer {
             .unwrap_or_else(|e| e.into_inner())
             .push(record.to_string());
         if wake {
-            if let Some(sink) = SINK.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-                // Only a wake-up: JS takes the records.
-                sink.send(JsText::new(String::new()));
-            }
+            wake_js();
         }
     }
 }

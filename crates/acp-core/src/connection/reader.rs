@@ -407,7 +407,7 @@ fn cancel_incoming(shared: &Arc<Shared>, text: &str, out: &mut Vec<Event>) {
     }
 }
 
-fn received<'a>(
+pub(super) fn received<'a>(
     at: Instant,
     kind: Kind,
     method: Option<&'a str>,
@@ -424,7 +424,7 @@ fn received<'a>(
 }
 
 /// The trace item goes just before the message's own item: wire order.
-fn trace(shared: &Shared, meta: WireMeta<'_>, text: &str, out: &mut Vec<Event>) {
+pub(super) fn trace(shared: &Shared, meta: WireMeta<'_>, text: &str, out: &mut Vec<Event>) {
     if let Some(record) = shared.tracer.record(meta, text) {
         out.push(Event::Trace {
             record,

@@ -13,12 +13,15 @@
 use std::time::Instant;
 
 use super::event::Event;
+use super::reader::{received, trace};
 use super::shared::Shared;
-use super::trace::{Direction, Kind, TraceBatch, WireMeta};
+use super::trace::{Kind, TraceBatch};
 use crate::view::{EntryKind, Shape, TextLine};
 
 /// A chunk's text longer than this is folded at once, not copied aside.
 const COPY_MAX_BYTES: usize = 16 * 1024;
+/// The most pending-text capacity kept between reads (a read is 32 KiB).
+const KEPT_TEXT_BYTES: usize = 64 * 1024;
 
 #[derive(Default)]
 pub(super) struct TextRun {
@@ -26,18 +29,19 @@ pub(super) struct TextRun {
     pub shape: Shape,
     trace: TraceBatch,
     fold: Option<PendingFold>,
+    /// The pending chunks' texts, back to back; chunk `i` ends at
+    /// `ends[i]` (kept across reads: no allocation per read).
+    text: String,
+    ends: Vec<usize>,
 }
 
-/// Chunks of one message of one session, not yet folded.
+/// Whose chunks wait in [`TextRun::text`]: one message of one session.
 struct PendingFold {
     session: String,
     kind: EntryKind,
     message_id: Option<String>,
     /// The session's view and whether it forwards; `None`: it has none.
     view: Option<(u32, bool)>,
-    /// The chunks' texts, back to back; chunk `i` ends at `ends[i]`.
-    text: String,
-    ends: Vec<usize>,
 }
 
 impl PendingFold {
@@ -61,21 +65,9 @@ impl TextRun {
         at: Instant,
         out: &mut Vec<Event>,
     ) {
-        let meta = WireMeta {
-            direction: Direction::Receive,
-            kind: Kind::Notification,
-            method: Some(chunk.method),
-            id: None,
-            at,
-            request_at: None,
-        };
+        let meta = received(at, Kind::Notification, Some(chunk.method), None);
         if !shared.tracer.defer(&mut self.trace, meta, text) {
-            if let Some(record) = shared.tracer.record(meta, text) {
-                out.push(Event::Trace {
-                    record,
-                    budgeted: true,
-                });
-            }
+            trace(shared, meta, text, out);
         }
         if !self.fold.as_ref().is_some_and(|f| f.continues(chunk)) {
             self.fold_pending(shared, out);
@@ -84,8 +76,6 @@ impl TextRun {
                 kind: chunk.kind,
                 message_id: chunk.message_id.as_deref().map(str::to_owned),
                 view: shared.views.target(&chunk.session_id),
-                text: String::new(),
-                ends: Vec::new(),
             });
         }
         let forward = match self.fold.as_ref().and_then(|f| f.view) {
@@ -103,9 +93,8 @@ impl TextRun {
                 forward
             }
             Some((_, forward)) => {
-                let fold = self.fold.as_mut().expect("has a view");
-                fold.text.push_str(&chunk.text);
-                fold.ends.push(fold.text.len());
+                self.text.push_str(&chunk.text);
+                self.ends.push(self.text.len());
                 forward
             }
             None => true,
@@ -130,19 +119,28 @@ impl TextRun {
     }
 
     fn fold_pending(&mut self, shared: &Shared, out: &mut Vec<Event>) {
-        let Some(fold) = &mut self.fold else { return };
-        let Some((view, _)) = fold.view else { return };
-        if fold.ends.is_empty() {
+        let Some(PendingFold {
+            kind,
+            message_id,
+            view: Some((view, _)),
+            ..
+        }) = &self.fold
+        else {
             return;
+        };
+        if !self.ends.is_empty() {
+            out.extend(shared.views.on_texts(
+                *view,
+                *kind,
+                message_id.as_deref(),
+                &self.text,
+                &self.ends,
+            ));
         }
-        out.extend(shared.views.on_texts(
-            view,
-            fold.kind,
-            fold.message_id.as_deref(),
-            &fold.text,
-            &fold.ends,
-        ));
-        fold.text.clear();
-        fold.ends.clear();
+        self.text.clear();
+        self.ends.clear();
+        if self.text.capacity() > KEPT_TEXT_BYTES {
+            self.text = String::new();
+        }
     }
 }
