@@ -168,11 +168,7 @@ impl Views {
     ) -> Option<Event> {
         let mut inner = self.lock();
         let state = &mut inner.views.get_mut(&id)?.state;
-        let mut start = 0;
-        for &end in ends {
-            state.text_chunk(kind, message_id, &text[start..end]);
-            start = end;
-        }
+        state.text_chunks(kind, message_id, text, ends);
         inner.signal(id)
     }
 

@@ -89,6 +89,68 @@ impl SessionState {
         self.apply_update(value);
     }
 
+    /// Fold consecutive plain-text chunks of one message: chunk `i` is
+    /// `text[ends[i-1]..ends[i]]`. Exactly [`text_chunk`](Self::text_chunk)
+    /// once per chunk; when no cap can drop any of them, the chunks after
+    /// the first go into the entry in one copy, with one lookup and one
+    /// [`fit`](Self::fit) (all that differs per chunk is the order of
+    /// work whose result is the same: the caps only grow nearer, and `fit`
+    /// drops oldest-first until under its cap, so once at the end drops
+    /// what it would have dropped chunk by chunk).
+    pub(crate) fn text_chunks(
+        &mut self,
+        kind: EntryKind,
+        message_id: Option<&str>,
+        text: &str,
+        ends: &[usize],
+    ) {
+        let Some((&first, _)) = ends.split_first() else {
+            return;
+        };
+        self.text_chunk(kind, message_id, &text[..first]);
+        // Even an empty chunk can start a text block: no shortcut for "".
+        let rest = &text[first..*ends.last().expect("not empty")];
+        if ends.len() > 1 && !self.append_whole(kind, rest) {
+            let mut start = first;
+            for &end in &ends[1..] {
+                self.text_chunk(kind, message_id, &text[start..end]);
+                start = end;
+            }
+        }
+    }
+
+    /// After a chunk of `kind` went into the last entry: put `rest` (more
+    /// chunks of that message) at the end of its text block in one go, if
+    /// no cap can drop any of it. False (nothing done) otherwise.
+    fn append_whole(&mut self, kind: EntryKind, rest: &str) -> bool {
+        let options = self.options;
+        let Some(entry) = self.entries.back_mut() else {
+            return false;
+        };
+        let bytes = rest.len();
+        if entry.kind != kind
+            || entry.text_bytes + bytes > options.max_text_bytes
+            || entry.bytes() + bytes > options.max_total_bytes
+        {
+            return false;
+        }
+        let Some(Value::Object(last)) = entry.content.last_mut() else {
+            return false;
+        };
+        if last.len() != 2 || last.get("type").and_then(Value::as_str) != Some("text") {
+            return false;
+        }
+        let Some(Value::String(s)) = last.get_mut("text") else {
+            return false;
+        };
+        s.push_str(rest);
+        entry.text_bytes += bytes;
+        let index = entry.index;
+        self.total_bytes += bytes;
+        self.fit(index);
+        true
+    }
+
     /// Fold a plain-text chunk of a message (read by [`TextChunk`] or by
     /// the line scanner): exactly what the general fold does with it.
     pub(crate) fn text_chunk(&mut self, kind: EntryKind, message_id: Option<&str>, text: &str) {
@@ -110,5 +172,86 @@ impl SessionState {
         // The entry's text bytes, and here the total: all the hot path adds.
         self.total_bytes += super::state::append_text(entry, text, None, &options);
         self.fit(index);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::view::state::ViewOptions;
+
+    /// A run of chunks: (message, text length); messages 0..3, of two kinds.
+    fn runs() -> impl Strategy<Value = Vec<Vec<(u8, usize)>>> {
+        let chunk = (0u8..3, 0usize..40);
+        proptest::collection::vec(proptest::collection::vec(chunk, 1..12), 1..12)
+    }
+
+    fn options() -> impl Strategy<Value = ViewOptions> {
+        (1usize..6, 10usize..200, 1usize..4, 30usize..600).prop_map(
+            |(max_entries, max_text_bytes, max_blocks, max_total_bytes)| ViewOptions {
+                max_entries,
+                max_text_bytes,
+                max_blocks,
+                max_keys: 4,
+                max_total_bytes,
+            },
+        )
+    }
+
+    /// The chunk `n` of a run: its kind, message id and text.
+    fn chunk(message: u8, len: usize, n: usize) -> (EntryKind, String, String) {
+        let kind = if message == 2 {
+            EntryKind::Thought
+        } else {
+            EntryKind::Agent
+        };
+        let text = format!("{n:x}").repeat(len).chars().take(len).collect();
+        (kind, format!("m{message}"), text)
+    }
+
+    proptest! {
+        /// Folding a read's chunks together ends where folding them one by
+        /// one does: same state, same changes to drain, under every cap.
+        #[test]
+        fn chunks_together_fold_like_one_by_one(runs in runs(), options in options()) {
+            let mut one = SessionState::new("s", options);
+            let mut together = SessionState::new("s", options);
+            // A block that is not plain text now and then: the slow path.
+            let image = json!({"sessionUpdate": "agent_message_chunk", "messageId": "m0",
+                "content": {"type": "image", "data": "", "mimeType": "image/png"}});
+            let mut n = 0;
+            for (r, run) in runs.iter().enumerate() {
+                if r % 4 == 3 {
+                    one.apply_update(image.clone());
+                    together.apply_update(image.clone());
+                }
+                // Consecutive chunks of one message go together, as the
+                // reader's text run groups them.
+                let mut i = 0;
+                while i < run.len() {
+                    let message = run[i].0;
+                    let (kind, id, _) = chunk(message, 0, 0);
+                    let (mut text, mut ends) = (String::new(), Vec::new());
+                    while i < run.len() && run[i].0 == message {
+                        let (_, _, t) = chunk(message, run[i].1, n);
+                        n += 1;
+                        one.text_chunk(kind, Some(&id), &t);
+                        text.push_str(&t);
+                        ends.push(text.len());
+                        i += 1;
+                    }
+                    together.text_chunks(kind, Some(&id), &text, &ends);
+                }
+                if r % 3 == 0 {
+                    prop_assert_eq!(one.drain_json(), together.drain_json());
+                }
+            }
+            prop_assert_eq!(one.snapshot_value(), together.snapshot_value());
+            prop_assert_eq!(one.total_bytes, together.total_bytes);
+            prop_assert_eq!(one.drain_json(), together.drain_json());
+        }
     }
 }
