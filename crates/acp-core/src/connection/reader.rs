@@ -22,18 +22,27 @@ use crate::rpc::{self, Full, Inbound, IncomingRequest, Invalid};
 use crate::transport::{Frame, LineFramer};
 use crate::view;
 
-/// One read per worker turn, at most: the other connections' readers run
-/// between turns, so this bounds how long a flooding agent holds the
-/// worker (bench:attack, 60k refused requests: a victim's worst delay
-/// 75-160 ms with 256 KiB, 10-16 ms with 32 KiB; no throughput change in
-/// `npm run bench`, where one 32 KiB read still carries ~200 messages).
-const READ_CHUNK: usize = 32 * 1024;
+/// One read takes what the pipe holds (it is widened to 1 MiB at spawn):
+/// against a flooding agent, 32 KiB reads spent a fifth of the reader's
+/// time in the kernel waiting on the pipe's lock while the agent refilled
+/// it, woken each read (bench:ui reader thread 76.7 -> 65.3 ms per 200k
+/// chunks). The buffer starts at [`TURN_BYTES`] and doubles up to this
+/// only while reads come back full: an agent that never floods never
+/// costs more.
+const READ_BYTES: usize = 1024 * 1024;
+/// What is handled per worker turn, at most: the other connections'
+/// readers run between turns, so this bounds how long a flooding agent
+/// holds the worker (bench:attack, 60k refused requests: a victim's worst
+/// delay 75-160 ms with 256 KiB turns, 10-16 ms with 32 KiB; no
+/// throughput change in `npm run bench`, where 32 KiB carries ~200
+/// messages).
+const TURN_BYTES: usize = 32 * 1024;
 /// How much of a bad line is quoted back in an event.
 const QUOTE_BYTES: usize = 200;
 
 pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max_line: usize) {
     let mut framer = LineFramer::new(max_line);
-    let mut buf = vec![0u8; READ_CHUNK];
+    let mut buf = vec![0u8; TURN_BYTES];
     let mut ready: Vec<Event> = Vec::with_capacity(256);
     let mut failed = None;
     let mut run = TextRun::default();
@@ -46,21 +55,27 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
                 break;
             }
         };
-        // One clock read per chunk: its lines arrived together.
+        // One clock read per read: its lines arrived together.
         let at = Instant::now();
-        framer.push(&buf[..n], |frame| {
-            on_frame(&shared, frame, at, &mut run, &mut ready)
-        });
-        run.flush(&shared, &mut ready);
-        for event in ready.drain(..) {
-            if !queue(&shared, event).await {
-                return;
+        let full = n == buf.len();
+        for turn in buf[..n].chunks(TURN_BYTES) {
+            framer.push(turn, |frame| {
+                on_frame(&shared, frame, at, &mut run, &mut ready)
+            });
+            run.flush(&shared, &mut ready);
+            for event in ready.drain(..) {
+                if !queue(&shared, event).await {
+                    return;
+                }
             }
+            // One turn's bytes at a time: while an agent floods, the other
+            // connections' tasks on the shared worker still run between
+            // (tokio's own budget allowed ~128 reads, 32 MiB, a turn).
+            tokio::task::yield_now().await;
         }
-        // One chunk per turn: while an agent floods, the other
-        // connections' tasks on the shared worker still run between its
-        // chunks (tokio's own budget allowed ~128 chunks, 32 MiB, a turn).
-        tokio::task::yield_now().await;
+        if full && buf.len() < READ_BYTES {
+            buf.resize(buf.len() * 2, 0);
+        }
     }
     let at = Instant::now();
     framer.finish(|frame| on_frame(&shared, frame, at, &mut run, &mut ready));
