@@ -123,11 +123,16 @@ struct Ring {
 impl Ring {
     /// Drop the oldest records until `n` more fit in `cap`.
     fn make_room(&mut self, n: usize, cap: usize) {
-        while !self.records.is_empty() && self.records.len() + n > cap {
-            if let Some(old) = self.records.pop_front() {
-                self.text.drain(..old.text_len());
-            }
+        // All at once: one record at a time was a deque drain per message.
+        let over = (self.records.len() + n)
+            .saturating_sub(cap)
+            .min(self.records.len());
+        if over == 0 {
+            return;
         }
+        let bytes: usize = self.records.range(..over).map(Record::text_len).sum();
+        self.records.drain(..over);
+        self.text.drain(..bytes);
     }
 
     fn push(&mut self, full: &Full<'_>) {
