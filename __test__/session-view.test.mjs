@@ -411,6 +411,49 @@ test('a backlog of text is cut into change events of at most CHANGE_TEXT_BYTES, 
   }
 });
 
+test('a long message is shared with V8, not copied: a copy built from the events stays exact after the view, the agent and GCs are gone', async (t) => {
+  const v8 = require('node:v8');
+  const vm = require('node:vm');
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc');
+  const dir = mkdtempSync(join(tmpdir(), 'acp-view-lent-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // ASCII (what V8 can be lent) in 2 messages, ~1.3 MB each: drains of
+  // the cap share frozen text; what a cut leaves follows from it.
+  const updates = [];
+  const texts = ['', ''];
+  for (let m = 0; m < 2; m++) {
+    for (let i = 0; i < 5000; i++) {
+      const text = `${m}:${i};`.padEnd(260, 'abcdefghij');
+      texts[m] += text;
+      updates.push({ sessionUpdate: 'agent_message_chunk', messageId: `m${m}`, content: { type: 'text', text } });
+    }
+  }
+  const file = join(dir, 'lent.ndjson');
+  writeFileSync(file, updates.map((u) => JSON.stringify(u)).join('\n') + '\n');
+
+  const client = await AcpClient.connect({ command: process.execPath, args: [MOCK] });
+  const { sessionId } = await client.newSession();
+  const view = client.session(sessionId, { intervalMs: 0 });
+  const copy = view.snapshot();
+  view.on('change', (c) => applyChanges(copy, c));
+  await client.prompt({ sessionId, prompt: `updates:${encodeURIComponent(file)}` });
+  view.flush();
+  assert.equal(canonical(copy), canonical(view.snapshot()));
+  view.close();
+  await client.close();
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await new Promise((r) => setImmediate(r));
+  }
+  const got = copy.entries.map((e) => e.content.map((b) => b.text).join(''));
+  assert.equal(got.length, 2);
+  for (let m = 0; m < 2; m++) {
+    assert.equal(got[m].length, texts[m].length, `message ${m}: length`);
+    assert.ok(got[m] === texts[m], `message ${m}: the text the agent sent`);
+  }
+});
+
 test('a status flood on a tool call with a 1 MiB rawInput sends the status, not the input, each time (and so for compactions and session info)', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'acp-view-fields-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));

@@ -8,6 +8,7 @@ use napi::threadsafe_function::{
 use napi::{sys, Env, Result, Status};
 
 use acp_core::connection::Batch;
+use acp_core::view::DrainText;
 use acp_core::DeliverySink;
 
 /// Weak: it does not keep Node alive unless [`JsTextCallback::set_ref`] says so.
@@ -16,7 +17,7 @@ type TextFn = ThreadsafeFunction<JsText, UnknownReturnValue, JsText, Status, fal
 /// A string for JS. ASCII text (almost every batch: JSON escapes what is
 /// not) is handed over as Latin-1, a plain copy, skipping V8's UTF-8 decode.
 pub struct JsText {
-    text: String,
+    text: Text,
     ascii: bool,
     /// Lend a long ASCII text to V8 instead of copying it (see
     /// [`external_latin1`]): only for texts JS keeps, such as a view's
@@ -26,21 +27,44 @@ pub struct JsText {
     lend: bool,
 }
 
+/// Where a [`JsText`]'s bytes are: its own string, or a view's text
+/// shared with the view's entry ([`DrainText::Shared`]).
+enum Text {
+    Owned(String),
+    Shared(DrainText),
+}
+
+impl Text {
+    fn as_str(&self) -> &str {
+        match self {
+            Text::Owned(text) => text,
+            Text::Shared(text) => text.as_str(),
+        }
+    }
+}
+
 impl JsText {
     pub fn new(text: String) -> Self {
         let ascii = text.is_ascii();
         Self {
-            text,
+            text: Text::Owned(text),
             ascii,
             lend: false,
         }
     }
 
-    /// A text JS keeps: lent to V8 when long (see the `lend` field).
-    pub fn kept(text: String) -> Self {
+    /// A text JS keeps (a view's message text): lent to V8 when long (see
+    /// the `lend` field), shared with the view's entry when the drain
+    /// shares it.
+    pub fn kept(text: DrainText) -> Self {
+        let text = match text {
+            DrainText::Owned(text) => Text::Owned(text),
+            shared => Text::Shared(shared),
+        };
         Self {
+            ascii: text.as_str().is_ascii(),
+            text,
             lend: true,
-            ..Self::new(text)
         }
     }
 }
@@ -49,7 +73,7 @@ impl From<Batch> for JsText {
     /// The core already knows whether the batch is ASCII.
     fn from(batch: Batch) -> Self {
         Self {
-            text: batch.text,
+            text: Text::Owned(batch.text),
             ascii: batch.ascii,
             lend: false,
         }
@@ -60,21 +84,25 @@ impl ToNapiValue for JsText {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
         let text = val.text;
         if !val.ascii {
-            return String::to_napi_value(env, text);
+            return match text {
+                Text::Owned(text) => String::to_napi_value(env, text),
+                Text::Shared(text) => <&str>::to_napi_value(env, text.as_str()),
+            };
         }
-        if val.lend && text.len() >= EXTERNAL_MIN_BYTES {
+        if val.lend && text.as_str().len() >= EXTERNAL_MIN_BYTES {
             match external_latin1(env, text) {
                 Ok(value) => return Ok(value),
-                Err(text) => return latin1_copy(env, &text),
+                Err(text) => return latin1_copy(env, text.as_str()),
             }
         }
-        latin1_copy(env, &text)
+        latin1_copy(env, text.as_str())
     }
 }
 
 /// Texts this long are lent to V8 rather than copied (a copy of a big
-/// string is a fresh large-object page for V8 to fault in).
-const EXTERNAL_MIN_BYTES: usize = 64 * 1024;
+/// string is a fresh large-object page for V8 to fault in); the core
+/// shares texts from the same length on.
+const EXTERNAL_MIN_BYTES: usize = acp_core::view::LEND_MIN_BYTES;
 
 /// Whether this Node has Node-API 10's external strings (Node ≥ 18.18 and
 /// ≥ 20.4, experimental there), looked up once: napi-sys answers a call to
@@ -97,13 +125,13 @@ fn host_has(symbol: &[u8]) -> bool {
     unsafe { host.get::<unsafe extern "C" fn()>(symbol).is_ok() }
 }
 
-/// Lend `text` to V8 as an external Latin-1 string (ASCII only): V8 reads
-/// it in place and the finalizer frees it. Gives the text back when this
-/// Node cannot.
+/// Lend `text` (ASCII) to V8 as an external Latin-1 string: V8 reads it in
+/// place and the finalizer drops it (a shared text: this string's share).
+/// Gives the text back when this Node cannot.
 unsafe fn external_latin1(
     env: sys::napi_env,
-    text: String,
-) -> std::result::Result<sys::napi_value, String> {
+    text: Text,
+) -> std::result::Result<sys::napi_value, Text> {
     use std::sync::atomic::Ordering;
     if !EXTERNAL_STRINGS.load(Ordering::Relaxed) {
         return Err(text);
@@ -113,10 +141,15 @@ unsafe fn external_latin1(
         _data: *mut std::ffi::c_void,
         hint: *mut std::ffi::c_void,
     ) {
-        drop(Box::from_raw(hint.cast::<String>()));
+        drop(Box::from_raw(hint.cast::<Text>()));
     }
+    // The bytes stay where they are when the box moves: a String's (or the
+    // shared String's) heap buffer, never written again.
     let boxed = Box::new(text);
-    let (ptr, len) = (boxed.as_ptr(), boxed.len());
+    let (ptr, len) = {
+        let s = boxed.as_str();
+        (s.as_ptr(), s.len())
+    };
     let hint = Box::into_raw(boxed);
     let mut out = std::ptr::null_mut();
     let mut copied = false;

@@ -32,6 +32,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::lent::DrainText;
 use super::size;
 use super::state::{
     pending_json, text_only, ChangedFieldsById, Entry, EntryJson, FieldsById, Pending, SessionState,
@@ -78,7 +79,8 @@ pub(crate) struct FieldChange {
 /// its JSON around the content (`{"index":…,"kind":…,"content":[…]}`).
 const NEW_ENTRY_COST: usize = 96;
 
-/// The last block's text, when it is text-only.
+/// The last block's text still growing, when it is text-only: all of it
+/// for an entry the host has not seen (only seen text is ever shared).
 fn last_text(entry: &Entry) -> Option<&str> {
     entry.content.last().and_then(text_only)
 }
@@ -108,6 +110,10 @@ enum EntryChange<'a> {
 /// whole every frame.
 struct Grown<'a> {
     index: u64,
+    /// The block `text` ends, and where in its text (shared segments
+    /// included) `text` starts.
+    block: usize,
+    from: usize,
     text: &'a str,
     blocks: &'a [Value],
     extra: Option<&'a Entry>,
@@ -122,7 +128,7 @@ pub struct Drained {
     pub json: String,
     /// In `drain_parts`: the text of each `appended` item, then the text
     /// of the last block of each new entry listed in `$cut`, in order.
-    pub texts: Vec<String>,
+    pub texts: Vec<DrainText>,
     /// Text is left for the next drain (the budget was reached).
     pub more: bool,
 }
@@ -158,7 +164,6 @@ impl SessionState {
             first_deferred_new,
             keyed,
         } = self.entry_changes(max_text);
-        let mut texts = Vec::new();
         let keyed_left = keyed[0].len() < self.changes.tool_calls.len()
             || keyed[1].len() < self.changes.compactions.len();
         let more = first_deferred_new.is_some() || !carried_left.is_empty() || keyed_left;
@@ -172,14 +177,16 @@ impl SessionState {
             more,
         };
         let json = serde_json::to_string(&drain).expect("a drain always serializes");
-        if split {
-            texts = drain.texts();
-        }
+        let text_spans = if split { drain.texts() } else { Vec::new() };
         let sent = drain.keyed.map(|ids| {
             ids.into_iter()
                 .map(|(index, id)| (index, id.to_owned()))
                 .collect::<Vec<_>>()
         });
+        let texts = text_spans
+            .into_iter()
+            .map(|span| self.drain_text(span))
+            .collect();
         let mut touched = std::mem::take(&mut self.changes.entries);
         // The new entries put off, from the first on: all still to send.
         let mut left = match first_deferred_new {
@@ -195,7 +202,7 @@ impl SessionState {
                 }
                 if let Some(entry) = self.entries.get_mut((index - first) as usize) {
                     entry.seen_blocks = entry.content.len();
-                    entry.seen_text = last_text(entry).map_or(0, str::len);
+                    entry.seen_text = entry.last_text_len().unwrap_or(0);
                     entry.seen_dropped = entry.dropped_bytes + entry.dropped_blocks;
                     entry.extra_changed.clear();
                 }
@@ -299,7 +306,7 @@ impl SessionState {
                 let inline = NEW_ENTRY_COST
                     + entry
                         .bytes()
-                        .saturating_sub(last_text(entry).map_or(0, str::len));
+                        .saturating_sub(entry.last_text_len().unwrap_or(0));
                 if moved && inline > budget {
                     // This one and the rest, next time: a split, not a
                     // walk (a backlog of thousands made each drain
@@ -325,19 +332,24 @@ impl SessionState {
                 picked.changes.push(EntryChange::New(entry, taken));
                 continue;
             }
-            // The host's last block, which only text-only blocks outgrow.
-            let grown_text = entry
-                .seen_blocks
-                .checked_sub(1)
-                .and_then(|at| entry.content.get(at))
+            // The host's last block, which only text-only blocks outgrow:
+            // its text from where the host is, to the end of the piece
+            // that holds it (`lent`); `more_text`: another piece follows.
+            let block = entry.seen_blocks.saturating_sub(1);
+            let (grown_text, more_text) = entry
+                .content
+                .get(block)
+                .filter(|_| entry.seen_blocks > 0)
                 .and_then(text_only)
-                .and_then(|text| text.get(entry.seen_text..))
-                .unwrap_or("");
+                .and_then(|open| entry.lent.piece_from(block, open, entry.seen_text))
+                .unwrap_or(("", false));
             let blocks = entry.content.get(entry.seen_blocks..).unwrap_or(&[]);
             let dropped = (entry.seen_dropped != entry.dropped_bytes + entry.dropped_blocks)
                 .then_some((entry.dropped_bytes, entry.dropped_blocks));
             let mut grown = Grown {
                 index,
+                block,
+                from: entry.seen_text,
                 text: "",
                 blocks: &[],
                 extra: (!entry.extra_changed.is_empty()).then_some(entry),
@@ -362,7 +374,7 @@ impl SessionState {
             budget = budget.saturating_sub(n);
             moved |= n > 0;
             let blocks_cost = blocks.iter().map(size::value).sum::<usize>();
-            if n == grown_text.len() && (!moved || blocks_cost <= budget) {
+            if n == grown_text.len() && !more_text && (!moved || blocks_cost <= budget) {
                 grown.blocks = blocks;
                 budget = budget.saturating_sub(blocks_cost);
                 moved |= !blocks.is_empty();
@@ -472,21 +484,64 @@ struct Drain<'a> {
     more: bool,
 }
 
+/// Where a text a drain leaves out of its JSON is: entry `index`, block
+/// `block`, bytes `from..upto` of its text (shared segments included).
+struct TextSpan {
+    index: u64,
+    block: usize,
+    from: usize,
+    upto: usize,
+}
+
 impl Drain<'_> {
     /// The texts left out of the JSON, in the order [`Drained`] says.
-    fn texts(&self) -> Vec<String> {
+    fn texts(&self) -> Vec<TextSpan> {
         let mut texts = Vec::new();
         for change in &self.changes {
-            if let EntryChange::Appended(grown) = change {
-                texts.push(grown.text.to_owned());
+            if let EntryChange::Appended(g) = change {
+                texts.push(TextSpan {
+                    index: g.index,
+                    block: g.block,
+                    from: g.from,
+                    upto: g.from + g.text.len(),
+                });
             }
         }
         for change in &self.changes {
             if let EntryChange::New(entry, Some(n)) = change {
-                texts.push(last_text(entry).map_or("", |t| &t[..*n]).to_owned());
+                texts.push(TextSpan {
+                    index: entry.index,
+                    block: entry.content.len().saturating_sub(1),
+                    from: 0,
+                    upto: *n,
+                });
             }
         }
         texts
+    }
+}
+
+impl SessionState {
+    /// A drain's text: shared with the entry when long (see `lent`),
+    /// else a copy.
+    fn drain_text(&mut self, span: TextSpan) -> DrainText {
+        let first = self.entries.front().map_or(0, |e| e.index);
+        let Some(entry) = self.entries.get_mut((span.index - first) as usize) else {
+            return DrainText::Owned(String::new());
+        };
+        let Some(Value::String(open)) = entry
+            .content
+            .get_mut(span.block)
+            .and_then(Value::as_object_mut)
+            .and_then(|block| block.get_mut("text"))
+        else {
+            return DrainText::Owned(String::new());
+        };
+        if let Some(shared) = entry.lent.share(span.block, open, span.from, span.upto) {
+            return shared;
+        }
+        let lent = entry.lent.len_of(span.block);
+        DrainText::Owned(open[span.from - lent..span.upto - lent].to_owned())
     }
 }
 
@@ -673,13 +728,13 @@ mod tests {
         let mut c: Value = serde_json::from_str(&d.json).unwrap();
         let mut texts = d.texts.iter();
         for a in c["appended"].as_array_mut().into_iter().flatten() {
-            a["text"] = texts.next().unwrap().clone().into();
+            a["text"] = texts.next().unwrap().as_str().into();
         }
         let cut = c.get("$cut").cloned().unwrap_or(json!([]));
         for j in cut.as_array().unwrap() {
             let e = &mut c["newEntries"][j.as_u64().unwrap() as usize];
             let last = e["content"].as_array_mut().unwrap().last_mut().unwrap();
-            last["text"] = texts.next().unwrap().clone().into();
+            last["text"] = texts.next().unwrap().as_str().into();
         }
         assert!(texts.next().is_none(), "every text has its place");
         if let Some(first) = c.get("firstIndex").and_then(Value::as_u64) {
@@ -774,10 +829,170 @@ mod tests {
     fn drain_into(s: &mut SessionState, host: &mut Value, cap: usize) -> usize {
         let mut most = 0;
         while let Some(d) = s.drain_parts(cap) {
-            most = most.max(d.json.len() + d.texts.iter().map(String::len).sum::<usize>());
+            most = most.max(d.json.len() + d.texts.iter().map(|t| t.as_str().len()).sum::<usize>());
             apply(host, &d);
         }
         most
+    }
+
+    /// One step of a host's life with a streaming agent (`lent_text_*`).
+    #[derive(Debug, Clone)]
+    enum Step {
+        /// A chunk of message `m` (0..3), `len` bytes, non-ASCII if `wide`.
+        Chunk {
+            m: u8,
+            len: usize,
+            wide: bool,
+        },
+        Image,
+        /// Drain everything with this text budget, and apply it.
+        Drain(usize),
+        /// One drain with this budget (the rest waits while text grows).
+        DrainOnce(usize),
+        Snapshot,
+    }
+
+    fn steps() -> impl proptest::strategy::Strategy<Value = Vec<Step>> {
+        use proptest::prelude::*;
+        let step = prop_oneof![
+            6 => (0u8..3, 0usize..150_000, proptest::bool::weighted(0.1))
+                .prop_map(|(m, len, wide)| Step::Chunk { m, len, wide }),
+            1 => Just(Step::Image),
+            3 => prop_oneof![Just(1000usize), Just(64 * 1024), Just(256 * 1024), Just(usize::MAX)]
+                .prop_map(Step::Drain),
+            2 => prop_oneof![Just(70 * 1024usize), Just(200 * 1024)].prop_map(Step::DrainOnce),
+            1 => Just(Step::Snapshot),
+        ];
+        proptest::collection::vec(step, 1..24)
+    }
+
+    /// Run `steps` on a view that drains (and so shares texts) and one that
+    /// never does; the host's copy, the drained view's snapshot and the
+    /// undrained one's must all agree. Returns how many texts were shared.
+    fn run_lent(steps: &[Step], options: ViewOptions) -> usize {
+        use crate::view::DrainText;
+        let mut s = SessionState::new("s", options);
+        let mut plain = SessionState::new("s", options);
+        let mut host = s.snapshot_value();
+        let mut shared = 0;
+        for (n, step) in steps.iter().enumerate() {
+            let update = match step {
+                Step::Chunk { m, len, wide } => {
+                    let unit = if *wide { "é" } else { "x" };
+                    let text: String = format!("{n}{}", unit.repeat(*len / unit.len()));
+                    Some(
+                        json!({"sessionUpdate": "agent_message_chunk", "messageId": format!("m{m}"),
+                        "content": {"type": "text", "text": text}}),
+                    )
+                }
+                Step::Image => Some(
+                    json!({"sessionUpdate": "agent_message_chunk", "messageId": "m0",
+                    "content": {"type": "image", "data": "AAAA", "mimeType": "image/png"}}),
+                ),
+                Step::Drain(cap) => {
+                    while let Some(d) = s.drain_parts(*cap) {
+                        shared += d
+                            .texts
+                            .iter()
+                            .filter(|t| matches!(t, DrainText::Shared { .. }))
+                            .count();
+                        apply(&mut host, &d);
+                    }
+                    assert!(host == s.snapshot_value(), "the host's copy after draining");
+                    None
+                }
+                Step::DrainOnce(cap) => {
+                    if let Some(d) = s.drain_parts(*cap) {
+                        shared += d
+                            .texts
+                            .iter()
+                            .filter(|t| matches!(t, DrainText::Shared { .. }))
+                            .count();
+                        apply(&mut host, &d);
+                    }
+                    None
+                }
+                Step::Snapshot => {
+                    assert!(
+                        s.snapshot_value() == plain.snapshot_value(),
+                        "snapshots differ"
+                    );
+                    None
+                }
+            };
+            if let Some(u) = update {
+                s.apply_update_json(Some(&u.to_string()));
+                plain.apply_update_json(Some(&u.to_string()));
+            }
+        }
+        while let Some(d) = s.drain_parts(64 * 1024) {
+            apply(&mut host, &d);
+        }
+        assert!(host == s.snapshot_value(), "the host's copy at the end");
+        assert!(
+            s.snapshot_value() == plain.snapshot_value(),
+            "snapshots differ at the end"
+        );
+        // The snapshot's text form too (the parts a host's snapshot() reads;
+        // the head's `$seq` counts drains, which only one of them had).
+        let (a, b) = (s.snapshot_parts(1 << 16), plain.snapshot_parts(1 << 16));
+        assert!(a[1..] == b[1..], "the snapshots' parts differ");
+        shared
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Texts shared with the host change nothing anyone sees: drains,
+        /// snapshots and caps (small ones drop chunks and entries) agree
+        /// with a view that never shared a byte.
+        #[test]
+        fn lent_text_changes_nothing_seen(steps in steps(), small in proptest::bool::ANY) {
+            let options = if small {
+                ViewOptions { max_entries: 3, max_text_bytes: 300_000, max_blocks: 3, max_total_bytes: 500_000, ..ViewOptions::default() }
+            } else {
+                ViewOptions::default()
+            };
+            run_lent(&steps, options);
+        }
+    }
+
+    #[test]
+    fn a_streamed_message_is_shared_with_the_host_not_copied() {
+        use Step::*;
+        let chunk = |len| Chunk {
+            m: 0,
+            len,
+            wide: false,
+        };
+        // Drained whole, cut by a budget (the rest stays growing), then
+        // grown further; a second block after an image; a new entry.
+        let steps = [
+            chunk(100_000),
+            Drain(usize::MAX),
+            chunk(200_000),
+            Drain(64 * 1024),
+            chunk(70_000),
+            // Cut inside what it froze, then more text: the segment's
+            // rest goes first, then the growing text.
+            DrainOnce(70 * 1024),
+            chunk(90_000),
+            DrainOnce(200 * 1024),
+            chunk(10),
+            Drain(usize::MAX),
+            Snapshot,
+            Image,
+            chunk(90_000),
+            Drain(usize::MAX),
+            Chunk {
+                m: 1,
+                len: 80_000,
+                wide: false,
+            },
+            Drain(usize::MAX),
+            Snapshot,
+        ];
+        let shared = run_lent(&steps, ViewOptions::default());
+        assert!(shared >= 4, "{shared} texts shared");
     }
 
     #[test]
@@ -821,7 +1036,7 @@ mod tests {
         let (mut drains, mut most) = (0, 0);
         while let Some(d) = s.drain_parts(budget) {
             drains += 1;
-            most = most.max(d.json.len() + d.texts.iter().map(String::len).sum::<usize>());
+            most = most.max(d.json.len() + d.texts.iter().map(|t| t.as_str().len()).sum::<usize>());
             apply(&mut host, &d);
         }
         assert_eq!(host, s.snapshot_value());
@@ -1145,7 +1360,10 @@ mod tests {
                 .cloned()
                 .collect();
             assert_eq!(keys, ["_meta", "note"]);
-            assert_eq!(d.texts, vec!["y".to_string()]);
+            assert_eq!(
+                d.texts.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
+                ["y"]
+            );
             apply(&mut host, &d);
         }
         // The same `_meta` twice: only the key that changed.
@@ -1179,7 +1397,7 @@ mod tests {
         let mut drains = 0;
         let mut block_seen_at = None;
         while let Some(d) = s.drain_parts(cap) {
-            let text: usize = d.texts.iter().map(String::len).sum();
+            let text: usize = d.texts.iter().map(|t| t.as_str().len()).sum();
             assert!(text <= cap, "{text} bytes of text in one drain");
             assert!(d.json.len() < 300, "{}", d.json);
             if d.json.contains("image/png") {
@@ -1200,13 +1418,14 @@ mod tests {
         while let Some(d) = s.drain_parts(cap) {
             drains += 1;
             let v: Value = serde_json::from_str(&d.json).unwrap();
-            let carried: usize = d.texts.iter().map(String::len).sum();
+            let carried: usize = d.texts.iter().map(|t| t.as_str().len()).sum();
             // At least one char moves, whatever the cap.
             assert!(carried <= cap.max(4), "{carried} bytes in one drain");
             let mut parts = d.texts.into_iter();
             for a in v["appended"].as_array().into_iter().flatten() {
                 assert!(a.get("text").is_none(), "texts travel apart");
-                texts[a["index"].as_u64().unwrap() as usize].push_str(&parts.next().unwrap());
+                texts[a["index"].as_u64().unwrap() as usize]
+                    .push_str(parts.next().unwrap().as_str());
             }
             let new = v["newEntries"].as_array().cloned().unwrap_or_default();
             for e in &new {
@@ -1217,7 +1436,8 @@ mod tests {
                 let e = &new[j.as_u64().unwrap() as usize];
                 let last = e["content"].as_array().unwrap().last().unwrap();
                 assert_eq!(last["text"], "", "the cut block's text travels apart");
-                texts[e["index"].as_u64().unwrap() as usize].push_str(&parts.next().unwrap());
+                texts[e["index"].as_u64().unwrap() as usize]
+                    .push_str(parts.next().unwrap().as_str());
             }
             assert!(parts.next().is_none(), "every text has its place");
             assert_eq!(v.get("$more").is_some(), d.more);
@@ -1339,8 +1559,8 @@ mod drain_cost {
                     break;
                 };
                 most = most.max(t.elapsed().as_secs_f64() * 1e6);
-                biggest =
-                    biggest.max(d.json.len() + d.texts.iter().map(String::len).sum::<usize>());
+                biggest = biggest
+                    .max(d.json.len() + d.texts.iter().map(|t| t.as_str().len()).sum::<usize>());
                 drains += 1;
             }
             let all = t0.elapsed().as_secs_f64() * 1e6;

@@ -4,6 +4,7 @@
 //!
 //! - [`state`]: the state and the fold (one update at a time, in order);
 //! - [`changes`]: the coalesced change description since the last drain;
+//! - [`lent`]: message text a drain shares with the host, not copies;
 //! - [`fast`], [`scan`]: the hot path, a plain-text chunk folded without
 //!   a JSON tree (from the params, or from the whole line in one pass);
 //! - [`replay`]: fold a recording (trace records) offline, the same way;
@@ -15,6 +16,7 @@
 
 mod changes;
 mod fast;
+mod lent;
 mod replay;
 mod scan;
 mod size;
@@ -23,6 +25,7 @@ mod state;
 pub use changes::Drained;
 #[cfg(test)]
 pub(crate) use fast::TextParams;
+pub use lent::{DrainText, LEND_MIN_BYTES};
 pub use replay::fold_recording;
 pub(crate) use scan::{scan_text_line, Shape, TextLine};
 pub(crate) use state::EntryKind;

@@ -46,6 +46,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::changes::ChangeSet;
+use super::lent::{Lent, LentBlock};
 use super::size;
 
 /// Bounds on what one view keeps. `Default` gives the documented defaults.
@@ -120,6 +121,8 @@ pub(crate) struct Entry {
     /// `extra` keys merged to a new value since the last drain (bounded
     /// by its keys, `max_keys`).
     pub extra_changed: BTreeSet<String>,
+    /// The start of a text block's text, shared with the host (`lent`).
+    pub lent: Lent,
 }
 
 impl Entry {
@@ -145,7 +148,16 @@ impl Entry {
             seen_text: 0,
             seen_dropped: 0,
             extra_changed: BTreeSet::new(),
+            lent: Lent::default(),
         }
+    }
+
+    /// Bytes of the last block's text when it is text-only (its shared
+    /// segments included).
+    pub(crate) fn last_text_len(&self) -> Option<usize> {
+        let last = self.content.len().checked_sub(1)?;
+        let open = text_only(&self.content[last])?;
+        Some(self.lent.len_of(last) + open.len())
     }
 }
 
@@ -949,6 +961,7 @@ impl Serialize for EntryJson<'_> {
             }
             match self.1 {
                 Some(text) => m.serialize_entry("content", &CutContent(&e.content, text))?,
+                None if e.lent.len > 0 => m.serialize_entry("content", &LentContent(e))?,
                 None => m.serialize_entry("content", &e.content)?,
             }
             if !e.extra.is_empty() {
@@ -962,6 +975,26 @@ impl Serialize for EntryJson<'_> {
             }
         }
         m.end()
+    }
+}
+
+/// An entry's content blocks, one of them with text shared with the host.
+struct LentContent<'a>(&'a Entry);
+
+impl Serialize for LentContent<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let e = self.0;
+        let mut seq = s.serialize_seq(Some(e.content.len()))?;
+        for (i, block) in e.content.iter().enumerate() {
+            match text_only(block) {
+                // Only a text-only block is ever lent, and it stays one.
+                Some(open) if i == e.lent.block => {
+                    seq.serialize_element(&LentBlock(&e.lent.segments, open))?
+                }
+                _ => seq.serialize_element(block)?,
+            }
+        }
+        seq.end()
     }
 }
 
