@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
 import { UI } from './scenarios.mjs';
 
-const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
+const REPEAT = Number(process.env.BENCH_REPEAT ?? 5);
 const CLIENTS = ['view', 'native', 'sdk', 'readline', 'idle'];
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 
