@@ -22,14 +22,18 @@ use crate::rpc::{self, Full, Inbound, IncomingRequest, Invalid};
 use crate::transport::{Frame, LineFramer};
 use crate::view;
 
-/// One read takes what the pipe holds (it is widened to 1 MiB at spawn):
-/// against a flooding agent, 32 KiB reads spent a fifth of the reader's
-/// time in the kernel waiting on the pipe's lock while the agent refilled
-/// it, woken each read (bench:ui reader thread 76.7 -> 65.3 ms per 200k
-/// chunks). The buffer starts at [`TURN_BYTES`] and doubles up to this
-/// only while reads come back full: an agent that never floods never
-/// costs more.
+/// A read of short lines takes up to this much of the pipe (it is widened
+/// to 1 MiB at spawn): against an agent flooding short lines, 32 KiB
+/// reads spent a fifth of the reader's time in the kernel waiting on the
+/// pipe's lock while the agent refilled it, woken each read (bench:ui
+/// reader thread 72.9 -> 56.9 ms per 200k chunks). Long lines are read 32
+/// KiB at a time: a bigger read left them cold in memory by the time they
+/// were framed (`npm run bench`, 16 KB updates: -25% msg/s at 1 MiB).
 const READ_BYTES: usize = 1024 * 1024;
+/// Lines shorter than this on average (in the last read) let the next read
+/// grow: the per-read cost is then spread over more lines than the cache
+/// cost of a big read adds.
+const SHORT_LINE_BYTES: usize = 1024;
 /// What is handled per worker turn, at most: the other connections'
 /// readers run between turns, so this bounds how long a flooding agent
 /// holds the worker (bench:attack, 60k refused requests: a victim's worst
@@ -43,11 +47,14 @@ const QUOTE_BYTES: usize = 200;
 pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max_line: usize) {
     let mut framer = LineFramer::new(max_line);
     let mut buf = vec![0u8; TURN_BYTES];
+    // How much the next read takes (see READ_BYTES): doubles while reads
+    // of short lines come back full, back to a turn's worth otherwise.
+    let mut want = TURN_BYTES;
     let mut ready: Vec<Event> = Vec::with_capacity(256);
     let mut failed = None;
     let mut run = TextRun::default();
     loop {
-        let n = match stdout.read(&mut buf).await {
+        let n = match stdout.read(&mut buf[..want]).await {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) => {
@@ -57,9 +64,11 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
         };
         // One clock read per read: its lines arrived together.
         let at = Instant::now();
-        let full = n == buf.len();
+        let full = n == want;
+        let mut lines = 0;
         for turn in buf[..n].chunks(TURN_BYTES) {
             framer.push(turn, |frame| {
+                lines += 1;
                 on_frame(&shared, frame, at, &mut run, &mut ready)
             });
             run.flush(&shared, &mut ready);
@@ -73,8 +82,13 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
             // (tokio's own budget allowed ~128 reads, 32 MiB, a turn).
             tokio::task::yield_now().await;
         }
-        if full && buf.len() < READ_BYTES {
-            buf.resize(buf.len() * 2, 0);
+        want = if full && n < SHORT_LINE_BYTES * lines {
+            (want * 2).min(READ_BYTES)
+        } else {
+            TURN_BYTES
+        };
+        if buf.len() < want {
+            buf.resize(want, 0);
         }
     }
     let at = Instant::now();
