@@ -28,7 +28,8 @@ use crate::view;
 /// pipe's lock while the agent refilled it, woken each read (bench:ui
 /// reader thread 72.9 -> 56.9 ms per 200k chunks). Long lines are read 32
 /// KiB at a time: a bigger read left them cold in memory by the time they
-/// were framed (`npm run bench`, 16 KB updates: -25% msg/s at 1 MiB).
+/// were framed (`npm run bench`, 16 KB updates: up to a fifth fewer
+/// msg/s at 1 MiB).
 const READ_BYTES: usize = 1024 * 1024;
 /// Lines shorter than this on average (in the last read) let the next read
 /// grow: the per-read cost is then spread over more lines than the cache
