@@ -17,7 +17,8 @@ type TextFn = ThreadsafeFunction<JsText, UnknownReturnValue, JsText, Status, fal
 /// A string for JS. ASCII text (almost every batch: JSON escapes what is
 /// not) is handed over as Latin-1, a plain copy, skipping V8's UTF-8 decode.
 pub struct JsText {
-    text: Text,
+    /// Its own string, or a view's text shared with the view's entry.
+    text: DrainText,
     ascii: bool,
     /// Lend a long ASCII text to V8 instead of copying it (see
     /// [`external_latin1`]): only for texts JS keeps, such as a view's
@@ -27,27 +28,11 @@ pub struct JsText {
     lend: bool,
 }
 
-/// Where a [`JsText`]'s bytes are: its own string, or a view's text
-/// shared with the view's entry ([`DrainText::Shared`]).
-enum Text {
-    Owned(String),
-    Shared(DrainText),
-}
-
-impl Text {
-    fn as_str(&self) -> &str {
-        match self {
-            Text::Owned(text) => text,
-            Text::Shared(text) => text.as_str(),
-        }
-    }
-}
-
 impl JsText {
     pub fn new(text: String) -> Self {
         let ascii = text.is_ascii();
         Self {
-            text: Text::Owned(text),
+            text: DrainText::Owned(text),
             ascii,
             lend: false,
         }
@@ -57,10 +42,6 @@ impl JsText {
     /// the `lend` field), shared with the view's entry when the drain
     /// shares it.
     pub fn kept(text: DrainText) -> Self {
-        let text = match text {
-            DrainText::Owned(text) => Text::Owned(text),
-            shared => Text::Shared(shared),
-        };
         Self {
             ascii: text.as_str().is_ascii(),
             text,
@@ -73,7 +54,7 @@ impl From<Batch> for JsText {
     /// The core already knows whether the batch is ASCII.
     fn from(batch: Batch) -> Self {
         Self {
-            text: Text::Owned(batch.text),
+            text: DrainText::Owned(batch.text),
             ascii: batch.ascii,
             lend: false,
         }
@@ -85,8 +66,8 @@ impl ToNapiValue for JsText {
         let text = val.text;
         if !val.ascii {
             return match text {
-                Text::Owned(text) => String::to_napi_value(env, text),
-                Text::Shared(text) => <&str>::to_napi_value(env, text.as_str()),
+                DrainText::Owned(text) => String::to_napi_value(env, text),
+                shared => <&str>::to_napi_value(env, shared.as_str()),
             };
         }
         if val.lend && text.as_str().len() >= EXTERNAL_MIN_BYTES {
@@ -130,8 +111,8 @@ fn host_has(symbol: &[u8]) -> bool {
 /// Gives the text back when this Node cannot.
 unsafe fn external_latin1(
     env: sys::napi_env,
-    text: Text,
-) -> std::result::Result<sys::napi_value, Text> {
+    text: DrainText,
+) -> std::result::Result<sys::napi_value, DrainText> {
     use std::sync::atomic::Ordering;
     if !EXTERNAL_STRINGS.load(Ordering::Relaxed) {
         return Err(text);
@@ -141,7 +122,7 @@ unsafe fn external_latin1(
         _data: *mut std::ffi::c_void,
         hint: *mut std::ffi::c_void,
     ) {
-        drop(Box::from_raw(hint.cast::<Text>()));
+        drop(Box::from_raw(hint.cast::<DrainText>()));
     }
     // The bytes stay where they are when the box moves: a String's (or the
     // shared String's) heap buffer, never written again.

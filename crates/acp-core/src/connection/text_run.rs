@@ -20,7 +20,7 @@ use crate::view::{EntryKind, Shape, TextLine};
 
 /// A chunk's text longer than this is folded at once, not copied aside.
 const COPY_MAX_BYTES: usize = 16 * 1024;
-/// The most pending-text capacity kept between reads (a read is 32 KiB).
+/// The most pending-text capacity kept between turns (a turn is 32 KiB).
 const KEPT_TEXT_BYTES: usize = 64 * 1024;
 
 #[derive(Default)]

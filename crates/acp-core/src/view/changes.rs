@@ -35,7 +35,8 @@ use serde_json::{Map, Value};
 use super::lent::DrainText;
 use super::size;
 use super::state::{
-    pending_json, text_only, ChangedFieldsById, Entry, EntryJson, FieldsById, Pending, SessionState,
+    pending_json, text_only, text_only_mut, ChangedFieldsById, Entry, EntryJson, FieldsById,
+    Pending, SessionState,
 };
 use crate::rpc::floor_char_boundary;
 
@@ -526,22 +527,23 @@ impl SessionState {
     /// else a copy.
     fn drain_text(&mut self, span: TextSpan) -> DrainText {
         let first = self.entries.front().map_or(0, |e| e.index);
-        let Some(entry) = self.entries.get_mut((span.index - first) as usize) else {
+        let entry = span
+            .index
+            .checked_sub(first)
+            .and_then(|at| self.entries.get_mut(at as usize));
+        // The drain just read this text from this block: it is there.
+        let Some(entry) = entry else {
             return DrainText::Owned(String::new());
         };
-        let Some(Value::String(open)) = entry
-            .content
-            .get_mut(span.block)
-            .and_then(Value::as_object_mut)
-            .and_then(|block| block.get_mut("text"))
-        else {
+        let Some(open) = entry.content.get_mut(span.block).and_then(text_only_mut) else {
             return DrainText::Owned(String::new());
         };
         if let Some(shared) = entry.lent.share(span.block, open, span.from, span.upto) {
             return shared;
         }
         let lent = entry.lent.len_of(span.block);
-        DrainText::Owned(open[span.from - lent..span.upto - lent].to_owned())
+        let text = open.get(span.from.saturating_sub(lent)..span.upto.saturating_sub(lent));
+        DrainText::Owned(text.unwrap_or_default().to_owned())
     }
 }
 

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::state::{EntryKind, SessionState};
+use super::state::{text_fits, text_only_mut, EntryKind, SessionState};
 
 /// `session/update` params holding just a plain-text chunk, read by
 /// serde: what the line scanner's tests check it against.
@@ -128,19 +128,10 @@ impl SessionState {
             return false;
         };
         let bytes = rest.len();
-        if entry.kind != kind
-            || entry.text_bytes + bytes > options.max_text_bytes
-            || entry.bytes() + bytes > options.max_total_bytes
-        {
+        if entry.kind != kind || !text_fits(entry, bytes, &options) {
             return false;
         }
-        let Some(Value::Object(last)) = entry.content.last_mut() else {
-            return false;
-        };
-        if last.len() != 2 || last.get("type").and_then(Value::as_str) != Some("text") {
-            return false;
-        }
-        let Some(Value::String(s)) = last.get_mut("text") else {
+        let Some(s) = entry.content.last_mut().and_then(text_only_mut) else {
             return false;
         };
         s.push_str(rest);

@@ -252,6 +252,24 @@ pub(crate) fn text_only(block: &Value) -> Option<&str> {
     obj.get("text")?.as_str()
 }
 
+/// The text of a [`text_only`] block, to append to (or share from).
+pub(crate) fn text_only_mut(block: &mut Value) -> Option<&mut String> {
+    let obj = block.as_object_mut()?;
+    if obj.len() != 2 || obj.get("type")?.as_str()? != "text" {
+        return None;
+    }
+    match obj.get_mut("text")? {
+        Value::String(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// Whether `bytes` more text fit in `entry` (its text and total caps).
+pub(crate) fn text_fits(entry: &Entry, bytes: usize, options: &ViewOptions) -> bool {
+    entry.text_bytes + bytes <= options.max_text_bytes
+        && entry.bytes() + bytes <= options.max_total_bytes
+}
+
 /// What a merge may add: keys to the object, bytes to its entry.
 #[derive(Clone, Copy)]
 struct Room {
@@ -900,20 +918,14 @@ pub(crate) fn append_text(
     options: &ViewOptions,
 ) -> usize {
     let bytes = text.len();
-    if entry.text_bytes + bytes > options.max_text_bytes
-        || entry.bytes() + bytes > options.max_total_bytes
-    {
+    if !text_fits(entry, bytes, options) {
         entry.dropped_bytes += bytes as u64;
         return 0;
     }
-    if let Some(Value::Object(last)) = entry.content.last_mut() {
-        if last.len() == 2 && last.get("type").and_then(Value::as_str) == Some("text") {
-            if let Some(Value::String(s)) = last.get_mut("text") {
-                s.push_str(text);
-                entry.text_bytes += bytes;
-                return bytes;
-            }
-        }
+    if let Some(s) = entry.content.last_mut().and_then(text_only_mut) {
+        s.push_str(text);
+        entry.text_bytes += bytes;
+        return bytes;
     }
     if entry.content.len() >= options.max_blocks {
         entry.dropped_blocks += 1;
