@@ -242,6 +242,26 @@ async function heldView(t, limits = {}) {
   return { client, sessionId, view };
 }
 
+/**
+ * The mock agent streams `updates` (written to a file, one prompt) into a
+ * view emitting at once; returns it flushed, with the copy built from its
+ * events since open.
+ */
+async function streamed(t, name, updates) {
+  const dir = mkdtempSync(join(tmpdir(), `acp-view-${name}-`));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, `${name}.ndjson`);
+  writeFileSync(file, updates.map((u) => JSON.stringify(u)).join('\n') + '\n');
+  const client = await connect(t);
+  const { sessionId } = await client.newSession();
+  const view = client.session(sessionId, { intervalMs: 0 });
+  const copy = view.snapshot();
+  view.on('change', (c) => applyChanges(copy, c));
+  await client.prompt({ sessionId, prompt: `updates:${encodeURIComponent(file)}` });
+  view.flush();
+  return { client, sessionId, view, copy };
+}
+
 test('a copy started from a snapshot taken mid-stream stays exact under the events that follow', async (t) => {
   const { client, sessionId, view } = await heldView(t);
   const fromOpen = view.snapshot();
@@ -416,8 +436,6 @@ test('a long message is shared with V8, not copied: a copy built from the events
   const vm = require('node:vm');
   v8.setFlagsFromString('--expose-gc');
   const gc = vm.runInNewContext('gc');
-  const dir = mkdtempSync(join(tmpdir(), 'acp-view-lent-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
   // ASCII (what V8 can be lent) in 2 messages, ~1.3 MB each: drains of
   // the cap share frozen text; what a cut leaves follows from it.
   const updates = [];
@@ -429,16 +447,7 @@ test('a long message is shared with V8, not copied: a copy built from the events
       updates.push({ sessionUpdate: 'agent_message_chunk', messageId: `m${m}`, content: { type: 'text', text } });
     }
   }
-  const file = join(dir, 'lent.ndjson');
-  writeFileSync(file, updates.map((u) => JSON.stringify(u)).join('\n') + '\n');
-
-  const client = await AcpClient.connect({ command: process.execPath, args: [MOCK] });
-  const { sessionId } = await client.newSession();
-  const view = client.session(sessionId, { intervalMs: 0 });
-  const copy = view.snapshot();
-  view.on('change', (c) => applyChanges(copy, c));
-  await client.prompt({ sessionId, prompt: `updates:${encodeURIComponent(file)}` });
-  view.flush();
+  const { client, view, copy } = await streamed(t, 'lent', updates);
   assert.equal(canonical(copy), canonical(view.snapshot()));
   view.close();
   await client.close();
@@ -574,8 +583,6 @@ test('maxTotalBytes bounds a view: big unknown updates and tool outputs push the
 test('a snapshot bigger than a part comes over in parts: it equals the JS fold, hostile ids and escaped text included', async (t) => {
   // The core hands snapshot() ~1 MiB JSON parts (one JSON text could
   // outgrow V8's string cap: control characters are 6 × longer escaped).
-  const dir = mkdtempSync(join(tmpdir(), 'acp-view-parts-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const updates = [];
   const ids = ['__proto__', 'constructor', 'toString', 'hasOwnProperty'];
   for (let i = 0; i < 200; i++) {
@@ -593,16 +600,7 @@ test('a snapshot bigger than a part comes over in parts: it equals the JS fold, 
   updates.push({ sessionUpdate: 'current_mode_update', currentModeId: 'code' });
   updates.push({ sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'c', description: 'd' }] });
   updates.push({ sessionUpdate: 'config_option_update', configOptions: [] });
-  const file = join(dir, 'parts.ndjson');
-  writeFileSync(file, updates.map((u) => JSON.stringify(u)).join('\n') + '\n');
-
-  const client = await connect(t);
-  const { sessionId } = await client.newSession();
-  const view = client.session(sessionId, { intervalMs: 0 });
-  const mirror = view.snapshot();
-  view.on('change', (c) => applyChanges(mirror, c));
-  await client.prompt({ sessionId, prompt: `updates:${encodeURIComponent(file)}` });
-  view.flush();
+  const { sessionId, view, copy: mirror } = await streamed(t, 'parts', updates);
   const s = view.snapshot();
   assert.ok(JSON.stringify(s).length > 8 * 1024 * 1024, 'several parts of entries and of tool calls');
   assert.equal(Object.keys(s.toolCalls).length, 200);
