@@ -80,7 +80,8 @@ class SessionView extends EventEmitter {
   #lastEmit = 0;
   #closed = false;
   #more = null; // the timer or immediate that drains again soon
-  #outbox = []; // changes taken, not yet emitted to every listener
+  #outbox = []; // changes taken, emitted from #next on
+  #next = 0;
   #emitting = false;
 
   /** @internal Use `client.session()`. */
@@ -226,10 +227,16 @@ class SessionView extends EventEmitter {
     if (this.#emitting) return;
     this.#emitting = true;
     try {
-      for (let next; (next = this.#outbox.shift()) !== undefined; ) {
+      // By index, not shift(): a snapshot of a long backlog queues
+      // thousands. Pushed meanwhile: reached by the same loop; close()
+      // empties the box: the loop ends.
+      while (this.#next < this.#outbox.length) {
+        const next = this.#outbox[this.#next++];
         emitIsolated(this, 'change', [next], (err) => this.#port.report(err, 'session view change'));
       }
     } finally {
+      this.#outbox.length = 0;
+      this.#next = 0;
       this.#emitting = false;
     }
   }
@@ -267,6 +274,7 @@ class SessionView extends EventEmitter {
     this.#closed = true;
     // Changes taken but not yet emitted (a listener closed the view) go too.
     this.#outbox.length = 0;
+    this.#next = 0;
     this.#unschedule();
     this.#port.native().closeView(this.#id);
     this.#port.closed(this);
@@ -278,7 +286,7 @@ class SessionView extends EventEmitter {
 
   /** Changes wait to be emitted (a timer, a queued emit, or a backlog's rest). */
   get pending() {
-    return !this.#closed && (this.#timer !== null || this.#queued || this.#more !== null || this.#outbox.length > 0);
+    return !this.#closed && (this.#timer !== null || this.#queued || this.#more !== null || this.#next < this.#outbox.length);
   }
 }
 
