@@ -86,75 +86,147 @@ pub struct WireMeta<'a> {
 }
 
 /// One remembered message. Its method, id and payload are the next
-/// `method + id + payload` bytes of [`Ring::text`], in that order.
+/// `method + id + payload` bytes of its [`Block`]'s text, in that order;
+/// its number is its block's first plus its place in the block.
 #[derive(Clone, Copy)]
 struct Record {
-    seq: u64,
     /// When it crossed the wire: turned into Unix time only when encoded
     /// (the clock arithmetic cost ~15% of a flood's reader thread).
     at: Instant,
-    direction: Direction,
-    kind: Kind,
-    method: usize,
-    id: usize,
-    payload: usize,
-    bytes: usize,
     /// For responses: when their request crossed the wire.
     request_at: Option<Instant>,
+    payload: usize,
+    bytes: usize,
+    /// At most [`MAX_NAME_BYTES`].
+    method: u16,
+    id: u16,
+    direction: Direction,
+    kind: Kind,
     truncated: bool,
 }
 
 impl Record {
     fn text_len(&self) -> usize {
-        self.method + self.id + self.payload
+        usize::from(self.method) + usize::from(self.id) + self.payload
     }
 }
 
-/// The recent messages. Their texts are back to back in one ring of
-/// bytes, written in order: one stream through memory, not a string per
-/// record at scattered places (a flood of small messages wrote to a cold
-/// cache line of a different string for each).
+/// Consecutive records and their texts, back to back: one stream through
+/// memory, not a string per record at scattered places (a flood of small
+/// messages wrote to a cold cache line of a different string for each).
+#[derive(Default)]
+struct Block {
+    /// The number of `records[0]`.
+    first_seq: u64,
+    records: Vec<Record>,
+    text: Vec<u8>,
+}
+
+impl Block {
+    fn push(&mut self, full: &Full<'_>) {
+        self.text.extend_from_slice(full.method.as_bytes());
+        self.text.extend_from_slice(full.id.as_bytes());
+        self.text.extend_from_slice(full.payload.as_bytes());
+        self.records.push(full.rec);
+    }
+
+    fn clear(&mut self) {
+        self.records.clear();
+        self.text.clear();
+        if self.text.capacity() > KEPT_BLOCK_BYTES {
+            self.text = Vec::new();
+        }
+        if self.records.capacity() > KEPT_BLOCK_RECORDS {
+            self.records = Vec::new();
+        }
+    }
+}
+
+/// The recent messages, in blocks: a reader's batch becomes a block as it
+/// is (it was copied record by record: a seventh of a flood's reader
+/// thread went to the history), and a dropped block becomes the next
+/// batch. Only the front block can be partly dropped.
 #[derive(Default)]
 struct Ring {
-    records: VecDeque<Record>,
-    text: VecDeque<u8>,
+    blocks: VecDeque<Block>,
+    /// Records, and their text bytes, dropped from the front block.
+    dropped_records: usize,
+    dropped_text: usize,
+    /// Records kept.
+    len: usize,
+    /// An emptied block, to hold the next batch or record.
+    spare: Option<Block>,
 }
 
 impl Ring {
     /// Drop the oldest records until `n` more fit in `cap`.
     fn make_room(&mut self, n: usize, cap: usize) {
-        // All at once: one record at a time was a deque drain per message.
-        let over = (self.records.len() + n)
-            .saturating_sub(cap)
-            .min(self.records.len());
-        if over == 0 {
-            return;
+        let mut over = (self.len + n).saturating_sub(cap).min(self.len);
+        self.len -= over;
+        while over > 0 {
+            let Some(front) = self.blocks.front() else {
+                break;
+            };
+            let left = front.records.len() - self.dropped_records;
+            if over < left {
+                let from = self.dropped_records;
+                self.dropped_text += front.records[from..from + over]
+                    .iter()
+                    .map(Record::text_len)
+                    .sum::<usize>();
+                self.dropped_records += over;
+                return;
+            }
+            over -= left;
+            let mut gone = self.blocks.pop_front().unwrap_or_default();
+            gone.clear();
+            self.spare = Some(gone);
+            self.dropped_records = 0;
+            self.dropped_text = 0;
         }
-        let bytes: usize = self.records.range(..over).map(Record::text_len).sum();
-        self.records.drain(..over);
-        self.text.drain(..bytes);
     }
 
-    fn push(&mut self, full: &Full<'_>) {
-        self.text.extend(full.method.as_bytes());
-        self.text.extend(full.id.as_bytes());
-        self.text.extend(full.payload.as_bytes());
-        self.records.push_back(full.rec);
+    /// Append `block`, the oldest `skip` of its records already dropped
+    /// (the ring is empty when `skip` > 0).
+    fn append(&mut self, block: Block, skip: usize) {
+        if skip > 0 {
+            debug_assert!(self.blocks.is_empty());
+            self.dropped_records = skip;
+            self.dropped_text = block.records[..skip].iter().map(Record::text_len).sum();
+        }
+        self.len += block.records.len() - skip;
+        self.blocks.push_back(block);
+    }
+
+    /// The block a single record numbered `seq` goes into.
+    fn block_for(&mut self, seq: u64) -> &mut Block {
+        let fits = self
+            .blocks
+            .back()
+            .is_some_and(|b| b.records.len() < RECORDS_PER_BLOCK);
+        if !fits {
+            let mut block = self.spare.take().unwrap_or_default();
+            block.first_seq = seq;
+            self.blocks.push_back(block);
+        }
+        let block = self.blocks.back_mut().expect("just pushed");
+        debug_assert_eq!(block.first_seq + block.records.len() as u64, seq);
+        block
     }
 }
 
 /// Received messages noted by [`Tracer::defer`], not yet in the history:
-/// records and their texts laid out as in [`Ring`]. The reader keeps one
-/// and reuses its buffers.
+/// one block and the counts. The reader keeps one; each commit hands its
+/// block to the history and takes back one the history dropped.
 #[derive(Default)]
 pub struct TraceBatch {
-    records: Vec<Record>,
-    text: Vec<u8>,
+    block: Block,
     messages: u64,
     bytes: u64,
 }
 
 /// The record of `line` numbered `seq`, its payload cut to `max` bytes.
+#[inline]
 fn full<'a>(meta: &WireMeta<'a>, line: &'a str, seq: u64, max: usize) -> Full<'a> {
     // Cut like the payload: the agent picks their length. An id is raw
     // JSON, which cannot be cut: a longer one is left out.
@@ -169,16 +241,17 @@ fn full<'a>(meta: &WireMeta<'a>, line: &'a str, seq: u64, max: usize) -> Full<'a
         method.len() < meta.method.map_or(0, str::len) || id.len() < meta.id.map_or(0, str::len);
     let cut = floor_char_boundary(line, max);
     Full {
+        seq,
         rec: Record {
-            seq,
             at: meta.at,
-            direction: meta.direction,
-            kind: meta.kind,
-            method: method.len(),
-            id: id.len(),
+            request_at: meta.request_at,
             payload: cut,
             bytes: line.len(),
-            request_at: meta.request_at,
+            // Both at most MAX_NAME_BYTES.
+            method: method.len() as u16,
+            id: id.len() as u16,
+            direction: meta.direction,
+            kind: meta.kind,
             truncated: cut < line.len() || names_cut,
         },
         method,
@@ -189,6 +262,7 @@ fn full<'a>(meta: &WireMeta<'a>, line: &'a str, seq: u64, max: usize) -> Full<'a
 
 /// A record and its texts, to encode.
 struct Full<'a> {
+    seq: u64,
     rec: Record,
     method: &'a str,
     id: &'a str,
@@ -219,10 +293,7 @@ impl Tracer {
             .duration_since(UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
         Self {
-            ring: Mutex::new(Ring {
-                records: VecDeque::with_capacity(config.history.min(4096)),
-                text: VecDeque::new(),
-            }),
+            ring: Mutex::new(Ring::default()),
             config,
             seq: AtomicU64::new(0),
             started: Instant::now(),
@@ -248,7 +319,9 @@ impl Tracer {
         let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
         if self.config.history > 0 {
             ring.make_room(1, self.config.history);
-            ring.push(&full(&meta, line, seq, self.config.history_max_payload));
+            let full = full(&meta, line, seq, self.config.history_max_payload);
+            ring.block_for(seq).push(&full);
+            ring.len += 1;
         }
         drop(ring);
         self.config.live.then(|| {
@@ -276,11 +349,9 @@ impl Tracer {
         batch.messages += 1;
         batch.bytes += line.len() as u64;
         if self.config.history > 0 {
-            let full = full(&meta, line, 0, self.config.history_max_payload);
-            batch.text.extend_from_slice(full.method.as_bytes());
-            batch.text.extend_from_slice(full.id.as_bytes());
-            batch.text.extend_from_slice(full.payload.as_bytes());
-            batch.records.push(full.rec);
+            batch
+                .block
+                .push(&full(&meta, line, 0, self.config.history_max_payload));
         }
         true
     }
@@ -296,28 +367,16 @@ impl Tracer {
             .messages_in
             .fetch_add(batch.messages, Ordering::Relaxed);
         counters.bytes_in.fetch_add(batch.bytes, Ordering::Relaxed);
-        if !batch.records.is_empty() {
+        let n = batch.block.records.len();
+        if n > 0 {
             // More than the history holds: the first ones would go at once.
-            let skip = batch.records.len().saturating_sub(self.config.history);
-            let skip_text: usize = batch.records[..skip].iter().map(Record::text_len).sum();
+            let skip = n.saturating_sub(self.config.history);
             let mut ring = self.ring.lock().unwrap_or_else(|e| e.into_inner());
-            let first = self
-                .seq
-                .fetch_add(batch.records.len() as u64, Ordering::Relaxed)
-                + 1;
-            ring.make_room(batch.records.len() - skip, self.config.history);
-            for (rec, seq) in batch.records.iter_mut().zip(first..) {
-                rec.seq = seq;
-            }
-            ring.records.extend(&batch.records[skip..]);
-            ring.text.extend(&batch.text[skip_text..]);
-        }
-        batch.records.clear();
-        batch.text.clear();
-        if batch.text.capacity() > KEPT_BATCH_BYTES {
-            // One read of huge records (a host's big `history_max_payload`)
-            // must not pin that much for the connection's life.
-            batch.text = Vec::new();
+            ring.make_room(n - skip, self.config.history);
+            let spare = ring.spare.take().unwrap_or_default();
+            let mut block = std::mem::replace(&mut batch.block, spare);
+            block.first_seq = self.seq.fetch_add(n as u64, Ordering::Relaxed) + 1;
+            ring.append(block, skip);
         }
         batch.messages = 0;
         batch.bytes = 0;
@@ -326,28 +385,35 @@ impl Tracer {
     /// The remembered messages, oldest first, as a JSON array of records.
     pub fn history_json(&self) -> String {
         let ring = self.ring.lock().unwrap_or_else(|e| e.into_inner());
-        let (front, back) = ring.text.as_slices();
-        let text = [front, back].concat();
-        let mut out = String::with_capacity(text.len() + ring.records.len() * 160);
+        let text_len: usize = ring.blocks.iter().map(|b| b.text.len()).sum();
+        let mut out = String::with_capacity(text_len + ring.len * 160);
         out.push('[');
-        let mut at = 0;
-        let mut next = |n: usize| {
-            // Whole strings cut on char boundaries: valid UTF-8.
-            let s = std::str::from_utf8(&text[at..at + n]).unwrap_or("");
-            at += n;
-            s
-        };
-        for (i, rec) in ring.records.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            let full = Full {
-                rec: *rec,
-                method: next(rec.method),
-                id: next(rec.id),
-                payload: next(rec.payload),
+        let mut first = true;
+        for (b, block) in ring.blocks.iter().enumerate() {
+            let (skip, mut at) = match b {
+                0 => (ring.dropped_records, ring.dropped_text),
+                _ => (0, 0),
             };
-            self.encode(&full, &mut out);
+            let mut next = |n: usize| {
+                // Whole strings cut on char boundaries: valid UTF-8.
+                let s = std::str::from_utf8(&block.text[at..at + n]).unwrap_or("");
+                at += n;
+                s
+            };
+            for (rec, seq) in block.records.iter().zip(block.first_seq..).skip(skip) {
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                let full = Full {
+                    seq,
+                    rec: *rec,
+                    method: next(rec.method.into()),
+                    id: next(rec.id.into()),
+                    payload: next(rec.payload),
+                };
+                self.encode(&full, &mut out);
+            }
         }
         out.push(']');
         out
@@ -368,7 +434,7 @@ impl Tracer {
         let _ = write!(
             out,
             r#"{{"seq":{},"time":{:.3},"direction":"{direction}","kind":"{kind}""#,
-            rec.seq,
+            full.seq,
             self.unix_ms(rec.at)
         );
         if !full.method.is_empty() {
@@ -393,8 +459,15 @@ impl Tracer {
     }
 }
 
-/// The most text a [`TraceBatch`] keeps allocated between reads.
-const KEPT_BATCH_BYTES: usize = 1 << 20;
+/// The most a dropped [`Block`] keeps allocated for its next use: one read
+/// of huge records (a host's big `history_max_payload`) must not pin that
+/// much for the connection's life.
+const KEPT_BLOCK_BYTES: usize = 1 << 20;
+const KEPT_BLOCK_RECORDS: usize = 4096;
+
+/// Records a block of single records holds before the next block starts:
+/// the front block's dropped records are held until it goes whole.
+const RECORDS_PER_BLOCK: usize = 256;
 
 /// Longest method name or id a record keeps (see `record`).
 const MAX_NAME_BYTES: usize = 256;
@@ -546,6 +619,62 @@ mod tests {
                     (r.1.as_str(), r.2.len()),
                     (format!("r{round}m{i}").as_str(), i)
                 );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Single records and batches of any size, in any order, under any
+        /// cap: the history is always the last `cap` messages, numbered in
+        /// turn, and holds no more records than the cap and one block.
+        #[test]
+        fn the_history_is_the_last_messages_whatever_the_mix(
+            cap in 1usize..40,
+            max in 1usize..12,
+            steps in proptest::collection::vec((0usize..2, 0usize..300), 1..60),
+        ) {
+            let t = Tracer::new(TraceConfig {
+                history: cap,
+                history_max_payload: max,
+                ..Default::default()
+            });
+            let mut batch = TraceBatch::default();
+            let mut all: Vec<(String, String)> = Vec::new();
+            let next = |all: &mut Vec<(String, String)>| {
+                let n = all.len();
+                let m = format!("m{n}");
+                let line = format!("{n}:{}", "é".repeat(n % 7));
+                all.push((m.clone(), line.clone()));
+                (m, line)
+            };
+            for (kind, n) in steps {
+                if kind == 0 {
+                    for _ in 0..n % 5 + 1 {
+                        let (m, line) = next(&mut all);
+                        t.record(meta(&m), &line);
+                    }
+                } else {
+                    for _ in 0..n {
+                        let (m, line) = next(&mut all);
+                        t.defer(&mut batch, meta(&m), &line);
+                    }
+                    t.commit(&mut batch);
+                }
+                let want: Vec<_> = all
+                    .iter()
+                    .enumerate()
+                    .skip(all.len().saturating_sub(cap))
+                    .map(|(i, (m, line))| {
+                        let cut = floor_char_boundary(line, max);
+                        (i as u64 + 1, m.clone(), line[..cut].to_string())
+                    })
+                    .collect();
+                proptest::prop_assert_eq!(&history_of(&t), &want);
+                let ring = t.ring.lock().unwrap();
+                let held: usize = ring.blocks.iter().map(|b| b.records.len()).sum();
+                let biggest = ring.blocks.iter().map(|b| b.records.len()).max().unwrap_or(0);
+                proptest::prop_assert!(held <= cap + biggest);
+                proptest::prop_assert_eq!(ring.len, want.len());
             }
         }
     }
