@@ -14,6 +14,7 @@ mod stderr;
 mod supervisor;
 mod text_run;
 mod trace;
+mod turn;
 mod views;
 
 pub use config::ConnectionConfig;

@@ -16,6 +16,7 @@ use super::event::{Event, Line};
 use super::shared::Shared;
 use super::text_run::TextRun;
 use super::trace::{Direction, Kind, WireMeta};
+use super::turn;
 use crate::acp::{self, methods};
 use crate::rpc::json_str;
 use crate::rpc::{self, Full, Inbound, IncomingRequest, Invalid};
@@ -80,8 +81,9 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
             }
             // One turn's bytes at a time: while an agent floods, the other
             // connections' tasks on the shared worker still run between
-            // (tokio's own budget allowed ~128 reads, 32 MiB, a turn).
-            tokio::task::yield_now().await;
+            // (tokio's own budget allowed ~128 reads, 32 MiB, a turn), and
+            // the host's event loop gets the CPU when it waits for it.
+            turn::end().await;
         }
         want = if full && n < SHORT_LINE_BYTES * lines {
             (want * 2).min(READ_BYTES)

@@ -47,7 +47,7 @@ pub(super) async fn run_stderr(mut stderr: ChildStderr, shared: Arc<Shared>, for
         // One chunk per turn, as the stdout reader: a flood of stderr must
         // not hold the worker other connections share for a whole coop
         // budget (128 reads, 8 MiB).
-        tokio::task::yield_now().await;
+        super::turn::end().await;
     }
     if forward && !partial.is_empty() {
         forward_text(&shared, &partial);
