@@ -262,6 +262,31 @@ async function streamed(t, name, updates) {
   return { client, sessionId, view, copy };
 }
 
+test('with a view, the history keeps each streamed chunk line as the agent sent it (kept as its text once its envelope is)', async (t) => {
+  const updates = [];
+  const chunk = (kind, messageId, text) => ({ sessionUpdate: kind, messageId, content: { type: 'text', text } });
+  // Three messages interleaved (the envelope changes line to line), then
+  // one message's run (the same envelope); escapes, non-ASCII, and some
+  // lines over the payload cap.
+  for (let i = 0; i < 600; i++) {
+    const text = i % 50 === 7 ? 'x'.repeat(5000) : `chunk ${i} "quoted" \\ é 😀 \n`;
+    updates.push(chunk(i % 3 === 2 ? 'agent_thought_chunk' : 'agent_message_chunk', `m${i % 3}`, text));
+  }
+  for (let i = 0; i < 300; i++) updates.push(chunk('agent_message_chunk', 'm9', i % 2 ? `${i}` : ''));
+  const { client } = await streamed(t, 'history', updates);
+  const kept = client.history().filter((r) => r.direction === 'receive' && r.method === 'session/update');
+  assert.equal(kept.length, updates.length);
+  for (const [i, r] of kept.entries()) {
+    if (r.truncated) {
+      assert.ok(updates[i].content.text.length === 5000 && r.bytes > 4096, `record ${i}`);
+      assert.ok(Buffer.byteLength(r.payload) <= 4096 && r.payload.startsWith('{'), `record ${i}`);
+      continue;
+    }
+    assert.equal(Buffer.byteLength(r.payload), r.bytes, `record ${i}`);
+    assert.deepEqual(JSON.parse(r.payload).params.update, updates[i], `record ${i}`);
+  }
+});
+
 test('a copy started from a snapshot taken mid-stream stays exact under the events that follow', async (t) => {
   const { client, sessionId, view } = await heldView(t);
   const fromOpen = view.snapshot();

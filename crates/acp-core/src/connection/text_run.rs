@@ -65,8 +65,11 @@ impl TextRun {
         at: Instant,
         out: &mut Vec<Event>,
     ) {
-        let meta = received(at, Kind::Notification, Some(chunk.method), None);
-        if !shared.tracer.defer(&mut self.trace, meta, text) {
+        if !shared
+            .tracer
+            .defer(&mut self.trace, at, text, chunk.raw, chunk.shape)
+        {
+            let meta = received(at, Kind::Notification, Some(chunk.method), None);
             trace(shared, meta, text, out);
         }
         if !self.fold.as_ref().is_some_and(|f| f.continues(chunk)) {

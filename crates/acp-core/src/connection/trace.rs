@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use crate::acp::methods;
 use crate::rpc::{floor_char_boundary, push_json_str};
 
 /// How the host wants messages traced.
@@ -85,30 +86,44 @@ pub struct WireMeta<'a> {
     pub request_at: Option<Instant>,
 }
 
-/// One remembered message. Its method, id and payload are the next
-/// `method + id + payload` bytes of its [`Block`]'s text, in that order;
-/// its number is its block's first plus its place in the block.
+/// One remembered message, its number its block's first plus its place
+/// in the block. Its texts are in its [`Block`]'s text from `text_at`:
+/// its method, id and payload back to back, or (a text chunk line, see
+/// [`Tracer::defer`]) the text as sent, the line being its shape's head,
+/// that and its shape's tail.
 #[derive(Clone, Copy)]
 struct Record {
     /// When it crossed the wire: turned into Unix time only when encoded
     /// (the clock arithmetic cost ~15% of a flood's reader thread).
     at: Instant,
-    /// For responses: when their request crossed the wire.
-    request_at: Option<Instant>,
+    /// For responses: nanoseconds since their request crossed the wire;
+    /// [`NOT_A_RESPONSE`] otherwise.
+    waited_ns: u64,
+    text_at: usize,
+    /// The payload's bytes kept, or the raw text's bytes.
     payload: usize,
     bytes: usize,
     /// At most [`MAX_NAME_BYTES`].
     method: u16,
     id: u16,
+    /// The place of its shape in the block's, or [`WHOLE`].
+    shape: u32,
     direction: Direction,
     kind: Kind,
     truncated: bool,
 }
 
-impl Record {
-    fn text_len(&self) -> usize {
-        usize::from(self.method) + usize::from(self.id) + self.payload
-    }
+const NOT_A_RESPONSE: u64 = u64::MAX;
+const WHOLE: u32 = u32::MAX;
+
+/// What comes before and after the text of a block's text chunk lines:
+/// `head` then `tail` bytes of the block's text from `text_at`.
+struct KeptShape {
+    text_at: usize,
+    head: usize,
+    tail: usize,
+    /// The scanner's number for it (see [`crate::view::TextLine::shape`]).
+    number: Option<u64>,
 }
 
 /// Consecutive records and their texts, back to back: one stream through
@@ -120,18 +135,96 @@ struct Block {
     first_seq: u64,
     records: Vec<Record>,
     text: Vec<u8>,
+    shapes: Vec<KeptShape>,
 }
 
 impl Block {
     fn push(&mut self, full: &Full<'_>) {
+        let mut rec = full.rec;
+        rec.text_at = self.text.len();
         self.text.extend_from_slice(full.method.as_bytes());
         self.text.extend_from_slice(full.id.as_bytes());
         self.text.extend_from_slice(full.payload.as_bytes());
-        self.records.push(full.rec);
+        self.records.push(rec);
+    }
+
+    /// Keep a text chunk line as its text alone, once its shape is kept.
+    fn push_text_line(
+        &mut self,
+        at: Instant,
+        line: &str,
+        (start, end): (usize, usize),
+        number: Option<u64>,
+    ) {
+        let same =
+            matches!(self.shapes.last(), Some(kept) if number.is_some() && kept.number == number);
+        if !same {
+            self.shapes.push(KeptShape {
+                text_at: self.text.len(),
+                head: start,
+                tail: line.len() - end,
+                number,
+            });
+            self.text.extend_from_slice(&line.as_bytes()[..start]);
+            self.text.extend_from_slice(&line.as_bytes()[end..]);
+        }
+        let text_at = self.text.len();
+        self.text.extend_from_slice(&line.as_bytes()[start..end]);
+        self.records.push(Record {
+            at,
+            waited_ns: NOT_A_RESPONSE,
+            text_at,
+            payload: end - start,
+            bytes: line.len(),
+            method: 0,
+            id: 0,
+            // Fewer shapes than records, which fit in memory as 64 bytes each.
+            shape: (self.shapes.len() - 1) as u32,
+            direction: Direction::Receive,
+            kind: Kind::Notification,
+            truncated: false,
+        });
+    }
+
+    /// The record at `i` and its texts; `line`: room to put a text chunk
+    /// line back together.
+    fn full<'a>(&'a self, i: usize, seq: u64, line: &'a mut String) -> Full<'a> {
+        let rec = self.records[i];
+        let text = |at: usize, n: usize| {
+            // Whole strings cut on char boundaries: valid UTF-8.
+            std::str::from_utf8(&self.text[at..at + n]).unwrap_or("")
+        };
+        let (method, id) = (usize::from(rec.method), usize::from(rec.id));
+        if rec.shape == WHOLE {
+            return Full {
+                seq,
+                rec,
+                method: text(rec.text_at, method),
+                id: text(rec.text_at + method, id),
+                payload: text(rec.text_at + method + id, rec.payload),
+            };
+        }
+        let shape = &self.shapes[rec.shape as usize];
+        line.clear();
+        for (at, n) in [
+            (shape.text_at, shape.head),
+            (rec.text_at, rec.payload),
+            (shape.text_at + shape.head, shape.tail),
+        ] {
+            line.push_str(text(at, n));
+        }
+        Full {
+            seq,
+            rec,
+            method: methods::SESSION_UPDATE,
+            id: "",
+            payload: line,
+        }
     }
 
     fn clear(&mut self) {
         self.records.clear();
+        self.shapes.clear();
         self.text.clear();
         if self.text.capacity() > KEPT_BLOCK_BYTES {
             self.text = Vec::new();
@@ -149,9 +242,8 @@ impl Block {
 #[derive(Default)]
 struct Ring {
     blocks: VecDeque<Block>,
-    /// Records, and their text bytes, dropped from the front block.
+    /// Records dropped from the front block.
     dropped_records: usize,
-    dropped_text: usize,
     /// Records kept.
     len: usize,
     /// An emptied block, to hold the next batch or record.
@@ -169,11 +261,6 @@ impl Ring {
             };
             let left = front.records.len() - self.dropped_records;
             if over < left {
-                let from = self.dropped_records;
-                self.dropped_text += front.records[from..from + over]
-                    .iter()
-                    .map(Record::text_len)
-                    .sum::<usize>();
                 self.dropped_records += over;
                 return;
             }
@@ -182,7 +269,6 @@ impl Ring {
             gone.clear();
             self.spare = Some(gone);
             self.dropped_records = 0;
-            self.dropped_text = 0;
         }
     }
 
@@ -192,7 +278,6 @@ impl Ring {
         if skip > 0 {
             debug_assert!(self.blocks.is_empty());
             self.dropped_records = skip;
-            self.dropped_text = block.records[..skip].iter().map(Record::text_len).sum();
         }
         self.len += block.records.len() - skip;
         self.blocks.push_back(block);
@@ -244,12 +329,17 @@ fn full<'a>(meta: &WireMeta<'a>, line: &'a str, seq: u64, max: usize) -> Full<'a
         seq,
         rec: Record {
             at: meta.at,
-            request_at: meta.request_at,
+            waited_ns: meta.request_at.map_or(NOT_A_RESPONSE, |sent| {
+                let waited = meta.at.saturating_duration_since(sent).as_nanos();
+                u64::try_from(waited).unwrap_or(NOT_A_RESPONSE - 1)
+            }),
+            text_at: 0,
             payload: cut,
             bytes: line.len(),
             // Both at most MAX_NAME_BYTES.
             method: method.len() as u16,
             id: id.len() as u16,
+            shape: WHOLE,
             direction: meta.direction,
             kind: meta.kind,
             truncated: cut < line.len() || names_cut,
@@ -332,7 +422,8 @@ impl Tracer {
         })
     }
 
-    /// Note one received message in `batch`, to go into the history with
+    /// Note one received text chunk line (a `session/update`
+    /// notification read at `at`) in `batch`, to go into the history with
     /// the rest of its read at [`Tracer::commit`]: one lock and two counter
     /// updates per read instead of per message (they were a fifth of the
     /// reader's time in a flood of small chunks). Only for messages whose
@@ -342,16 +433,39 @@ impl Tracer {
     /// directions' order is kept to within one read's handling. False
     /// (nothing noted) under a live trace, whose items go in the stream
     /// one by one: call [`Tracer::record`] then.
-    pub fn defer(&self, batch: &mut TraceBatch, meta: WireMeta<'_>, line: &str) -> bool {
+    ///
+    /// `raw` is the span of the line's text as sent; lines with the same
+    /// `shape` number have the same bytes around it, kept once per block:
+    /// a flood's history then holds each chunk's text, not its whole
+    /// line (the copies of whole lines were a seventh of the reader's
+    /// time, most of it in the memory they wrote).
+    pub fn defer(
+        &self,
+        batch: &mut TraceBatch,
+        at: Instant,
+        line: &str,
+        raw: (usize, usize),
+        shape: Option<u64>,
+    ) -> bool {
         if self.config.live {
             return false;
         }
         batch.messages += 1;
         batch.bytes += line.len() as u64;
-        if self.config.history > 0 {
-            batch
-                .block
-                .push(&full(&meta, line, 0, self.config.history_max_payload));
+        let max = self.config.history_max_payload;
+        if self.config.history == 0 {
+        } else if line.len() <= max {
+            batch.block.push_text_line(at, line, raw, shape);
+        } else {
+            let meta = WireMeta {
+                direction: Direction::Receive,
+                kind: Kind::Notification,
+                method: Some(methods::SESSION_UPDATE),
+                id: None,
+                at,
+                request_at: None,
+            };
+            batch.block.push(&full(&meta, line, 0, max));
         }
         true
     }
@@ -386,33 +500,18 @@ impl Tracer {
     pub fn history_json(&self) -> String {
         let ring = self.ring.lock().unwrap_or_else(|e| e.into_inner());
         let text_len: usize = ring.blocks.iter().map(|b| b.text.len()).sum();
-        let mut out = String::with_capacity(text_len + ring.len * 160);
+        let mut out = String::with_capacity(text_len + ring.len * 320);
         out.push('[');
         let mut first = true;
+        let mut line = String::new();
         for (b, block) in ring.blocks.iter().enumerate() {
-            let (skip, mut at) = match b {
-                0 => (ring.dropped_records, ring.dropped_text),
-                _ => (0, 0),
-            };
-            let mut next = |n: usize| {
-                // Whole strings cut on char boundaries: valid UTF-8.
-                let s = std::str::from_utf8(&block.text[at..at + n]).unwrap_or("");
-                at += n;
-                s
-            };
-            for (rec, seq) in block.records.iter().zip(block.first_seq..).skip(skip) {
+            let skip = if b == 0 { ring.dropped_records } else { 0 };
+            for (i, seq) in (skip..block.records.len()).zip(block.first_seq + skip as u64..) {
                 if !first {
                     out.push(',');
                 }
                 first = false;
-                let full = Full {
-                    seq,
-                    rec: *rec,
-                    method: next(rec.method.into()),
-                    id: next(rec.id.into()),
-                    payload: next(rec.payload),
-                };
-                self.encode(&full, &mut out);
+                self.encode(&block.full(i, seq, &mut line), &mut out);
             }
         }
         out.push(']');
@@ -446,8 +545,8 @@ impl Tracer {
             out.push_str(full.id);
         }
         let _ = write!(out, r#","bytes":{}"#, rec.bytes);
-        if let Some(request_at) = rec.request_at {
-            let ms = rec.at.saturating_duration_since(request_at).as_secs_f64() * 1000.0;
+        if rec.waited_ns != NOT_A_RESPONSE {
+            let ms = rec.waited_ns as f64 / 1e6;
             let _ = write!(out, r#","durationMs":{ms:.3}"#);
         }
         out.push_str(r#","payload":"#);
@@ -557,27 +656,49 @@ mod tests {
             .collect()
     }
 
+    /// A text chunk line with `text` (as sent), and the span of that.
+    fn chunk_line(envelope: usize, text: &str) -> (String, (usize, usize)) {
+        let head = format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"{}","update":{{"content":{{"type":"text","text":""#,
+            "s".repeat(envelope)
+        );
+        let line = format!(r#"{head}{text}"}}}}}}}}"#);
+        (line, (head.len(), head.len() + text.len()))
+    }
+
+    fn defer_chunk(
+        t: &Tracer,
+        batch: &mut TraceBatch,
+        envelope: usize,
+        text: &str,
+        shape: Option<u64>,
+    ) -> String {
+        let (line, raw) = chunk_line(envelope, text);
+        assert!(t.defer(batch, Instant::now(), &line, raw, shape));
+        line
+    }
+
     #[test]
     fn a_committed_batch_lands_in_order_after_what_was_recorded_before_it() {
         let t = Tracer::new(TraceConfig {
             history: 100,
-            history_max_payload: 5,
             ..Default::default()
         });
         t.record(meta("before"), "{}");
         let mut batch = TraceBatch::default();
-        for i in 0..4 {
-            assert!(t.defer(&mut batch, meta(&format!("b{i}")), &format!("line-{i}")));
-        }
-        // Deferred: neither counted nor kept until committed.
+        let sent: Vec<_> = (0..4)
+            .map(|i| defer_chunk(&t, &mut batch, 3, &format!("chunk {i}"), Some(7)))
+            .collect();
         assert_eq!(t.counters.messages_in.load(Ordering::Relaxed), 1);
         assert_eq!(history_of(&t).len(), 1);
         t.commit(&mut batch);
         t.record(meta("after"), "{}");
-        let want: Vec<_> = [("before", "{}")]
+        let want: Vec<_> = [("before".to_string(), "{}".to_string())]
             .into_iter()
-            .map(|(m, p)| (m.to_string(), p.to_string()))
-            .chain((0..4).map(|i| (format!("b{i}"), "line-".to_string())))
+            .chain(
+                sent.iter()
+                    .map(|l| (methods::SESSION_UPDATE.to_string(), l.clone())),
+            )
             .chain([("after".to_string(), "{}".to_string())])
             .collect();
         let got = history_of(&t);
@@ -590,9 +711,8 @@ mod tests {
             want
         );
         assert_eq!(t.counters.messages_in.load(Ordering::Relaxed), 6);
-        let bytes = 2 + 4 * "line-0".len() as u64 + 2;
+        let bytes = 2 + sent.iter().map(|l| l.len() as u64).sum::<u64>() + 2;
         assert_eq!(t.counters.bytes_in.load(Ordering::Relaxed), bytes);
-        // Emptied: committing again adds nothing.
         t.commit(&mut batch);
         assert_eq!(t.counters.messages_in.load(Ordering::Relaxed), 6);
     }
@@ -606,31 +726,29 @@ mod tests {
         t.record(meta("first"), "{}");
         let mut batch = TraceBatch::default();
         for round in 0..3 {
-            for i in 0..7 {
-                t.defer(&mut batch, meta(&format!("r{round}m{i}")), &"x".repeat(i));
-            }
+            let sent: Vec<_> = (0..7)
+                .map(|i| defer_chunk(&t, &mut batch, i, &format!("r{round}m{i}"), None))
+                .collect();
             t.commit(&mut batch);
             let got = history_of(&t);
             let seqs: Vec<_> = got.iter().map(|r| r.0).collect();
             let last = 1 + 7 * (round + 1) as u64;
             assert_eq!(seqs, [last - 2, last - 1, last]);
-            for (r, i) in got.iter().zip(4..) {
-                assert_eq!(
-                    (r.1.as_str(), r.2.len()),
-                    (format!("r{round}m{i}").as_str(), i)
-                );
-            }
+            let payloads: Vec<_> = got.into_iter().map(|r| r.2).collect();
+            assert_eq!(payloads, sent[4..]);
         }
     }
 
     proptest::proptest! {
-        /// Single records and batches of any size, in any order, under any
-        /// cap: the history is always the last `cap` messages, numbered in
-        /// turn, and holds no more records than the cap and one block.
+        /// Single records and batches of text chunk lines (the same shape
+        /// or a new one, short or cut), in any order, under any cap: the
+        /// history is always the last `cap` messages, numbered in turn,
+        /// each line as sent or cut, and holds no more records than the
+        /// cap and one block.
         #[test]
         fn the_history_is_the_last_messages_whatever_the_mix(
             cap in 1usize..40,
-            max in 1usize..12,
+            max in 100usize..400,
             steps in proptest::collection::vec((0usize..2, 0usize..300), 1..60),
         ) {
             let t = Tracer::new(TraceConfig {
@@ -640,23 +758,28 @@ mod tests {
             });
             let mut batch = TraceBatch::default();
             let mut all: Vec<(String, String)> = Vec::new();
-            let next = |all: &mut Vec<(String, String)>| {
-                let n = all.len();
-                let m = format!("m{n}");
-                let line = format!("{n}:{}", "é".repeat(n % 7));
-                all.push((m.clone(), line.clone()));
-                (m, line)
-            };
+            let mut shape = 0u64;
             for (kind, n) in steps {
                 if kind == 0 {
                     for _ in 0..n % 5 + 1 {
-                        let (m, line) = next(&mut all);
+                        let i = all.len();
+                        let (m, line) = (format!("m{i}"), format!("{i}:{}", "é".repeat(i % 7)));
                         t.record(meta(&m), &line);
+                        all.push((m, line));
                     }
                 } else {
-                    for _ in 0..n {
-                        let (m, line) = next(&mut all);
-                        t.defer(&mut batch, meta(&m), &line);
+                    for k in 0..n {
+                        // A new shape now and then, some unnumbered; texts
+                        // of every length, some over the max.
+                        let i = all.len();
+                        if (i + n).is_multiple_of(13) {
+                            shape += 1;
+                        }
+                        let number = (!i.is_multiple_of(11)).then_some(shape);
+                        let envelope = (shape % 4) as usize * 50;
+                        let text = format!("{k}\\n{}", "é".repeat(i % 90));
+                        let line = defer_chunk(&t, &mut batch, envelope, &text, number);
+                        all.push((methods::SESSION_UPDATE.to_string(), line));
                     }
                     t.commit(&mut batch);
                 }
@@ -686,7 +809,8 @@ mod tests {
             ..Default::default()
         });
         let mut batch = TraceBatch::default();
-        assert!(!t.defer(&mut batch, meta("m"), "{}"));
+        let (line, raw) = chunk_line(1, "x");
+        assert!(!t.defer(&mut batch, Instant::now(), &line, raw, Some(1)));
         t.commit(&mut batch);
         assert_eq!(t.counters.messages_in.load(Ordering::Relaxed), 0);
         assert!(history_of(&t).is_empty());

@@ -34,6 +34,13 @@ pub(crate) struct TextLine<'a> {
     pub kind: EntryKind,
     pub message_id: Option<Cow<'a, str>>,
     pub text: Cow<'a, str>,
+    /// The text as sent (between its quotes, escapes kept): a byte span
+    /// of the line. The line is its bytes before, these, and its bytes
+    /// after.
+    pub raw: (usize, usize),
+    /// Lines with the same number here have the same bytes before and
+    /// after their text (those of a remembered shape); `None`: not known.
+    pub shape: Option<u64>,
 }
 
 /// Read `line` if it is exactly a plain-text chunk notification. `shape`
@@ -82,16 +89,19 @@ pub(crate) fn scan_text_line<'a>(line: &'a str, shape: &mut Shape) -> Option<Tex
         return None;
     }
     let (params, (session_id, kind, message_id, text)) = params?;
-    let read = TextLine {
-        method: method?,
+    let method = method?;
+    shape.remember(line, &s.marks, kind);
+    Some(TextLine {
+        method,
         params,
         session_id,
         kind,
         message_id,
         text,
-    };
-    shape.remember(line, &s.marks, kind);
-    Some(read)
+        raw: (s.marks.text.0 + 1, s.marks.text.1),
+        // Remembered from this line: its bytes around the text.
+        shape: shape.kind.is_some().then_some(shape.generation),
+    })
 }
 
 /// Where a part of a line is: before its text (from the start) or after
@@ -137,6 +147,8 @@ pub(crate) struct Shape {
     /// The line from its text's closing quote on.
     tail: Vec<u8>,
     method: Span,
+    /// Counts the shapes remembered (see [`TextLine::shape`]).
+    generation: u64,
     /// `params` from its start to so many bytes before the end.
     params: (usize, usize),
     session_id: Span,
@@ -171,6 +183,8 @@ impl Shape {
             kind,
             message_id: self.message_id.map(|id| Cow::Borrowed(id.get(line))),
             text,
+            raw: (start, end),
+            shape: Some(self.generation),
         })
     }
 
@@ -178,6 +192,7 @@ impl Shape {
     /// decoding: they are then slices of the next line too).
     fn remember(&mut self, line: &str, marks: &Marks, kind: EntryKind) {
         self.kind = None;
+        self.generation += 1;
         let (open, close) = marks.text;
         let len = line.len();
         let span = |at| Span::of(at, open, close, len);
@@ -485,11 +500,25 @@ mod tests {
     /// The fast path, both ways: read whole, then by the shape it left.
     fn fast(line: &str) -> Option<(String, String, EntryKind, Option<String>, String)> {
         let mut shape = Shape::default();
-        let whole = scan_text_line(line, &mut shape).map(owned);
+        let whole = scan_text_line(line, &mut shape).map(|t| owned(raw_checked(line, t)));
         if let Some(again) = shape.read(line) {
-            assert_eq!(Some(owned(again)), whole, "by shape: {line}");
+            assert_eq!(
+                Some(owned(raw_checked(line, again))),
+                whole,
+                "by shape: {line}"
+            );
         }
         whole
+    }
+
+    /// `t.raw` is the text as sent: between quotes, and it decodes to the text.
+    fn raw_checked<'a>(line: &str, t: TextLine<'a>) -> TextLine<'a> {
+        let (start, end) = t.raw;
+        assert_eq!(&line[start - 1..start], "\"", "{line}");
+        assert_eq!(&line[end..=end], "\"", "{line}");
+        let decoded: String = serde_json::from_str(&line[start - 1..=end]).unwrap();
+        assert_eq!(decoded, t.text, "{line}");
+        t
     }
 
     fn owned(t: TextLine<'_>) -> (String, String, EntryKind, Option<String>, String) {
@@ -754,7 +783,7 @@ mod tests {
             assert!(scan_text_line(&first, &mut shape).is_some(), "{first}");
             for text in texts {
                 let l = layout.replace("TEXT", text);
-                let by_shape = shape.read(&l).map(owned);
+                let by_shape = shape.read(&l).map(|t| owned(raw_checked(&l, t)));
                 let g = general(&l);
                 if by_shape.is_some() {
                     assert_eq!(by_shape, g, "{l}");
