@@ -262,7 +262,7 @@ async function streamed(t, name, updates) {
   return { client, sessionId, view, copy };
 }
 
-test('with a view, the history keeps each streamed chunk line as the agent sent it (kept as its text once its envelope is)', async (t) => {
+test('with a view, interleaved messages fold apart and the history keeps each streamed chunk line as the agent sent it (kept as its text once its envelope is)', async (t) => {
   const updates = [];
   const chunk = (kind, messageId, text) => ({ sessionUpdate: kind, messageId, content: { type: 'text', text } });
   // Three messages interleaved (the envelope changes line to line), then
@@ -273,7 +273,14 @@ test('with a view, the history keeps each streamed chunk line as the agent sent 
     updates.push(chunk(i % 3 === 2 ? 'agent_thought_chunk' : 'agent_message_chunk', `m${i % 3}`, text));
   }
   for (let i = 0; i < 300; i++) updates.push(chunk('agent_message_chunk', 'm9', i % 2 ? `${i}` : ''));
-  const { client } = await streamed(t, 'history', updates);
+  const { client, sessionId, view, copy } = await streamed(t, 'history', updates);
+  // Folded as the JS fold does: interleaved messages kept apart.
+  const fold = new SessionFold(sessionId);
+  fold.promptStarted();
+  for (const u of updates) fold.applyUpdate(structuredClone(u));
+  fold.promptEnded({ stopReason: 'end_turn' });
+  assert.equal(canonical(view.snapshot()), canonical(fold.toJSON()));
+  assert.equal(canonical(copy), canonical(fold.toJSON()));
   const kept = client.history().filter((r) => r.direction === 'receive' && r.method === 'session/update');
   assert.equal(kept.length, updates.length);
   for (const [i, r] of kept.entries()) {

@@ -42,13 +42,19 @@ struct PendingFold {
     message_id: Option<String>,
     /// The session's view and whether it forwards; `None`: it has none.
     view: Option<(u32, bool)>,
+    /// The shape number of the line it started with (see
+    /// [`TextLine::shape`]).
+    shape: Option<u64>,
 }
 
 impl PendingFold {
     fn continues(&self, line: &TextLine<'_>) -> bool {
-        self.kind == line.kind
-            && self.session == *line.session_id
-            && self.message_id.as_deref() == line.message_id.as_deref()
+        // The same shape: the same session, kind and message (a flood's
+        // lines, compared without reading their ids).
+        (line.shape.is_some() && line.shape == self.shape)
+            || (self.kind == line.kind
+                && self.session == line.session_id()
+                && self.message_id.as_deref() == line.message_id())
     }
 }
 
@@ -69,16 +75,17 @@ impl TextRun {
             .tracer
             .defer(&mut self.trace, at, text, chunk.raw, chunk.shape)
         {
-            let meta = received(at, Kind::Notification, Some(chunk.method), None);
+            let meta = received(at, Kind::Notification, Some(chunk.method()), None);
             trace(shared, meta, text, out);
         }
         if !self.fold.as_ref().is_some_and(|f| f.continues(chunk)) {
             self.fold_pending(shared, out);
             self.fold = Some(PendingFold {
-                session: chunk.session_id.to_string(),
+                session: chunk.session_id().to_string(),
                 kind: chunk.kind,
-                message_id: chunk.message_id.as_deref().map(str::to_owned),
-                view: shared.views.target(&chunk.session_id),
+                message_id: chunk.message_id().map(str::to_owned),
+                view: shared.views.target(chunk.session_id()),
+                shape: chunk.shape,
             });
         }
         let forward = match self.fold.as_ref().and_then(|f| f.view) {
@@ -89,7 +96,7 @@ impl TextRun {
                 out.extend(shared.views.on_texts(
                     view,
                     chunk.kind,
-                    chunk.message_id.as_deref(),
+                    chunk.message_id(),
                     &chunk.text,
                     &[chunk.text.len()],
                 ));
@@ -106,8 +113,8 @@ impl TextRun {
             out.push(Event::notification(
                 text,
                 ascii,
-                chunk.method,
-                Some(chunk.params),
+                chunk.method(),
+                Some(chunk.params()),
             ));
         }
     }

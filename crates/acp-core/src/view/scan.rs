@@ -26,21 +26,71 @@ use super::state::EntryKind;
 /// A text chunk line, read in one pass (slices borrow the line).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct TextLine<'a> {
-    /// The `method` string's contents, as a slice of the line.
-    pub method: &'a str,
-    /// The raw `params` object, as a slice of the line.
-    pub params: &'a str,
-    pub session_id: Cow<'a, str>,
     pub kind: EntryKind,
-    pub message_id: Option<Cow<'a, str>>,
     pub text: Cow<'a, str>,
     /// The text as sent (between its quotes, escapes kept): a byte span
     /// of the line. The line is its bytes before, these, and its bytes
     /// after.
     pub raw: (usize, usize),
     /// Lines with the same number here have the same bytes before and
-    /// after their text (those of a remembered shape); `None`: not known.
+    /// after their text (those of a remembered shape): the same method,
+    /// session, kind and message. `None`: not known.
     pub shape: Option<u64>,
+    line: &'a str,
+    /// The rest, read when asked for: a flood's next line of the same
+    /// shape needs none of it (slicing it out was a twelfth of the
+    /// reader's time).
+    parts: Parts<'a>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Parts<'a> {
+    /// As the scanner read them.
+    Read {
+        method: &'a str,
+        params: &'a str,
+        session_id: Cow<'a, str>,
+        message_id: Option<Cow<'a, str>>,
+    },
+    /// At the places of a remembered shape.
+    Placed {
+        method: Span,
+        params: (usize, usize),
+        session_id: Span,
+        message_id: Option<Span>,
+    },
+}
+
+impl<'a> TextLine<'a> {
+    /// The `method` string's contents, as a slice of the line.
+    pub fn method(&self) -> &'a str {
+        match self.parts {
+            Parts::Read { method, .. } => method,
+            Parts::Placed { method, .. } => method.get(self.line),
+        }
+    }
+
+    /// The raw `params` object, as a slice of the line.
+    pub fn params(&self) -> &'a str {
+        match self.parts {
+            Parts::Read { params, .. } => params,
+            Parts::Placed { params, .. } => &self.line[params.0..self.line.len() - params.1],
+        }
+    }
+
+    pub fn session_id(&self) -> &str {
+        match &self.parts {
+            Parts::Read { session_id, .. } => session_id,
+            Parts::Placed { session_id, .. } => session_id.get(self.line),
+        }
+    }
+
+    pub fn message_id(&self) -> Option<&str> {
+        match &self.parts {
+            Parts::Read { message_id, .. } => message_id.as_deref(),
+            Parts::Placed { message_id, .. } => message_id.map(|id| id.get(self.line)),
+        }
+    }
 }
 
 /// Read `line` if it is exactly a plain-text chunk notification. `shape`
@@ -92,21 +142,24 @@ pub(crate) fn scan_text_line<'a>(line: &'a str, shape: &mut Shape) -> Option<Tex
     let method = method?;
     shape.remember(line, &s.marks, kind);
     Some(TextLine {
-        method,
-        params,
-        session_id,
         kind,
-        message_id,
         text,
         raw: (s.marks.text.0 + 1, s.marks.text.1),
         // Remembered from this line: its bytes around the text.
         shape: shape.kind.is_some().then_some(shape.generation),
+        line,
+        parts: Parts::Read {
+            method,
+            params,
+            session_id,
+            message_id,
+        },
     })
 }
 
 /// Where a part of a line is: before its text (from the start) or after
 /// it (counted back from the end).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 enum Span {
     #[default]
     None,
@@ -177,14 +230,17 @@ impl Shape {
         }
         let text = decode(line, start, end, escaped)?;
         Some(TextLine {
-            method: self.method.get(line),
-            params: &line[self.params.0..line.len() - self.params.1],
-            session_id: Cow::Borrowed(self.session_id.get(line)),
             kind,
-            message_id: self.message_id.map(|id| Cow::Borrowed(id.get(line))),
             text,
             raw: (start, end),
             shape: Some(self.generation),
+            line,
+            parts: Parts::Placed {
+                method: self.method,
+                params: self.params,
+                session_id: self.session_id,
+                message_id: self.message_id,
+            },
         })
     }
 
@@ -522,12 +578,12 @@ mod tests {
     }
 
     fn owned(t: TextLine<'_>) -> (String, String, EntryKind, Option<String>, String) {
-        assert_eq!(t.method, methods::SESSION_UPDATE);
+        assert_eq!(t.method(), methods::SESSION_UPDATE);
         (
-            t.params.to_string(),
-            t.session_id.into_owned(),
+            t.params().to_string(),
+            t.session_id().to_string(),
             t.kind,
-            t.message_id.map(Cow::into_owned),
+            t.message_id().map(str::to_owned),
             t.text.into_owned(),
         )
     }
@@ -809,9 +865,9 @@ mod tests {
         let Inbound::Notification { params, .. } = rpc::classify(l.as_bytes()) else {
             panic!("a notification");
         };
-        assert_eq!(t.params, params.unwrap().get());
+        assert_eq!(t.params(), params.unwrap().get());
         // The method is borrowed from the line (the item copies its token).
         let base = l.as_ptr() as usize;
-        assert!((base..base + l.len()).contains(&(t.method.as_ptr() as usize)));
+        assert!((base..base + l.len()).contains(&(t.method().as_ptr() as usize)));
     }
 }
