@@ -692,29 +692,38 @@ test('bad view and updates() options are refused with ERR_ACP_INVALID_ARGUMENT, 
   assert.throws(() => client.updates(sessionId, { highWaterMark: '8' }), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'options.highWaterMark' });
 });
 
-test('view.pending: true while a change is due, and after a flush() that stopped at its cap, until the rest is out', async (t) => {
+test('view.pending: true while a change is due, and after a flush() that stopped at its cap, until the rest is out by itself', { timeout: 60_000 }, async (t) => {
   const { CHANGE_TEXT_BYTES } = require('../lib/session-view.js');
   const { client, sessionId, view } = await heldView(t, { maxTextBytes: 32 << 20 });
   let text = '';
   let events = 0;
+  let whole = () => {};
   view.on('change', (c) => {
     events++;
     for (const a of c.appended ?? []) text += a.text;
     for (const e of c.newEntries ?? []) text += e.content.map((b) => b.text).join('');
+    whole();
   });
   assert.equal(view.pending, false);
   // A first event now: the next one waits the whole (far off) interval.
   await client.prompt({ sessionId, prompt: 'say:start' });
   view.flush();
   text = '';
-  // 65 events' worth of text: one more than a flush() emits.
-  const bytes = 65 * CHANGE_TEXT_BYTES - 1000;
+  // 70 events' worth of text: a rest of several after a flush(), each
+  // drained on a turn of its own.
+  const bytes = 70 * CHANGE_TEXT_BYTES - 1000;
   await client.prompt({ sessionId, prompt: `big:${bytes}` });
   assert.equal(view.pending, true, 'a change is due (its interval is far off)');
   const before = events;
   view.flush();
   assert.equal(events - before, 64);
   assert.equal(view.pending, true, 'flush() stopped at its cap');
+  // Nothing else wakes the loop now (no agent message, no timer of ours):
+  // the rest must not wait for something to (an unref'd immediate did).
+  await new Promise((resolve) => {
+    whole = () => text.length === bytes && resolve();
+  });
+  // The chain ends on its own (a last drain may say only its seq).
   while (view.pending) await new Promise((r) => setImmediate(r));
   assert.ok(events - before > 64);
   assert.equal(text.length, bytes);

@@ -248,8 +248,13 @@ class SessionView extends EventEmitter {
       this.#more = null;
       this.#emitOne(false);
     };
+    // The next turn's drain is kept ref'd: an unref'd immediate does not
+    // stop the loop from sleeping, so it ran only when something else
+    // woke the loop (a flush's backlog waited for the next agent message,
+    // and a flood woke the loop once per drain). It runs on the next
+    // turn, and the chain ends with the backlog.
     this.#more = ms === 0 ? { immediate: setImmediate(again) } : { timeout: setTimeout(again, ms) };
-    (this.#more.immediate ?? this.#more.timeout).unref?.();
+    this.#more.timeout?.unref?.();
   }
 
   /** Drop the scheduled emit and drain-again: one is happening now. */

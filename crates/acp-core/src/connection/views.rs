@@ -354,7 +354,8 @@ impl Connection {
     /// What changed in view `id` since the last drain, at most about
     /// `max_text` bytes of message text, the texts apart from the JSON
     /// ([`SessionState::drain_parts`]); `Ok(None)` when nothing did. The
-    /// next change sends a new change item. Unless `wait`, a reader busy
+    /// next change sends a new change item, unless this drain was cut
+    /// (the host drains again). Unless `wait`, a reader busy
     /// folding into the views is not waited for: `Err(ViewBusy)`, try
     /// again later (the host's event loop is not held up by a reader
     /// thread the OS paused while it held the views).
@@ -373,8 +374,12 @@ impl Connection {
         let Some(view) = inner.views.get_mut(&id) else {
             return Ok(None);
         };
-        view.signalled = false;
-        Ok(view.state.drain_parts(max_text))
+        let drained = view.state.drain_parts(max_text);
+        // Cut by the budget: the host is told (`$more`) and drains again
+        // at once, so a change meanwhile needs no change item; one woke
+        // the host's loop after nearly every drain of a flood.
+        view.signalled = drained.as_ref().is_some_and(|d| d.more);
+        Ok(drained)
     }
 
     /// Close view `id`: its session's updates are delivered one by one
