@@ -184,7 +184,7 @@ impl SessionState {
                 .map(|(index, id)| (index, id.to_owned()))
                 .collect::<Vec<_>>()
         });
-        let texts = text_spans
+        let texts: Vec<DrainText> = text_spans
             .into_iter()
             .map(|span| self.drain_text(span))
             .collect();
@@ -249,6 +249,12 @@ impl SessionState {
         self.changes.tool_calls = tools_left;
         self.changes.compactions = compactions_left;
         self.changes.dirty = more;
+        if !more && texts.is_empty() && json == format!(r#"{{"seq":{}}}"#, self.drains) {
+            // Nothing to say after all (the drain before was cut exactly at
+            // the end of a text): no empty change event, no number used.
+            self.drains -= 1;
+            return None;
+        }
         Some(Drained { json, texts, more })
     }
 
