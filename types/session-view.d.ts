@@ -214,7 +214,8 @@ export declare class SessionView extends EventEmitter<SessionViewEvents> {
    * Emit the pending changes now (e.g. before rendering a permission
    * question), before it returns: a backlog over about 256 KiB as several
    * events, 64 at most; past that, the rest follows on the next turns of
-   * the loop. Returns the last one emitted, or null.
+   * the loop, one event per turn (the loop stays alive until it is out).
+   * Returns the last one emitted, or null.
    */
   flush(): SessionViewChanges | null;
   /**
