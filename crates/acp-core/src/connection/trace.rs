@@ -666,15 +666,17 @@ mod tests {
         (line, (head.len(), head.len() + text.len()))
     }
 
+    /// Defer a chunk line read at `at` (the lines of one read share it).
     fn defer_chunk(
         t: &Tracer,
         batch: &mut TraceBatch,
+        at: Instant,
         envelope: usize,
         text: &str,
         shape: Option<u64>,
     ) -> String {
         let (line, raw) = chunk_line(envelope, text);
-        assert!(t.defer(batch, Instant::now(), &line, raw, shape));
+        assert!(t.defer(batch, at, &line, raw, shape));
         line
     }
 
@@ -687,7 +689,16 @@ mod tests {
         t.record(meta("before"), "{}");
         let mut batch = TraceBatch::default();
         let sent: Vec<_> = (0..4)
-            .map(|i| defer_chunk(&t, &mut batch, 3, &format!("chunk {i}"), Some(7)))
+            .map(|i| {
+                defer_chunk(
+                    &t,
+                    &mut batch,
+                    Instant::now(),
+                    3,
+                    &format!("chunk {i}"),
+                    Some(7),
+                )
+            })
             .collect();
         assert_eq!(t.counters.messages_in.load(Ordering::Relaxed), 1);
         assert_eq!(history_of(&t).len(), 1);
@@ -727,7 +738,16 @@ mod tests {
         let mut batch = TraceBatch::default();
         for round in 0..3 {
             let sent: Vec<_> = (0..7)
-                .map(|i| defer_chunk(&t, &mut batch, i, &format!("r{round}m{i}"), None))
+                .map(|i| {
+                    defer_chunk(
+                        &t,
+                        &mut batch,
+                        Instant::now(),
+                        i,
+                        &format!("r{round}m{i}"),
+                        None,
+                    )
+                })
                 .collect();
             t.commit(&mut batch);
             let got = history_of(&t);
@@ -758,6 +778,8 @@ mod tests {
             });
             let mut batch = TraceBatch::default();
             let mut all: Vec<(String, String)> = Vec::new();
+            // When each chunk line was read (singles: not known here).
+            let mut times: Vec<Option<Instant>> = Vec::new();
             let mut shape = 0u64;
             for (kind, n) in steps {
                 if kind == 0 {
@@ -766,9 +788,15 @@ mod tests {
                         let (m, line) = (format!("m{i}"), format!("{i}:{}", "é".repeat(i % 7)));
                         t.record(meta(&m), &line);
                         all.push((m, line));
+                        times.push(None);
                     }
                 } else {
+                    // The lines of one read share their time.
+                    let mut at = Instant::now();
                     for k in 0..n {
+                        if k % 37 == 36 {
+                            at += Duration::from_millis(1);
+                        }
                         // A new shape now and then, some unnumbered; texts
                         // of every length, some over the max.
                         let i = all.len();
@@ -778,8 +806,9 @@ mod tests {
                         let number = (!i.is_multiple_of(11)).then_some(shape);
                         let envelope = (shape % 4) as usize * 50;
                         let text = format!("{k}\\n{}", "é".repeat(i % 90));
-                        let line = defer_chunk(&t, &mut batch, envelope, &text, number);
+                        let line = defer_chunk(&t, &mut batch, at, envelope, &text, number);
                         all.push((methods::SESSION_UPDATE.to_string(), line));
+                        times.push(Some(at));
                     }
                     t.commit(&mut batch);
                 }
@@ -793,6 +822,14 @@ mod tests {
                     })
                     .collect();
                 proptest::prop_assert_eq!(&history_of(&t), &want);
+                let v: serde_json::Value = serde_json::from_str(&t.history_json()).unwrap();
+                for r in v.as_array().unwrap() {
+                    let i = r["seq"].as_u64().unwrap() as usize - 1;
+                    if let Some(at) = times[i] {
+                        let want: f64 = format!("{:.3}", t.unix_ms(at)).parse().unwrap();
+                        proptest::prop_assert_eq!(r["time"].as_f64(), Some(want), "record {}", i);
+                    }
+                }
                 let ring = t.ring.lock().unwrap();
                 let held: usize = ring.blocks.iter().map(|b| b.records.len()).sum();
                 let biggest = ring.blocks.iter().map(|b| b.records.len()).max().unwrap_or(0);
