@@ -184,7 +184,7 @@ impl SessionState {
                 .map(|(index, id)| (index, id.to_owned()))
                 .collect::<Vec<_>>()
         });
-        let texts: Vec<DrainText> = text_spans
+        let texts = text_spans
             .into_iter()
             .map(|span| self.drain_text(span))
             .collect();
@@ -249,12 +249,6 @@ impl SessionState {
         self.changes.tool_calls = tools_left;
         self.changes.compactions = compactions_left;
         self.changes.dirty = more;
-        if !more && texts.is_empty() && json == format!(r#"{{"seq":{}}}"#, self.drains) {
-            // Nothing to say after all (the drain before was cut exactly at
-            // the end of a text): no empty change event, no number used.
-            self.drains -= 1;
-            return None;
-        }
         Some(Drained { json, texts, more })
     }
 
@@ -957,6 +951,24 @@ mod tests {
             };
             run_lent(&steps, options);
         }
+    }
+
+    #[test]
+    fn the_rest_of_a_shared_text_is_the_last_drain() {
+        // A drain cut inside a long text shares all of it (frozen, the
+        // growing string left empty); the next takes the rest, and there
+        // is nothing after it: no empty change.
+        let mut s = SessionState::new("s", ViewOptions::default());
+        let u = json!({"sessionUpdate": "agent_message_chunk", "messageId": "m",
+            "content": {"type": "text", "text": "x".repeat(300 * 1024)}});
+        s.apply_update_json(Some(&u.to_string()));
+        let first = s.drain_parts(200 * 1024).unwrap();
+        assert!(first.more);
+        let rest = s.drain_parts(usize::MAX).unwrap();
+        let len = |d: &super::Drained| d.texts.iter().map(|t| t.as_str().len()).sum::<usize>();
+        assert_eq!(len(&first) + len(&rest), 300 * 1024);
+        assert!(!rest.more, "{}", rest.json);
+        assert!(s.drain_parts(usize::MAX).is_none());
     }
 
     #[test]

@@ -48,7 +48,8 @@ impl Lent {
 
     /// Block `block`'s text from byte `at` (of its whole text) to the end
     /// of the piece holding it (`open`: the block's growing string), and
-    /// whether more text follows that piece.
+    /// whether more text follows that piece (a later segment, or growing
+    /// text: an empty one is no more).
     pub fn piece_from<'a>(
         &'a self,
         block: usize,
@@ -61,7 +62,7 @@ impl Lent {
         }
         let (start, segment) = self.segment_at(at)?;
         let piece = segment.get(at - start..)?;
-        Some((piece, true))
+        Some((piece, start + segment.len() < lent || !open.is_empty()))
     }
 
     /// The segment holding byte `at` of the block's text, and its start.
