@@ -15,7 +15,7 @@ use super::builtin_route;
 use super::event::{Event, Line};
 use super::shared::Shared;
 use super::text_run::TextRun;
-use super::trace::{Direction, Kind, WireMeta};
+use super::trace::{Kind, WireMeta};
 use super::turn;
 use crate::acp::{self, methods};
 use crate::rpc::json_str;
@@ -174,7 +174,12 @@ fn on_frame(
         Err(e) => {
             run.flush(shared, out);
             let lossy = String::from_utf8_lossy(line);
-            trace(shared, received(at, Kind::Invalid, None, None), &lossy, out);
+            trace(
+                shared,
+                WireMeta::received(at, Kind::Invalid, None, None),
+                &lossy,
+                out,
+            );
             out.push(protocol_error(
                 shared,
                 "badJson",
@@ -199,7 +204,7 @@ fn on_frame(
         Inbound::Notification { method, params } => {
             trace(
                 shared,
-                received(at, Kind::Notification, Some(&method), None),
+                WireMeta::received(at, Kind::Notification, Some(&method), None),
                 text,
                 out,
             );
@@ -222,7 +227,7 @@ fn on_frame(
         Inbound::Request { id, method, params } => {
             trace(
                 shared,
-                received(at, Kind::Request, Some(&method), Some(id.get())),
+                WireMeta::received(at, Kind::Request, Some(&method), Some(id.get())),
                 text,
                 out,
             );
@@ -272,7 +277,7 @@ fn on_frame(
             } else {
                 Kind::Response
             };
-            let mut meta = received(at, kind, None, Some(id.get()));
+            let mut meta = WireMeta::received(at, kind, None, Some(id.get()));
             if let Some((_, req)) = &pending {
                 meta.method = Some(&req.method);
                 meta.request_at = Some(req.sent);
@@ -326,7 +331,12 @@ fn on_frame(
             });
         }
         Inbound::Invalid(invalid) => {
-            trace(shared, received(at, Kind::Invalid, None, None), text, out);
+            trace(
+                shared,
+                WireMeta::received(at, Kind::Invalid, None, None),
+                text,
+                out,
+            );
             on_invalid(shared, invalid, line, out);
         }
     }
@@ -436,22 +446,6 @@ fn cancel_incoming(shared: &Arc<Shared>, text: &str, out: &mut Vec<Event>) {
             },
         );
         out.extend(shared.settled(token, "cancelled"));
-    }
-}
-
-pub(super) fn received<'a>(
-    at: Instant,
-    kind: Kind,
-    method: Option<&'a str>,
-    id: Option<&'a str>,
-) -> WireMeta<'a> {
-    WireMeta {
-        direction: Direction::Receive,
-        kind,
-        method,
-        id,
-        at,
-        request_at: None,
     }
 }
 

@@ -13,9 +13,9 @@
 use std::time::Instant;
 
 use super::event::Event;
-use super::reader::{received, trace};
+use super::reader::trace;
 use super::shared::Shared;
-use super::trace::{Kind, TraceBatch};
+use super::trace::{Kind, TraceBatch, WireMeta};
 use crate::view::{EntryKind, Shape, TextLine};
 
 /// A chunk's text longer than this is folded at once, not copied aside.
@@ -75,7 +75,7 @@ impl TextRun {
             .tracer
             .defer(&mut self.trace, at, text, chunk.raw, chunk.shape)
         {
-            let meta = received(at, Kind::Notification, Some(chunk.method()), None);
+            let meta = WireMeta::received(at, Kind::Notification, Some(chunk.method()), None);
             trace(shared, meta, text, out);
         }
         if !self.fold.as_ref().is_some_and(|f| f.continues(chunk)) {

@@ -86,6 +86,20 @@ pub struct WireMeta<'a> {
     pub request_at: Option<Instant>,
 }
 
+impl<'a> WireMeta<'a> {
+    /// A message read from the agent at `at`.
+    pub fn received(at: Instant, kind: Kind, method: Option<&'a str>, id: Option<&'a str>) -> Self {
+        Self {
+            direction: Direction::Receive,
+            kind,
+            method,
+            id,
+            at,
+            request_at: None,
+        }
+    }
+}
+
 /// One remembered message, its number its block's first plus its place
 /// in the block. Its texts are in its [`Block`]'s text from `text_at`:
 /// its method, id and payload back to back, or (a text chunk line, see
@@ -118,6 +132,7 @@ const WHOLE: u32 = u32::MAX;
 
 /// What comes before and after the text of a block's text chunk lines:
 /// `head` then `tail` bytes of the block's text from `text_at`.
+#[derive(Clone, Copy)]
 struct KeptShape {
     text_at: usize,
     head: usize,
@@ -220,6 +235,28 @@ impl Block {
             id: "",
             payload: line,
         }
+    }
+
+    /// Append `other`'s records, texts and shapes, moved to this block's
+    /// places.
+    fn extend_from(&mut self, other: &Block) {
+        let text_base = self.text.len();
+        // Fewer shapes than records (see `push_text_line`).
+        let shape_base = self.shapes.len() as u32;
+        self.text.extend_from_slice(&other.text);
+        self.shapes
+            .extend(other.shapes.iter().map(|kept| KeptShape {
+                text_at: kept.text_at + text_base,
+                ..*kept
+            }));
+        self.records.extend(other.records.iter().map(|rec| Record {
+            text_at: rec.text_at + text_base,
+            shape: match rec.shape {
+                WHOLE => WHOLE,
+                shape => shape + shape_base,
+            },
+            ..*rec
+        }));
     }
 
     fn clear(&mut self) {
@@ -453,19 +490,14 @@ impl Tracer {
         batch.messages += 1;
         batch.bytes += line.len() as u64;
         let max = self.config.history_max_payload;
-        if self.config.history == 0 {
-        } else if line.len() <= max {
-            batch.block.push_text_line(at, line, raw, shape);
-        } else {
-            let meta = WireMeta {
-                direction: Direction::Receive,
-                kind: Kind::Notification,
-                method: Some(methods::SESSION_UPDATE),
-                id: None,
-                at,
-                request_at: None,
-            };
-            batch.block.push(&full(&meta, line, 0, max));
+        if self.config.history > 0 {
+            if line.len() <= max {
+                batch.block.push_text_line(at, line, raw, shape);
+            } else {
+                let meta =
+                    WireMeta::received(at, Kind::Notification, Some(methods::SESSION_UPDATE), None);
+                batch.block.push(&full(&meta, line, 0, max));
+            }
         }
         true
     }
@@ -487,10 +519,23 @@ impl Tracer {
             let skip = n.saturating_sub(self.config.history);
             let mut ring = self.ring.lock().unwrap_or_else(|e| e.into_inner());
             ring.make_room(n - skip, self.config.history);
-            let spare = ring.spare.take().unwrap_or_default();
-            let mut block = std::mem::replace(&mut batch.block, spare);
-            block.first_seq = self.seq.fetch_add(n as u64, Ordering::Relaxed) + 1;
-            ring.append(block, skip);
+            let first_seq = self.seq.fetch_add(n as u64, Ordering::Relaxed) + 1;
+            // A few records join the last block (copied): blocks of a
+            // handful each would hold a recycled block's capacity apiece.
+            let back = ring.blocks.back_mut().filter(|b| {
+                skip == 0 && n < SMALL_BATCH && b.records.len() + n <= RECORDS_PER_BLOCK
+            });
+            if let Some(back) = back {
+                debug_assert_eq!(back.first_seq + back.records.len() as u64, first_seq);
+                back.extend_from(&batch.block);
+                batch.block.clear();
+                ring.len += n;
+            } else {
+                let spare = ring.spare.take().unwrap_or_default();
+                let mut block = std::mem::replace(&mut batch.block, spare);
+                block.first_seq = first_seq;
+                ring.append(block, skip);
+            }
         }
         batch.messages = 0;
         batch.bytes = 0;
@@ -558,11 +603,19 @@ impl Tracer {
     }
 }
 
-/// The most a dropped [`Block`] keeps allocated for its next use: one read
-/// of huge records (a host's big `history_max_payload`) must not pin that
-/// much for the connection's life.
-const KEPT_BLOCK_BYTES: usize = 1 << 20;
-const KEPT_BLOCK_RECORDS: usize = 4096;
+/// The most a dropped [`Block`] keeps allocated for its next use (a
+/// turn's batch, 32 KiB of lines, fits): one read of huge records (a
+/// host's big `history_max_payload`) must not pin that much for the
+/// connection's life, nor every block of the ring the most one held.
+const KEPT_BLOCK_BYTES: usize = 64 * 1024;
+const KEPT_BLOCK_RECORDS: usize = 512;
+
+/// A batch of fewer records joins the last block rather than being one:
+/// a block then holds at least this many records, or follows one nearly
+/// full, so the room blocks keep (up to `KEPT_BLOCK_BYTES` of text and
+/// `KEPT_BLOCK_RECORDS` records each) is about `history / SMALL_BATCH`
+/// blocks' worth at most (README: ~7 MiB at the defaults).
+const SMALL_BATCH: usize = 32;
 
 /// Records a block of single records holds before the next block starts:
 /// the front block's dropped records are held until it goes whole.
@@ -767,9 +820,9 @@ mod tests {
         /// cap and one block.
         #[test]
         fn the_history_is_the_last_messages_whatever_the_mix(
-            cap in 1usize..40,
+            cap in 1usize..80,
             max in 100usize..400,
-            steps in proptest::collection::vec((0usize..2, 0usize..300), 1..60),
+            steps in proptest::collection::vec((0usize..2, proptest::prop_oneof![0usize..8, 0usize..300]), 1..60),
         ) {
             let t = Tracer::new(TraceConfig {
                 history: cap,
@@ -834,6 +887,10 @@ mod tests {
                 let held: usize = ring.blocks.iter().map(|b| b.records.len()).sum();
                 let biggest = ring.blocks.iter().map(|b| b.records.len()).max().unwrap_or(0);
                 proptest::prop_assert!(held <= cap + biggest);
+                // Each block under SMALL_BATCH records follows a nearly
+                // full one: about `cap / SMALL_BATCH` blocks' slack at most.
+                let most = 2 * (cap / SMALL_BATCH) + 3;
+                proptest::prop_assert!(ring.blocks.len() <= most, "{} blocks", ring.blocks.len());
                 proptest::prop_assert_eq!(ring.len, want.len());
             }
         }

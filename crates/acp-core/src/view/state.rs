@@ -245,23 +245,21 @@ pub(crate) struct FieldBytes {
 
 /// `{type:"text",text}` and nothing else: the blocks that are concatenated.
 pub(crate) fn text_only(block: &Value) -> Option<&str> {
-    let obj = block.as_object()?;
-    if obj.len() != 2 || obj.get("type")?.as_str()? != "text" {
-        return None;
-    }
+    let obj = block.as_object().filter(|o| is_text_only(o))?;
     obj.get("text")?.as_str()
 }
 
 /// The text of a [`text_only`] block, to append to (or share from).
 pub(crate) fn text_only_mut(block: &mut Value) -> Option<&mut String> {
-    let obj = block.as_object_mut()?;
-    if obj.len() != 2 || obj.get("type")?.as_str()? != "text" {
-        return None;
-    }
+    let obj = block.as_object_mut().filter(|o| is_text_only(o))?;
     match obj.get_mut("text")? {
         Value::String(s) => Some(s),
         _ => None,
     }
+}
+
+fn is_text_only(obj: &Map<String, Value>) -> bool {
+    obj.len() == 2 && obj.get("type").and_then(Value::as_str) == Some("text")
 }
 
 /// Whether `bytes` more text fit in `entry` (its text and total caps).
