@@ -9,6 +9,7 @@
 // `--max-line-bytes`, whatever the file holds. What is skipped is said.
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
+import { jsonText } from './json-text.mjs';
 import { recordingEntries, RecordingError, RECORDING_LIMITS } from './recording.mjs';
 
 const require = createRequire(import.meta.url);
@@ -39,7 +40,7 @@ export async function runExport({ file, agent, options }) {
     const states = sessions.map((s) => s.state);
     text =
       format === 'json'
-        ? `${exactJson(states.length === 1 ? states[0] : states)}\n`
+        ? `${jsonText(states.length === 1 ? states[0] : states)}\n`
         : sessions.map((s) => toMarkdown(s.state, { prompts: s.prompts })).join('\n---\n\n');
     if (options.out) await writeFileSafely(options.out, text);
   } catch (err) {
@@ -48,16 +49,6 @@ export async function runExport({ file, agent, options }) {
   }
   if (!options.out) process.stdout.write(text);
   return 0;
-}
-
-/**
- * JSON that parses back to exactly `value`, with the characters JSON
- * leaves raw but a terminal or editor would act on (DEL, C1 controls, bidi
- * controls, line separators) written as \u escapes.
- */
-export function exactJson(value) {
-  // eslint-disable-next-line no-control-regex
-  return JSON.stringify(value, null, 2).replace(/[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 const NUMERIC = [

@@ -196,7 +196,8 @@ export async function runReplay({ file, realtime = false, stdin = process.stdin,
   }
   const write = (line) =>
     new Promise((resolve) => {
-      if (stdout.write(`${line}\n`)) resolve();
+      // The protocol goes to a client; on a terminal (someone watching), recorded lines are shown inert.
+      if (stdout.write(`${stdout.isTTY ? sanitizeForTerminal(line, { singleLine: true }) : line}\n`)) resolve();
       else stdout.once('drain', resolve);
     });
   const replayer = new Replayer(recording.records, {
