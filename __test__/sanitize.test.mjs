@@ -86,3 +86,21 @@ test('escapeHtml escapes markup and shows controls', () => {
   assert.equal(escapeHtml(`<img src="x" onerror='y'>&`), '&#60;img src=&#34;x&#34; onerror=&#39;y&#39;&#62;&#38;');
   assert.equal(escapeHtml('a\x1b[2Jb'), 'a\\e[2Jb');
 });
+
+test('the docs/security.md snippets run', async (t) => {
+  const { readFileSync, writeFileSync, mkdtempSync, rmSync } = await import('node:fs');
+  const { execFileSync } = await import('node:child_process');
+  const { join } = await import('node:path');
+  const { tmpdir } = await import('node:os');
+  const doc = readFileSync(new URL('../docs/security.md', import.meta.url), 'utf8');
+  const snippets = [...doc.matchAll(/^```js\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
+  assert.ok(snippets.length > 0);
+  const dir = mkdtempSync(join(tmpdir(), 'acp-native-docs-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const entry = new URL('../index.mjs', import.meta.url).href;
+  snippets.forEach((code, i) => {
+    const file = join(dir, `snippet-${i}.mjs`);
+    writeFileSync(file, code.replaceAll("from 'acp-native'", `from '${entry}'`));
+    execFileSync(process.execPath, [file], { stdio: 'pipe' });
+  });
+});
