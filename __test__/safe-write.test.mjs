@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, existsSync, lstatSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync, lstatSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +46,7 @@ test('saveHistory replaces a regular file whole and leaves no temporary file', a
   const dir = scratch(t);
   const file = join(dir, 'history.ndjson');
   writeFileSync(file, 'old content that is longer than nothing\n'.repeat(1000));
+  if (posix) chmodSync(file, 0o600);
   const { client, sessionId } = await mockSession();
   t.after(() => client.close());
   await client.prompt({ sessionId, prompt: 'text:2' });
@@ -54,6 +55,7 @@ test('saveHistory replaces a regular file whole and leaves no temporary file', a
   assert.equal(lines.length, n);
   assert.deepEqual(lines.map((l) => JSON.parse(l).seq), client.history().map((r) => r.seq));
   assert.deepEqual(readdirSync(dir), ['history.ndjson']);
+  if (posix) assert.equal(statSync(file).mode & 0o777, 0o600, 'the file replaced keeps its permissions');
 });
 
 test('saveHistory to a symlink: a typed error, the file it points to untouched (and none created)', { skip: !posix && 'symlinks need privileges on Windows' }, async (t) => {

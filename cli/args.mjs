@@ -34,7 +34,7 @@ Options:
                 session (what they refused is counted in the export):
                 --max-entries N (5000), --max-text-bytes N per message
                 (4 MiB), --max-total-bytes N (64 MiB); N up to 4294967295;
-                from a recording also --max-sessions N (1000) and
+                from a recording also --max-sessions N (100) and
                 --max-line-bytes N (128 MiB): longer lines, lines nested
                 deeper than 512 and later sessions are skipped (and said)
   --json        (doctor) print the report as JSON

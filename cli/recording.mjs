@@ -14,10 +14,13 @@ export const VERSION = 1;
  * maxLineBytes: a longer line is not read into memory (a whole 64 MiB
  * wire line, the client's default limit, escaped into a record fits);
  * maxDepth: a payload nested deeper is not parsed into objects;
- * maxReplayBytes: the payload bytes `replay` keeps in memory.
+ * maxReplayBytes: what `replay` keeps in memory (payloads, and
+ * RECORD_OVERHEAD bytes per message).
  */
 export const RECORDING_LIMITS = Object.freeze({ maxLineBytes: 128 * 1024 * 1024, maxDepth: 512, maxReplayBytes: 256 * 1024 * 1024 });
 
+// What one record kept for replay costs besides its payload (its object, for the replay budget).
+const RECORD_OVERHEAD = 256;
 const KINDS = new Set(['request', 'response', 'error', 'notification', 'invalid']);
 
 /** The first line of a recording: what was recorded, and when. */
@@ -154,9 +157,9 @@ export async function* recordingEntries(path, limits = RECORDING_LIMITS) {
       throw new RecordingError(`${at}: the payload is not JSON, cut or damaged (${err.message})`, item.line);
     }
     if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) throw new RecordingError(`${at}: the payload is not a JSON-RPC message`, item.line);
-    if ((value.kind === 'response' || value.kind === 'error' || value.kind === 'request') && (msg.id === undefined || msg.id === null)) {
-      throw new RecordingError(`${at}: a ${value.kind} without an id`, item.line);
-    }
+    // A response may carry `id: null` (JSON-RPC, an unreadable request); a request needs one.
+    if ((value.kind === 'response' || value.kind === 'error') && !Object.hasOwn(msg, 'id')) throw new RecordingError(`${at}: a ${value.kind} without an id`, item.line);
+    if (value.kind === 'request' && (msg.id === undefined || msg.id === null)) throw new RecordingError(`${at}: a request without an id`, item.line);
     if ((value.kind === 'request' || value.kind === 'notification') && typeof msg.method !== 'string') {
       throw new RecordingError(`${at}: a ${value.kind} without a method`, item.line);
     }
@@ -181,8 +184,8 @@ export async function readRecording(path, limits = RECORDING_LIMITS) {
       head ??= entry.header;
       continue;
     }
-    bytes += entry.record.payload.length;
-    if (bytes > maxReplayBytes) throw new RecordingError(`${path}:${entry.line}: more than ${maxReplayBytes} bytes of messages to replay`, entry.line);
+    bytes += entry.record.payload.length + RECORD_OVERHEAD;
+    if (bytes > maxReplayBytes) throw new RecordingError(`${path}:${entry.line}: more than ${maxReplayBytes} bytes of messages to replay (payloads and ${RECORD_OVERHEAD} bytes per message)`, entry.line);
     const { direction, kind, method, id, time, payload } = entry.record;
     records.push({ direction, kind, method, id, time, payload, line: entry.line });
   }

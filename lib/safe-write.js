@@ -53,10 +53,13 @@ function tempName(target) {
  * directory and renamed over the target. Never opens the target.
  */
 async function writeFileSafely(target, data) {
-  checkTarget(target, await fsp.lstat(target).catch(missing));
+  const before = await fsp.lstat(target).catch(missing);
+  checkTarget(target, before);
   const temp = tempName(target);
   const handle = await fsp.open(temp, TEMP_FLAGS, 0o666);
   try {
+    // A file replaced keeps its permissions (a history may hold secrets its owner locked down).
+    if (before) await handle.chmod(before.mode & 0o7777);
     await handle.writeFile(data);
     await handle.sync();
   } catch (err) {
@@ -103,6 +106,7 @@ class SafeFileWriter {
     checkTarget(target, stat);
     this.tempPath = tempName(target);
     this.#fd = fs.openSync(this.tempPath, TEMP_FLAGS, 0o666);
+    if (stat) fs.fchmodSync(this.#fd, stat.mode & 0o7777);
   }
 
   write(text) {

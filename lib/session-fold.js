@@ -417,16 +417,18 @@ function entryJSON(e) {
 }
 
 /** Default limits of a RecordingFold beyond the view's: sessions folded, prompts kept per session. */
-const RECORDING_LIMITS = Object.freeze({ maxSessions: 1000, maxOpenRequests: 10_000 });
+const RECORDING_LIMITS = Object.freeze({ maxSessions: 100, maxOpenRequests: 10_000 });
 
 /**
  * Fold trace records (as `acp-native record` and `client.saveHistory()`
  * write them) one at a time into sessions, by the same rules as a live
  * view. Also keeps the prompts the client sent (`session/prompt`), each
  * with the index of the first entry after it, for a transcript. Bounded:
- * at most `maxSessions` sessions (the updates of others are counted in
- * `skippedUpdates`), each within the view limits; prompts are cut like
- * messages (`maxTextBytes`) and at most `maxEntries` are kept per session.
+ * at most `maxSessions` sessions (the messages of others are counted in
+ * `skippedUpdates`), each within the view limits; a session's prompts are
+ * cut like messages (`maxTextBytes` each) and kept within `maxEntries`
+ * and `maxTotalBytes` (oldest dropped); `maxOpenRequests` unanswered
+ * requests remembered in each direction.
  */
 class RecordingFold {
   #limits;
@@ -475,10 +477,12 @@ class RecordingFold {
       room -= size;
       content.push(block);
     }
+    const maxTotal = this.#limits.maxTotalBytes ?? DEFAULT_LIMITS.maxTotalBytes;
     let list = this.#prompts.get(sid);
-    if (!list) this.#prompts.set(sid, (list = []));
-    list.push({ at: fold.nextIndex, content, cut: content.length < prompt.length });
-    if (list.length > maxEntries) list.shift();
+    if (!list) this.#prompts.set(sid, (list = Object.assign([], { bytes: 0 })));
+    list.push({ at: fold.nextIndex, content, cut: content.length < prompt.length, bytes: maxText - room });
+    list.bytes += maxText - room;
+    while (list.length > maxEntries || list.bytes > maxTotal) list.bytes -= list.shift().bytes;
   }
 
   /**
@@ -553,7 +557,7 @@ class RecordingFold {
 
   /** The prompts the client sent in a session: `[{ at, content, cut }]`, `at` the index of the first entry after it. */
   prompts(sid) {
-    return this.#prompts.get(sid) ?? [];
+    return (this.#prompts.get(sid) ?? []).map(({ at, content, cut }) => ({ at, content, cut }));
   }
 }
 
