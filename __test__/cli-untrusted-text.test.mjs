@@ -92,3 +92,51 @@ test('chat piped: not one control character or bidi override from the agent reac
   assert.doesNotMatch(res.stdout, CONTROL, `stdout: ${JSON.stringify(res.stdout.match(CONTROL))}`);
   assert.doesNotMatch(res.stderr, CONTROL);
 });
+
+test('doctor, usage errors and export errors show control characters in names as text', async (t) => {
+  const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), 'acp-native-untrusted-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const hostile = join(dir, 'bin\x1b]2;pwned\x07\u202egnp.node');
+  for (const args of [['doctor', '--binary', hostile], ['doctor', '--json', '--binary', hostile]]) {
+    const res = await runPiped(args, '');
+    assert.equal(res.code, 1);
+    assert.match(res.stdout, /bin\\(e|u001b)\]2;pwned/, 'the path is shown, escaped');
+    assert.doesNotMatch(res.stdout, CONTROL, args.join(' '));
+  }
+  const usage = await runPiped(['chat', '--x\x1b]2;pwned\x07', '--', 'agent'], '');
+  assert.equal(usage.code, 2);
+  assert.match(usage.stderr, /unknown option '--x\\e\]2;pwned\\x07'/);
+  assert.doesNotMatch(usage.stderr, CONTROL);
+
+  // A recording whose session ids carry sequences: named in the export's error, as text.
+  const rec = join(dir, 'rec.ndjson');
+  const payload = JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 's\x1b]52;c;eA==\x07\u202e', update: { sessionUpdate: 'plan', entries: [] } } });
+  writeFileSync(rec, `${JSON.stringify({ direction: 'receive', kind: 'notification', payload })}\n`);
+  const missing = await runPiped(['export', '--session', 'nope', rec], '');
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /sessions: s\\e\]52;c;eA==\\x07\\u202e\)/);
+  assert.doesNotMatch(missing.stderr, CONTROL);
+});
+
+test('replay on a terminal shows what it plays as text (the title stays)', { skip }, async (t) => {
+  const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), 'acp-native-untrusted-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const rec = join(dir, 'rec.ndjson');
+  // What the agent sent before the client said anything is played at start.
+  const noise = { direction: 'receive', kind: 'invalid', payload: 'banner \x1b]2;pwned-title\x07\x1b[2J' };
+  const update = { direction: 'receive', kind: 'notification', payload: JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 's', update: { sessionUpdate: 'plan', entries: [{ content: '\u202eevil', status: 'pending', priority: 'low' }] } } }) };
+  writeFileSync(rec, `${JSON.stringify(noise)}\n${JSON.stringify(update)}\n`);
+  const term = new Terminal(`${[process.execPath, CLI, 'replay', rec].map(shq).join(' ')}; echo "[exit $?]"; sleep 600`);
+  t.after(() => term.close());
+  const titleBefore = term.title();
+  const screen = await term.waitFor(/\\u202eevil/);
+  assert.match(screen, /^banner \\e\]2;pwned-title\\x07\\e\[2J$/m);
+  assert.equal(term.title(), titleBefore);
+  assert.doesNotMatch(term.title(), /pwned/);
+});
