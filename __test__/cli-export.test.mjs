@@ -1,5 +1,6 @@
-// `acp-native export`: from a recording (folded by the core, equal to the
-// JS reference fold) and from a live agent's session/load replay.
+// `acp-native export`: from a recording (streamed into the JS reference
+// fold, the core's rules) and from a live agent's session/load replay; agent
+// text escaped in Markdown, JSON exact.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -159,7 +160,6 @@ test('Markdown export: agent text forges no heading, turn, HTML, link or image; 
   writeFileSync(file, hostileRecording());
   const res = await run(['export', file]);
   assert.equal(res.code, 0, res.stderr);
-  // eslint-disable-next-line no-control-regex
   assert.doesNotMatch(res.stdout, /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/, 'no raw control characters');
 
   const md = new MarkdownIt();
@@ -194,6 +194,5 @@ test('JSON export is exact: it parses back to the fold, with raw terminal contro
   assert.equal(res.code, 0, res.stderr);
   assert.deepEqual(JSON.parse(res.stdout), foldRecording(text).sessions.s1);
   assert.match(JSON.parse(res.stdout).entries[1].content[0].text, /\x1b\]52;c;Y3VybA==\x07 \u202eexe\.txt/);
-  // eslint-disable-next-line no-control-regex
   assert.doesNotMatch(res.stdout, /[\x07\x1b\x7f-\x9f\u202a-\u202e\u2066-\u2069]/);
 });

@@ -13,7 +13,6 @@ const onWindows = process.platform === 'win32';
 const skip = onWindows ? 'tmux does not exist on Windows' : false;
 const shq = (s) => `'${String(s).replaceAll("'", "'\\''")}'`;
 // Anything a terminal could interpret: C0 (but tab/newline), DEL, C1, bidi controls.
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 before(() => {

@@ -22,7 +22,6 @@ export const SEQUENCES = {
   bidi: 'safe\u202etxt.exe\u202c \u2066iso\u2069 \u200f',
 };
 // Anything a terminal could interpret.
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 test('sanitizeForTerminal shows every sequence type visibly and leaves nothing a terminal interprets', () => {

@@ -3,7 +3,6 @@
 // (DEL, C1 controls, bidi controls, line separators) written as \u escapes.
 // JSON.stringify already escapes C0 controls and lone surrogates.
 
-// eslint-disable-next-line no-control-regex
 const RAW = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 export function jsonText(value, indent = 2) {

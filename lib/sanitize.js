@@ -12,10 +12,8 @@
  * bidi embeddings/overrides/isolates and marks, the line and paragraph
  * separators. Tab and newline are handled by the caller's choice.
  */
-// eslint-disable-next-line no-control-regex
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 // The same set, also matching tab and newline (single-line output).
-// eslint-disable-next-line no-control-regex
 const UNSAFE_SINGLE_LINE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 const NAMED = { '\t': '\\t', '\n': '\\n', '\r': '\\r', '\x1b': '\\e' };
