@@ -12,6 +12,7 @@ export type { acp };
 // ---- session views (types/session-view.d.ts) ----
 import type { SessionView, SessionViewOptions } from './types/session-view';
 export * from './types/session-view';
+export * from './types/sanitize';
 // ---- end session views ----
 
 /** The ACP protocol version this client speaks (`1`). */
@@ -104,6 +105,17 @@ export interface AcpNativeBindingError extends AcpErrorBase {
 }
 
 /**
+ * A file the package writes (`saveHistory`) has something other than a
+ * regular file at its path: nothing was written, and the path was never
+ * opened or followed.
+ */
+export interface AcpUnsafePathError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_UNSAFE_PATH';
+  readonly path: string;
+  readonly fileType: 'symlink' | 'fifo' | 'device' | 'directory' | 'socket' | 'other';
+}
+
+/**
  * Every error this package throws or rejects with: switch on `code` and
  * the fields narrow.
  *
@@ -123,7 +135,8 @@ export type AcpError =
   | AcpAbortedError
   | AcpBackpressureError
   | AcpInvalidArgumentError
-  | AcpNativeBindingError;
+  | AcpNativeBindingError
+  | AcpUnsafePathError;
 export declare const AcpError: {
   new (code: AcpErrorCode, message: string, fields?: Record<string, unknown>): AcpError;
   readonly prototype: AcpError;
@@ -553,7 +566,12 @@ export declare class AcpClient extends EventEmitter {
   status(): ClientStatus;
   /** The last `historySize` wire messages of the current agent process, oldest first. Works with `trace` off. */
   history(): TraceRecord[];
-  /** Write `history()` to a file as NDJSON (one record per line); resolves with the record count. */
+  /**
+   * Write `history()` to a file as NDJSON (one record per line); resolves
+   * with the record count. Written to a temporary file in the same
+   * directory, then renamed over `path`; a symlink, FIFO, device or
+   * directory at `path` rejects ERR_ACP_UNSAFE_PATH at once.
+   */
   saveHistory(path: string): Promise<number>;
 
   /** Register (or replace) the handler of an agent → client request. */

@@ -23,6 +23,8 @@
 // the fields of the tool call/compaction it introduced; a key that
 // replaces another counts the difference).
 
+const { escapeMarkdown } = require('./sanitize.js');
+
 const DEFAULT_LIMITS = Object.freeze({ maxEntries: 5000, maxTextBytes: 4 * 1024 * 1024, maxBlocks: 1024, maxKeys: 256, maxTotalBytes: 64 * 1024 * 1024 });
 
 // The structural size of a JSON value (crates/acp-core/src/view/size.rs,
@@ -339,6 +341,11 @@ class SessionFold {
     if (hasOwn(result, 'configOptions')) this.#mergeField('config', { configOptions: result.configOptions }, []);
   }
 
+  /** The index the next entry will have. */
+  get nextIndex() {
+    return this.#next;
+  }
+
   promptStarted() {
     this.running = true;
   }
@@ -409,72 +416,170 @@ function entryJSON(e) {
   return out;
 }
 
+/** Default limits of a RecordingFold beyond the view's: sessions folded, prompts kept per session. */
+const RECORDING_LIMITS = Object.freeze({ maxSessions: 100, maxOpenRequests: 10_000 });
+
+/**
+ * Fold trace records (as `acp-native record` and `client.saveHistory()`
+ * write them) one at a time into sessions, by the same rules as a live
+ * view. Also keeps the prompts the client sent (`session/prompt`), each
+ * with the index of the first entry after it, for a transcript. Bounded:
+ * at most `maxSessions` sessions (the messages of others are counted in
+ * `skippedUpdates`), each within the view limits; a session's prompts are
+ * cut like messages (`maxTextBytes` each) and kept within `maxEntries`
+ * and `maxTotalBytes` (oldest dropped); `maxOpenRequests` unanswered
+ * requests remembered in each direction.
+ */
+class RecordingFold {
+  #limits;
+  #maxSessions;
+  #maxOpen;
+  #sessions = new Map(); // sid → SessionFold
+  #prompts = new Map(); // sid → [{ at, content }]
+  #ours = new Map(); // wire id → { method, sid }
+  #theirs = new Map(); // wire id → sid
+  skippedUpdates = 0;
+
+  constructor(limits = {}, { maxSessions = RECORDING_LIMITS.maxSessions, maxOpenRequests = RECORDING_LIMITS.maxOpenRequests } = {}) {
+    this.#limits = limits;
+    this.#maxSessions = maxSessions;
+    this.#maxOpen = maxOpenRequests;
+  }
+
+  /** Remember an unanswered request; the oldest is forgotten past maxOpenRequests. */
+  #open(map, key, value) {
+    map.set(key, value);
+    if (map.size > this.#maxOpen) map.delete(map.keys().next().value);
+  }
+
+  /** The session's fold, made on first sight; undefined past maxSessions. */
+  #state(sid) {
+    let s = this.#sessions.get(sid);
+    if (!s) {
+      if (this.#sessions.size >= this.#maxSessions) {
+        this.skippedUpdates++;
+        return undefined;
+      }
+      this.#sessions.set(sid, (s = new SessionFold(sid, this.#limits)));
+    }
+    return s;
+  }
+
+  #promptSent(sid, prompt, fold) {
+    if (!Array.isArray(prompt) || !fold) return;
+    const maxText = this.#limits.maxTextBytes ?? DEFAULT_LIMITS.maxTextBytes;
+    const maxEntries = this.#limits.maxEntries ?? DEFAULT_LIMITS.maxEntries;
+    let room = maxText;
+    const content = [];
+    for (const block of prompt.slice(0, DEFAULT_LIMITS.maxBlocks)) {
+      const size = jsonSize(block);
+      if (size > room) break;
+      room -= size;
+      content.push(block);
+    }
+    const maxTotal = this.#limits.maxTotalBytes ?? DEFAULT_LIMITS.maxTotalBytes;
+    let list = this.#prompts.get(sid);
+    if (!list) this.#prompts.set(sid, (list = Object.assign([], { bytes: 0 })));
+    list.push({ at: fold.nextIndex, content, cut: content.length < prompt.length, bytes: maxText - room });
+    list.bytes += maxText - room;
+    while (list.length > maxEntries || list.bytes > maxTotal) list.bytes -= list.shift().bytes;
+  }
+
+  /**
+   * One trace record (`{direction, payload, …}`); `msg`: its payload,
+   * already parsed. False when it is not one (skipped).
+   */
+  push(record, msg) {
+    if (!isObject(record) || typeof record.payload !== 'string') return false;
+    if (msg === undefined) {
+      try {
+        msg = JSON.parse(record.payload);
+      } catch {
+        return false;
+      }
+    }
+    const sent = record.direction === 'send' ? true : record.direction === 'receive' ? false : undefined;
+    if (sent === undefined || !isObject(msg)) return false;
+    const sessionOf = (params) => (isObject(params) && typeof params.sessionId === 'string' ? params.sessionId : undefined);
+    const method = typeof msg.method === 'string' ? msg.method : undefined;
+    const key = hasOwn(msg, 'id') ? JSON.stringify(msg.id) : undefined;
+    const params = msg.params;
+    if (!sent && method !== undefined && key === undefined) {
+      if (method !== 'session/update') return true;
+      const sid = sessionOf(params);
+      if (sid === undefined) return true;
+      this.#state(sid)?.applyUpdate(hasOwn(params, 'update') ? params.update : null);
+    } else if (!sent && method !== undefined) {
+      const sid = sessionOf(params);
+      if (sid === undefined) return true;
+      const s = this.#state(sid);
+      if (!s) return true;
+      s.requestWaiting(key, msg.id, method, params === undefined ? null : params);
+      this.#open(this.#theirs, key, sid);
+    } else if (!sent && key !== undefined) {
+      const req = this.#ours.get(key);
+      if (!req) return true;
+      this.#ours.delete(key);
+      const result = hasOwn(msg, 'error') || !hasOwn(msg, 'result') ? undefined : msg.result;
+      if (req.method === 'session/prompt' && req.sid !== undefined) this.#state(req.sid)?.promptEnded(result);
+      else if (req.method === 'session/new') {
+        if (isObject(result) && typeof result.sessionId === 'string') this.#state(result.sessionId)?.applySetup(result);
+      } else if ((req.method === 'session/load' || req.method === 'session/resume') && req.sid !== undefined) {
+        if (result !== undefined) this.#state(req.sid)?.applySetup(result);
+      }
+    } else if (sent && method !== undefined && key !== undefined) {
+      const sid = sessionOf(params);
+      if (method === 'session/prompt' && sid !== undefined) {
+        const s = this.#state(sid);
+        s?.promptStarted();
+        this.#promptSent(sid, params.prompt, s);
+      }
+      this.#open(this.#ours, key, { method, sid });
+    } else if (sent && method === undefined && key !== undefined) {
+      const sid = this.#theirs.get(key);
+      if (sid !== undefined) {
+        this.#theirs.delete(key);
+        this.#sessions.get(sid)?.requestSettled(key);
+      }
+    }
+    return true;
+  }
+
+  /** The session ids folded, in order of first sight. */
+  sessionIds() {
+    return [...this.#sessions.keys()];
+  }
+
+  /** One session's state (`toJSON()` of its fold), or undefined. */
+  state(sid) {
+    return this.#sessions.get(sid)?.toJSON();
+  }
+
+  /** The prompts the client sent in a session: `[{ at, content, cut }]`, `at` the index of the first entry after it. */
+  prompts(sid) {
+    return (this.#prompts.get(sid) ?? []).map(({ at, content, cut }) => ({ at, content, cut }));
+  }
+}
+
 /**
  * Fold a recording (NDJSON trace records, as `acp-native record` and
  * `client.saveHistory()` write them) into `{ sessions: { id: state } }`,
  * every session in it, by the same rules as a live view.
  */
 function foldRecording(text, limits) {
-  const sessions = new Map();
-  const ours = new Map(); // wire id → { method, sid }
-  const theirs = new Map(); // wire id → sid
-  const state = (sid) => {
-    let s = sessions.get(sid);
-    if (!s) sessions.set(sid, (s = new SessionFold(sid, limits)));
-    return s;
-  };
-  const sessionOf = (params) => (isObject(params) && typeof params.sessionId === 'string' ? params.sessionId : undefined);
+  const fold = new RecordingFold(limits, { maxSessions: Infinity, maxOpenRequests: Infinity });
   for (let line of text.split('\n')) {
     if (line.endsWith('\r')) line = line.slice(0, -1);
     let record;
-    let msg;
     try {
       record = JSON.parse(line);
-      if (!isObject(record) || typeof record.payload !== 'string') continue;
-      msg = JSON.parse(record.payload);
     } catch {
       continue;
     }
-    const sent = record.direction === 'send' ? true : record.direction === 'receive' ? false : undefined;
-    if (sent === undefined || !isObject(msg)) continue;
-    const method = typeof msg.method === 'string' ? msg.method : undefined;
-    const key = hasOwn(msg, 'id') ? JSON.stringify(msg.id) : undefined;
-    const params = msg.params;
-    if (!sent && method !== undefined && key === undefined) {
-      if (method !== 'session/update') continue;
-      const sid = sessionOf(params);
-      if (sid === undefined) continue;
-      state(sid).applyUpdate(hasOwn(params, 'update') ? params.update : null);
-    } else if (!sent && method !== undefined) {
-      const sid = sessionOf(params);
-      if (sid === undefined) continue;
-      state(sid).requestWaiting(key, msg.id, method, params === undefined ? null : params);
-      theirs.set(key, sid);
-    } else if (!sent && key !== undefined) {
-      const req = ours.get(key);
-      if (!req) continue;
-      ours.delete(key);
-      const result = hasOwn(msg, 'error') || !hasOwn(msg, 'result') ? undefined : msg.result;
-      if (req.method === 'session/prompt' && req.sid !== undefined) state(req.sid).promptEnded(result);
-      else if (req.method === 'session/new') {
-        if (isObject(result) && typeof result.sessionId === 'string') state(result.sessionId).applySetup(result);
-      } else if ((req.method === 'session/load' || req.method === 'session/resume') && req.sid !== undefined) {
-        if (result !== undefined) state(req.sid).applySetup(result);
-      }
-    } else if (sent && method !== undefined && key !== undefined) {
-      const sid = sessionOf(params);
-      if (method === 'session/prompt' && sid !== undefined) state(sid).promptStarted();
-      ours.set(key, { method, sid });
-    } else if (sent && method === undefined && key !== undefined) {
-      const sid = theirs.get(key);
-      if (sid !== undefined) {
-        theirs.delete(key);
-        state(sid).requestSettled(key);
-      }
-    }
+    fold.push(record);
   }
   const out = {};
-  for (const [sid, s] of sessions) setKey(out, sid, s.toJSON());
+  for (const sid of fold.sessionIds()) setKey(out, sid, fold.state(sid));
   return { sessions: out };
 }
 
@@ -547,21 +652,39 @@ function applyChanges(state, changes) {
   return state;
 }
 
-/** A Markdown transcript of a state (a view's `snapshot()` or a fold's `toJSON()`). */
-function toMarkdown(state) {
+/**
+ * A Markdown transcript of a state (a view's `snapshot()` or a fold's
+ * `toJSON()`). Agent text is escaped (escapeMarkdown): it cannot form a
+ * heading, list, link, image, fence, table or HTML, so every `## …` turn
+ * is one this function wrote. `## User` turns are the client's own prompts
+ * (`prompts`: RecordingFold.prompts()); user messages that came from the
+ * agent (a `session/load` replay) say so.
+ */
+function toMarkdown(state, { prompts = [] } = {}) {
   const out = [];
+  const line = (s) => escapeMarkdown(s ?? '', { singleLine: true });
   const title = typeof state.info?.title === 'string' ? state.info.title : `Session ${state.sessionId}`;
-  out.push(`# ${title}`, '');
+  out.push(`# ${line(title)}`, '');
   if (state.droppedEntries > 0) out.push(`_${state.droppedEntries} earlier entries not kept._`, '');
-  const text = (content) =>
-    (content ?? [])
-      .map((b) => (typeof b?.text === 'string' ? b.text : b?.type === 'resource_link' ? `[${b.name ?? b.uri}](${b.uri})` : `\`[${b?.type ?? 'block'}]\``))
-      .join('');
+  const blockText = (b) =>
+    typeof b?.text === 'string' ? b.text : b?.type === 'resource_link' ? `${b.name ?? b.uri} <${b.uri}>` : `[${b?.type ?? 'block'}]`;
+  const text = (content) => escapeMarkdown((Array.isArray(content) ? content : []).map(blockText).join(''));
   const quote = (s) => s.split('\n').map((l) => `> ${l}`).join('\n');
+  const first = state.entries.length > 0 ? state.entries[0].index : 0;
+  // Prompts before the first kept entry went with the entries dropped.
+  let p = state.droppedEntries > 0 ? prompts.findIndex((x) => x.at >= first) : 0;
+  if (p < 0) p = prompts.length;
+  const promptsBefore = (index) => {
+    for (; p < prompts.length && prompts[p].at <= index; p++) {
+      out.push('## User', '', text(prompts[p].content), '');
+      if (prompts[p].cut) out.push('_(prompt cut)_', '');
+    }
+  };
   for (const e of state.entries) {
+    promptsBefore(e.index);
     switch (e.kind) {
       case 'user':
-        out.push('## User', '', text(e.content), '');
+        out.push('## User (as replayed by the agent)', '', text(e.content), '');
         break;
       case 'agent':
         out.push('## Agent', '', text(e.content), '');
@@ -571,28 +694,31 @@ function toMarkdown(state) {
         break;
       case 'tool_call': {
         const t = state.toolCalls[e.toolCallId] ?? {};
-        out.push(`- **Tool** ${t.title ?? e.toolCallId}${t.kind ? ` (${t.kind})` : ''}: ${t.status ?? 'pending'}`);
-        for (const loc of t.locations ?? []) if (typeof loc?.path === 'string') out.push(`  - \`${loc.path}${loc.line ? `:${loc.line}` : ''}\``);
+        out.push(`- **Tool** ${line(t.title ?? e.toolCallId)}${t.kind ? ` (${line(t.kind)})` : ''}: ${line(t.status ?? 'pending')}`);
+        for (const loc of Array.isArray(t.locations) ? t.locations : []) {
+          if (typeof loc?.path === 'string') out.push(`  - ${line(`${loc.path}${loc.line ? `:${loc.line}` : ''}`)}`);
+        }
         out.push('');
         break;
       }
       case 'notice':
-        out.push(`> **${e.notice?.severity ?? 'notice'}:** ${e.notice?.title ?? ''}${e.notice?.description ? ` — ${e.notice.description}` : ''}`, '');
+        out.push(`> **${line(e.notice?.severity ?? 'notice')}:** ${line(e.notice?.title ?? '')}${e.notice?.description ? ` — ${line(e.notice.description)}` : ''}`, '');
         break;
       case 'compaction':
-        out.push(`_Context compacted (${state.compactions[e.compactionId]?.status ?? 'unknown'})._ ${text(e.content)}`, '');
+        out.push(`_Context compacted (${line(state.compactions[e.compactionId]?.status ?? 'unknown')})._ ${text(e.content)}`, '');
         break;
       default:
-        out.push(`\`[${e.update?.sessionUpdate ?? 'unknown update'}]\``, '');
+        out.push(line(`[${e.update?.sessionUpdate ?? 'unknown update'}]`), '');
     }
   }
+  promptsBefore(Infinity);
   if (state.plan && Array.isArray(state.plan.entries) && state.plan.entries.length > 0) {
     out.push('## Plan', '');
-    for (const p of state.plan.entries) out.push(`- [${p?.status === 'completed' ? 'x' : ' '}] ${p?.content ?? ''}`);
+    for (const entry of state.plan.entries) out.push(`- [${entry?.status === 'completed' ? 'x' : ' '}] ${line(entry?.content ?? '')}`);
     out.push('');
   }
-  if (state.stopReason !== null && state.stopReason !== undefined) out.push(`_Stop reason: ${state.stopReason}_`, '');
+  if (state.stopReason !== null && state.stopReason !== undefined) out.push(`_Stop reason: ${line(state.stopReason)}_`, '');
   return out.join('\n');
 }
 
-module.exports = { SessionFold, foldRecording, applyChanges, setSeq, toMarkdown, jsonSize, setKey, LIMIT_NAMES: Object.keys(DEFAULT_LIMITS) };
+module.exports = { SessionFold, RecordingFold, RECORDING_LIMITS, foldRecording, applyChanges, setSeq, toMarkdown, jsonSize, setKey, LIMIT_NAMES: Object.keys(DEFAULT_LIMITS) };

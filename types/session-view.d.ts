@@ -258,5 +258,10 @@ export declare function foldRecordingNative(text: string, limits?: SessionViewLi
  * calls): to keep two copies, give one `structuredClone(changes)`.
  */
 export declare function applyChanges(state: SessionViewState, changes: SessionViewChanges): SessionViewState;
-/** A Markdown transcript of a state. */
-export declare function toMarkdown(state: SessionViewState): string;
+/**
+ * A Markdown transcript of a state. Agent text is escaped (see
+ * escapeMarkdown): it cannot forge a heading, turn, link, image or HTML.
+ * `prompts`: the user's own prompts, each placed before the entry with
+ * index `at` (as `## User`); user messages from the agent say so.
+ */
+export declare function toMarkdown(state: SessionViewState, options?: { prompts?: ReadonlyArray<{ at: number; content: ReadonlyArray<unknown>; cut?: boolean }> }): string;
