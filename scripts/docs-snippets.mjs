@@ -1,0 +1,43 @@
+// The Markdown files users read (README.md and docs/*.md) and the code
+// snippets in them, shared by check-types.mjs (type-checks the snippets) and
+// check-docs.mjs (links, runs the snippets, reference pages vs the typings).
+//
+// A snippet is a fence whose info starts with js, mjs or ts. Words after it:
+//   no-check  not type-checked (e.g. it shows both require and import);
+//   no-run    not run: it needs a real agent, an editor or Electron.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** `README.md` and every `docs/*.md`, as paths relative to the root. */
+export function docFiles() {
+  const docs = readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`);
+  return ['README.md', ...docs];
+}
+
+/** The snippets of one file: `{ file, line, lang, flags, code }`. */
+export function snippets(file) {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const found = [];
+  const fence = /^([ \t]*)```(js|mjs|ts)([^\n]*)\n([\s\S]*?)^\1```[ \t]*$/gm;
+  for (let m; (m = fence.exec(text)); ) {
+    const indent = m[1];
+    const code = m[4]
+      .split('\n')
+      .map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l))
+      .join('\n');
+    const line = text.slice(0, m.index).split('\n').length;
+    found.push({ file, line, lang: m[2], flags: m[3].trim().split(/\s+/).filter(Boolean), code });
+  }
+  return found;
+}
+
+/** Whether a snippet defines `name` itself (a declaration or a destructuring). */
+export function defines(code, name) {
+  return new RegExp(`\\b(const|let|var|function)\\s+(\\{[^}=]*\\b${name}\\b[^}=]*\\}|${name}\\b)`).test(code);
+}
