@@ -1,6 +1,6 @@
 // Every process we start dies with the host, however the host ends, and we
 // never signal a process that is not ours. Linux: the reaper design (see
-// README "Lifecycle guarantees"); elsewhere these skip visibly.
+// docs/ARCHITECTURE.md, "The process model"); elsewhere these skip visibly.
 import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -129,7 +129,7 @@ describe('no survivors: host death mode × process shape', { ...linuxOnly, concu
 });
 
 test('matrix summary', linuxOnly, () => {
-  // One line per case, for README's table.
+  // One line per case: the survivors table, printed for the record.
   for (const r of table) console.log(`# tree ${r.shape} ${r.mode}: ${r.survivors} survivors, gone in ${r.ms} ms`);
 });
 
