@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Check the user docs (README.md, docs/*.md), run by `npm test`:
 //
-// 1. links: every relative link and #anchor resolves to a file and a heading;
+// 1. links: every relative link and #anchor resolves to a file and a
+//    heading, and docs/README.md links every page of docs/;
 // 2. snippets: every js/ts snippet not marked `no-run` runs, from the
 //    repository root, against the mock agent (mock-agent/agent.mjs). A
 //    snippet that uses `client` or `sessionId` without defining them gets a
@@ -229,6 +230,9 @@ function checkReference() {
 
 const files = docFiles();
 for (const file of files) checkLinks(file);
+// The index links every page.
+const indexed = new Set([...prose(read('docs/README.md')).matchAll(/\]\(([^)#\s]+)/g)].map((m) => `docs/${m[1]}`));
+for (const file of files) if (file.startsWith('docs/') && file !== 'docs/README.md' && !indexed.has(file)) fail('docs/README.md', `no link to ${file}`);
 checkReference();
 const all = files.flatMap((f) => snippets(f));
 const toRun = all.filter((s) => !s.flags.includes('no-run'));
