@@ -36,3 +36,20 @@ test("the test reporter prints the failure, its file's output and a summary; not
   assert.doesNotMatch(out, /a passing test with noisy output/);
   assert.doesNotMatch(out, /^(ok|not ok|TAP version)/m);
 });
+
+test('a local build that needs a newer glibc than the release is warned about, loudly', async (t) => {
+  const { currentPlatform } = await import('../lib/loader.js');
+  const platform = currentPlatform();
+  if (!platform.endsWith('-gnu')) return t.skip(`glibc builds only (this is ${platform})`);
+  const { localBuildWarning, glibcNeeded } = await import('../scripts/glibc-ceiling.mjs');
+  const binary = fileURLToPath(new URL(`../acp-native.${platform}.node`, import.meta.url));
+  const needed = glibcNeeded(binary).slice(0, 2).join('.');
+  // Against a floor below what it needs: the warning names both and the way out.
+  const warning = localBuildWarning(binary, [2, 0]);
+  assert.match(warning, new RegExp(`needs GLIBC_${needed.replace('.', '\\.')}`));
+  assert.match(warning, /The release needs only GLIBC_2\.0/);
+  assert.match(warning, /npm run build -- --use-napi-cross/);
+  assert.match(warning, /npm run pack:local/);
+  // At or above what it needs: silence.
+  assert.equal(localBuildWarning(binary, glibcNeeded(binary)), null);
+});
