@@ -7,7 +7,7 @@
 //    repository root, against the mock agent (mock-agent/agent.mjs). A
 //    snippet that uses `client` or `sessionId` without defining them gets a
 //    connected client and a new session first, and the client is closed
-//    after it;
+//    after it; one followed by "It prints:" must print exactly that;
 // 3. reference pages vs the typings (index.d.ts, types/session-view.d.ts)
 //    and the core: options.md, events.md, api.md, error-codes.md list
 //    exactly what exists.
@@ -115,6 +115,10 @@ function run(snippet, index) {
       if (err) {
         const why = err.killed ? 'timed out after 60 s' : `exit ${err.code}`;
         fail(`${snippet.file}:${snippet.line}`, `snippet failed (${why}; ${relative(ROOT, file)})\n${stdout}${stderr}`.trimEnd());
+      } else if (snippet.prints !== undefined && stdout.trim() !== snippet.prints.trim()) {
+        fail(`${snippet.file}:${snippet.line}`, `the snippet printed\n${stdout.trimEnd()}\nbut the page says it prints\n${snippet.prints.trimEnd()}`);
+      } else if (snippet.prints !== undefined) {
+        printsChecked++;
       }
       resolve();
     });
@@ -186,6 +190,7 @@ function compare(page, documented, expected, what) {
 }
 
 let referenceChecks = 0;
+let printsChecked = 0;
 function checkReference() {
   const api = declarations('index.d.ts');
   const views = declarations('types/session-view.d.ts');
@@ -246,5 +251,5 @@ if (problems.length) {
 const ran = process.argv.includes('--no-run') ? 0 : toRun.length;
 const pending = pendingLinks ? `, ${pendingLinks} to pages not merged yet (${[...PENDING].join(', ')})` : '';
 console.log(
-  `✔ docs: ${files.length} files, ${links} relative links ok${pending}; ${ran} snippets ran, ${all.length - toRun.length} marked no-run; ${referenceChecks} reference pages match the typings`,
+  `✔ docs: ${files.length} files, ${links} relative links ok${pending}; ${ran} snippets ran (${printsChecked} printing what the page shows), ${all.length - toRun.length} marked no-run; ${referenceChecks} reference pages match the typings`,
 );

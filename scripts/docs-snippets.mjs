@@ -5,6 +5,8 @@
 // A snippet is a fence whose info starts with js, mjs or ts. Words after it:
 //   no-check  not type-checked (e.g. it shows both require and import);
 //   no-run    not run: it needs a real agent, an editor or Electron.
+// A snippet followed by the line "It prints:" and a plain fence must print
+// exactly that fence's text.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +22,7 @@ export function docFiles() {
   return ['README.md', ...docs];
 }
 
-/** The snippets of one file: `{ file, line, lang, flags, code }`. */
+/** The snippets of one file: `{ file, line, lang, flags, code, prints? }`. */
 export function snippets(file) {
   const text = readFileSync(join(ROOT, file), 'utf8');
   const found = [];
@@ -32,7 +34,9 @@ export function snippets(file) {
       .map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l))
       .join('\n');
     const line = text.slice(0, m.index).split('\n').length;
-    found.push({ file, line, lang: m[2], flags: m[3].trim().split(/\s+/).filter(Boolean), code });
+    const after = /^\s*It prints:\n\n```\n([\s\S]*?)^```$/m.exec(text.slice(m.index + m[0].length));
+    const prints = after && after.index === 0 ? after[1] : undefined;
+    found.push({ file, line, lang: m[2], flags: m[3].trim().split(/\s+/).filter(Boolean), code, prints });
   }
   return found;
 }
