@@ -19,7 +19,7 @@ test('the demo prints a chat transcript, not JSON-RPC', async () => {
 });
 
 test("the test reporter prints the failure, its file's output and a summary; nothing of what passed", async () => {
-  const fixture = fileURLToPath(new URL('./fixtures/reporter/sample.test.mjs', import.meta.url));
+  const fixture = fileURLToPath(new URL('./fixtures/reporter/failing-suite.mjs', import.meta.url));
   // A run of its own, not a subtest of this one (the runner marks its children).
   const env = { ...process.env };
   delete env.NODE_TEST_CONTEXT;
@@ -29,7 +29,7 @@ test("the test reporter prints the failure, its file's output and a summary; not
   );
   assert.equal(result.code, 1);
   const out = result.stdout;
-  assert.match(out, /✖ __test__\/fixtures\/reporter\/sample\.test\.mjs:\d+ › a failing test/);
+  assert.match(out, /✖ __test__\/fixtures\/reporter\/failing-suite\.mjs:\d+ › a failing test/);
   assert.match(out, /arithmetic is off/);
   assert.match(out, /│ noise from a passing test/); // the failing file's output, once
   assert.match(out, /✖ tests: 1 passed, 1 failed of 2 \(/);
