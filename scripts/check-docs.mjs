@@ -10,7 +10,7 @@
 //    after it; one followed by "It prints:" must print exactly that;
 // 3. reference pages vs the typings (index.d.ts, types/session-view.d.ts)
 //    and the core: options.md, events.md, api.md, error-codes.md list
-//    exactly what exists.
+//    exactly what exists; limits.md names only options that exist.
 //
 //   node scripts/check-docs.mjs [--no-run]
 import { execFile } from 'node:child_process';
@@ -203,6 +203,10 @@ function checkReference() {
     ...members(views, 'SessionViewLimits'),
   ]);
   compare('docs/options.md', tableNames('docs/options.md'), options, 'options');
+  // limits.md: every option its table names exists.
+  const perCall = new Set([...members(api, 'CallOptions'), 'highWaterMark']);
+  const limitOptions = [...tableNames('docs/limits.md', { column: 2 })].filter((n) => !options.has(n) && !perCall.has(n));
+  if (limitOptions.length) fail('docs/limits.md', `names options that do not exist: ${limitOptions.join(', ')}`);
 
   const events = new Set([...members(api, 'AcpClientEvents'), ...members(views, 'SessionViewEvents')]);
   compare('docs/events.md', tableNames('docs/events.md'), events, 'events');
@@ -228,7 +232,7 @@ function checkReference() {
   reasons.add('tooManyPendingRequests'); // the pending-request budget (connection/reader.rs)
   if (reasons.size < 10) fail('scripts/check-docs.mjs', `found only ${reasons.size} refusal reasons in builtin/error.rs: update the pattern`);
   compare('docs/error-codes.md', tableNames('docs/error-codes.md', { column: 1, section: 'Built-in refusals' }), reasons, 'built-in refusal reasons');
-  referenceChecks = 4;
+  referenceChecks = 5;
 }
 
 // ---- main -------------------------------------------------------------
