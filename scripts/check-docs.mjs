@@ -16,7 +16,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, normalize, relative } from 'node:path';
+import { join, posix, relative } from 'node:path';
 import { defines, docFiles, ROOT, snippets } from './docs-snippets.mjs';
 
 const require = createRequire(import.meta.url);
@@ -71,7 +71,8 @@ function checkLinks(file) {
     const where = `${file}:${plain.slice(0, m.index).split('\n').length}`;
     links++;
     const [path, anchor] = target.split('#');
-    const resolved = path ? normalize(join(dirname(file), decodeURIComponent(path))) : file;
+    // Forward slashes on every OS, like the names docFiles() gives.
+    const resolved = path ? posix.normalize(posix.join(posix.dirname(file), decodeURIComponent(path))).replace(/\/$/, '') : file;
     if (!existsSync(join(ROOT, resolved))) {
       if (PENDING.has(resolved)) pendingLinks++;
       else fail(where, `broken link ${target} (no ${resolved})`);

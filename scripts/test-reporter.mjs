@@ -3,11 +3,13 @@
 // line. Passing tests, their diagnostics and their output print nothing.
 //
 //   node --test --test-reporter=./scripts/test-reporter.mjs __test__/
-import { relative } from 'node:path';
+import { relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { inspect } from 'node:util';
 
-const ROOT = new URL('..', import.meta.url).pathname;
-const shown = (file) => (file ? relative(ROOT, file) : '?');
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+// Forward slashes on every OS: the same line whether CI ran on Windows or not.
+const shown = (file) => (file ? relative(ROOT, file.startsWith('file:') ? fileURLToPath(file) : file).split(sep).join('/') : '?');
 
 export default async function* quietReporter(source) {
   const output = new Map(); // file → its captured stdout/stderr text
