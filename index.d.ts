@@ -93,7 +93,7 @@ export interface AcpInvalidArgumentError extends AcpErrorBase {
   readonly code: 'ERR_ACP_INVALID_ARGUMENT';
   readonly argument?: string;
 }
-/** The native binary could not be loaded (first client, or `loadNativeBinding`); see README "Bundling". */
+/** The native binary could not be loaded (first client, or `loadNativeBinding`); see docs/bundling.md. */
 export interface AcpNativeBindingError extends AcpErrorBase {
   readonly code: 'ERR_ACP_NATIVE_BINDING';
   /** This process's platform, e.g. `linux-x64-gnu`. */
@@ -247,7 +247,7 @@ export type AgentaoAskUserResponse = { outcome: 'answered'; text: string } | { o
  * native core (off the JS thread). Every path must resolve, symlinks
  * followed, inside one of `roots`; escapes (`..`, absolute paths elsewhere,
  * symlinks pointing out, device files) are refused with JSON-RPC -32602
- * (`data.reason: 'outsideRoots'`). See the README's security model.
+ * (`data.reason: 'outsideRoots'`). See docs/builtins.md, "Security model".
  */
 export interface FsOptions {
   /** Directories the agent may read and write under. Default: the `cwd` and `additionalDirectories` of the session the request names (from `newSession`/`loadSession`/`resumeSession`). Relative entries are resolved against `process.cwd()`. */
@@ -295,7 +295,7 @@ export interface AcpClientOptions {
   /**
    * Let processes that left the agent's process tree (`setsid` daemons)
    * outlive the agent and the host. Default `false`: everything the agent
-   * started dies with it (Linux; see README "Lifecycle guarantees").
+   * started dies with it (Linux; see docs/ARCHITECTURE.md, "The process model").
    */
   keepDetached?: boolean;
   /** Sent in `initialize`; default `{name: 'acp-native', version}`. */

@@ -20,7 +20,7 @@ const dir = mkdtempSync(join(tmpdir(), 'acp-attack-'));
 const now = () => performance.timeOrigin + performance.now();
 const status = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
 
-// Documented budget (README "Resource limits") each attack runs into, MiB.
+// Documented budget (docs/limits.md) each attack runs into, MiB.
 const ATTACKS = {
   'terminal output 16 MiB of \\x01 × 40 requests': {
     budget: 2 * 7 * 16 + 2 * 16 + 64, // jobs, buffers, write queue
@@ -57,7 +57,7 @@ const ATTACKS = {
     },
   },
   '1000 unknown updates of 1 MiB into a session view': {
-    // The view's documented bound (README "Session views"): about
+    // The view's documented bound (docs/views.md, "Limits"): about
     // 2 × maxTotalBytes (64 MiB default) + one line; plus the event queue.
     budget: 2 * 64 + 1 + 2,
     async run(ask, sid, attack, view) {

@@ -1,7 +1,7 @@
 // `acp-native replay FILE`: an ACP agent on stdio that replays a recorded
 // session, so a host UI can be exercised without an LLM.
 //
-// Matching rules (also in the README):
+// Matching rules (also in docs/cli.md):
 // - The recording is cut into segments at each message the client sent on
 //   its own (a request or a notification). A segment is that message plus
 //   everything recorded after it up to the next one.
