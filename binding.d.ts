@@ -194,6 +194,8 @@ export interface TerminalOptions {
   maxOutputByteLimit?: number
   maxTotalOutputBytes?: number
   env?: Record<string, string>
+  /** Run a command sent without args through the shell (default true). */
+  shell?: boolean
 }
 
 /** Limits of one session view (see `acp_core::view`); absent = default. */

@@ -248,11 +248,14 @@ export interface FsOptions {
 }
 
 /**
- * Built-in `terminal/*`: commands run directly (never through a shell) in
- * their own process group, stdout and stderr captured together. The group
- * is killed on `terminal/release` and when the client closes, is killed or
- * the host exits. A terminal's cwd must lie inside `roots`; the command
- * itself is any program the agent names, running as your user.
+ * Built-in `terminal/*`, run as Zed runs them: a `command` with `args` is a
+ * program started directly (no shell sees its arguments); a `command`
+ * alone is a command line run by the shell (`/bin/sh -c` on Unix,
+ * `cmd.exe /d /s /c` on Windows) unless `shell: false`. Each terminal is
+ * its own process tree, stdout and stderr captured together, killed on
+ * `terminal/release` and when the client closes, is killed or the host
+ * exits. A terminal's cwd must lie inside `roots`; the command itself is
+ * any code the agent sends, running as your user (docs/terminals.md).
  */
 export interface TerminalOptions {
   /** Directories a terminal's cwd must lie in. Default: the session's `cwd` (also the default cwd) and `additionalDirectories`. */
@@ -267,6 +270,13 @@ export interface TerminalOptions {
   maxTotalOutputBytes?: number;
   /** Variables set for every command, over `process.env`; the request's `env` goes on top. */
   env?: Record<string, string | undefined>;
+  /**
+   * Run a `command` sent without `args` through the shell, as Zed does
+   * (pipes, redirections, `&&`, expansions). `false`: such a line is
+   * refused (-32602, `data.reason: 'shellDisabled'`); a bare program name
+   * (`pwd`) still runs directly. Default true.
+   */
+  shell?: boolean;
 }
 
 export interface AcpClientOptions {
