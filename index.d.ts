@@ -470,7 +470,7 @@ export interface Disposable {
 }
 
 export interface AcpClientEvents {
-  /** The current agent process is gone; every pending call has been settled. */
+  /** The current agent process is gone; every pending call's Promise has settled before (the handlers attached to it have run). */
   exit: [info: ExitInfo];
   /** Whole lines the agent wrote to stderr. */
   stderr: [text: string];
@@ -549,7 +549,8 @@ export declare class AcpClient extends EventEmitter {
   /**
    * Resolves with the last exit report once the client is finished:
    * `close()`/`kill()`/`dispose()`, or an exit the restart policy does not
-   * (or no longer) restart. Never rejects.
+   * (or no longer) restart, after the `exit` event (so after every pending
+   * call's Promise has settled). Never rejects.
    */
   readonly closed: Promise<ExitInfo>;
   /** Non-JSON stdout lines seen so far. */
@@ -627,7 +628,8 @@ export declare class AcpClient extends EventEmitter {
    * Stop the agent: stdin EOF (stdout is still read: agents answer and
    * persist on EOF), then SIGTERM and SIGKILL to its process group after
    * `closeGraceMs` / `termGraceMs`. Resolves with the exit report (the same
-   * as `closed`) once every pending call has been rejected ERR_ACP_CLOSED.
+   * as `closed`) once every pending call has been rejected ERR_ACP_CLOSED
+   * and the handlers attached to those Promises have run.
    */
   close(): Promise<ExitInfo>;
   /** SIGKILL the agent and everything it started (its whole process tree) now. */
