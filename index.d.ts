@@ -472,7 +472,7 @@ export interface Disposable {
 export interface AcpClientEvents {
   /** The current agent process is gone; every pending call's Promise has settled before (the handlers attached to it have run). */
   exit: [info: ExitInfo];
-  /** Whole lines the agent wrote to stderr. */
+  /** One line the agent wrote to stderr, with its `\n` (however it was written: several lines in one write are several events); a last line without one comes as it is, a line over 64 KiB in pieces. */
   stderr: [text: string];
   /** A non-JSON line on stdout (a banner, a stray print). Never answered. */
   protocolNoise: [noise: { line: string; count: number }];
