@@ -460,11 +460,21 @@ function foldRecording(text, limits) {
         if (isObject(result) && typeof result.sessionId === 'string') state(result.sessionId).applySetup(result);
       } else if ((req.method === 'session/load' || req.method === 'session/resume') && req.sid !== undefined) {
         if (result !== undefined) state(req.sid).applySetup(result);
+      } else if (req.method === 'session/set_mode' && req.sid !== undefined) {
+        // The client's own changes, which agents do not echo: folded as the
+        // update an agent would send (as the core's views do).
+        if (result !== undefined && typeof req.modeId === 'string') {
+          state(req.sid).applyUpdate({ sessionUpdate: 'current_mode_update', currentModeId: req.modeId });
+        }
+      } else if (req.method === 'session/set_config_option' && req.sid !== undefined) {
+        if (isObject(result) && Array.isArray(result.configOptions)) {
+          state(req.sid).applyUpdate({ sessionUpdate: 'config_option_update', configOptions: result.configOptions });
+        }
       }
     } else if (sent && method !== undefined && key !== undefined) {
       const sid = sessionOf(params);
       if (method === 'session/prompt' && sid !== undefined) state(sid).promptStarted();
-      ours.set(key, { method, sid });
+      ours.set(key, { method, sid, modeId: isObject(params) ? params.modeId : undefined });
     } else if (sent && method === undefined && key !== undefined) {
       const sid = theirs.get(key);
       if (sid !== undefined) {
