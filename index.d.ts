@@ -143,9 +143,11 @@ export declare const AcpError: {
 };
 
 /**
- * Throw this from a request handler to answer the agent with a specific
- * JSON-RPC error. Anything else thrown is a fault of the host: it is
- * reported (`handlerError`) and the agent gets -32603 without its message.
+ * Throw (or reject with) this from a request handler to answer the agent
+ * with this JSON-RPC error, whatever the method (a permission request
+ * too). Anything else thrown is a fault of the host: it is reported
+ * (`handlerError`) and the agent gets -32603 without its message (a
+ * permission request: `cancelled`; an elicitation: `cancel`).
  */
 export declare class RpcError extends Error {
   constructor(rpcCode: number, message: string, data?: unknown);
@@ -217,10 +219,12 @@ type ExtensionHandler = {
  * `initialize()` (fs flags, `terminal` when all five terminal methods are
  * handled, `elicitation.form`).
  *
- * If a handler throws, rejects, returns something invalid or outlives
- * `handlerTimeoutMs`, the agent still gets an answer:
+ * A handler that throws (or rejects with) an {@link RpcError} answers with
+ * that error, whatever the method. If it throws anything else, rejects,
+ * returns something invalid or outlives `handlerTimeoutMs`, that is a
+ * fault (reported as `handlerError`) and the agent still gets an answer:
  * `session/request_permission` `{outcome:{outcome:"cancelled"}}`,
- * `elicitation/create` `{action:"cancel"}`, other methods a JSON-RPC error.
+ * `elicitation/create` `{action:"cancel"}`, other methods -32603.
  * A request without a handler is answered -32601 (a permission request:
  * cancelled).
  */
@@ -261,11 +265,14 @@ export interface FsOptions {
 }
 
 /**
- * Built-in `terminal/*`: commands run directly (never through a shell) in
- * their own process group, stdout and stderr captured together. The group
- * is killed on `terminal/release` and when the client closes, is killed or
- * the host exits. A terminal's cwd must lie inside `roots`; the command
- * itself is any program the agent names, running as your user.
+ * Built-in `terminal/*`, run as Zed runs them: a `command` with `args` is a
+ * program started directly (no shell sees its arguments); a `command`
+ * alone is a command line run by the shell (`/bin/sh -c` on Unix,
+ * `cmd.exe /d /s /c` on Windows) unless `shell: false`. Each terminal is
+ * its own process tree, stdout and stderr captured together, killed on
+ * `terminal/release` and when the client closes, is killed or the host
+ * exits. A terminal's cwd must lie inside `roots`; the command itself is
+ * any code the agent sends, running as your user (docs/terminals.md).
  */
 export interface TerminalOptions {
   /** Directories a terminal's cwd must lie in. Default: the session's `cwd` (also the default cwd) and `additionalDirectories`. */
@@ -280,6 +287,13 @@ export interface TerminalOptions {
   maxTotalOutputBytes?: number;
   /** Variables set for every command, over `process.env`; the request's `env` goes on top. */
   env?: Record<string, string | undefined>;
+  /**
+   * Run a `command` sent without `args` through the shell, as Zed does
+   * (pipes, redirections, `&&`, expansions). `false`: such a line is
+   * refused (-32602, `data.reason: 'shellDisabled'`); a bare program name
+   * (`pwd`) still runs directly. Default true.
+   */
+  shell?: boolean;
 }
 
 export interface AcpClientOptions {
@@ -473,9 +487,9 @@ export interface Disposable {
 }
 
 export interface AcpClientEvents {
-  /** The current agent process is gone; every pending call has been settled. */
+  /** The current agent process is gone; every pending call's Promise has settled before (the handlers attached to it have run). */
   exit: [info: ExitInfo];
-  /** Whole lines the agent wrote to stderr. */
+  /** One line the agent wrote to stderr, with its `\n` (however it was written: several lines in one write are several events); a last line without one comes as it is, a line over 64 KiB in pieces. */
   stderr: [text: string];
   /** A non-JSON line on stdout (a banner, a stray print). Never answered. */
   protocolNoise: [noise: { line: string; count: number }];
@@ -552,7 +566,8 @@ export declare class AcpClient extends EventEmitter {
   /**
    * Resolves with the last exit report once the client is finished:
    * `close()`/`kill()`/`dispose()`, or an exit the restart policy does not
-   * (or no longer) restart. Never rejects.
+   * (or no longer) restart, after the `exit` event (so after every pending
+   * call's Promise has settled). Never rejects.
    */
   readonly closed: Promise<ExitInfo>;
   /** Non-JSON stdout lines seen so far. */
@@ -635,7 +650,8 @@ export declare class AcpClient extends EventEmitter {
    * Stop the agent: stdin EOF (stdout is still read: agents answer and
    * persist on EOF), then SIGTERM and SIGKILL to its process group after
    * `closeGraceMs` / `termGraceMs`. Resolves with the exit report (the same
-   * as `closed`) once every pending call has been rejected ERR_ACP_CLOSED.
+   * as `closed`) once every pending call has been rejected ERR_ACP_CLOSED
+   * and the handlers attached to those Promises have run.
    */
   close(): Promise<ExitInfo>;
   /** SIGKILL the agent and everything it started (its whole process tree) now. */

@@ -159,12 +159,13 @@ test('timeoutMs above 2^32-1 does not wrap around', async () => {
   await assert.rejects(never, { code: 'ERR_ACP_CLOSED' });
 });
 
-test('stderr waits in the byte budget: a flood while the event loop is busy does not grow the host', { skip: !linux && 'needs /proc' }, async () => {
+for (const [shape, lineBytes] of [['64 KiB lines', undefined], ['empty lines', 1]]) test(`stderr waits in the byte budget: a flood of ${shape} while the event loop is busy does not grow the host`, { skip: !linux && 'needs /proc' }, async () => {
   const { client, attack } = await session();
   let events = 0;
   client.on('stderr', () => events++);
   const growth = await peakGrowthMB(async () => {
-    const flood = attack('stderr', { bytes: 200 * 1024 * 1024 });
+    // One event per line: empty lines are the most events per byte.
+    const flood = attack('stderr', { bytes: (lineBytes ? 50 : 200) * 1024 * 1024, lineBytes });
     // Busy: the host does not take deliveries while the agent writes.
     const end = Date.now() + 3000;
     while (Date.now() < end);

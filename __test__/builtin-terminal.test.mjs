@@ -237,7 +237,7 @@ test('terminal: the cap frees up on release; spawn failures and foreign ids are 
     const second = allReported(updates, 'term').at(-1).result.terminalId;
     assert.notEqual(second, first);
     await run('term-release');
-    const missing = await run(`term:${termArg({ command: 'definitely-not-a-command-acp' })}`, 'term');
+    const missing = await run(`term:${termArg({ command: 'definitely-not-a-command-acp', args: ['x'] })}`, 'term');
     assert.equal(missing.error.code, -32603);
     assert.equal(missing.error.data.reason, 'spawnFailed');
     assert.equal(missing.error.data.errno, 'ENOENT');

@@ -156,8 +156,10 @@ export function genRecording(r, { messages = 150, sessions = ['s1', 's2'] } = {}
       recv({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: sid, update: genUpdate(r) } });
     } else if (roll < 76) {
       const id = ++ourId;
-      const method = r.pick(['session/prompt', 'session/prompt', 'session/load', 'session/resume', 'session/new', 'session/set_mode']);
-      send({ jsonrpc: '2.0', id, method, params: { sessionId: sid, prompt: [] } });
+      const method = r.pick(['session/prompt', 'session/prompt', 'session/load', 'session/resume', 'session/new', 'session/set_mode', 'session/set_config_option']);
+      // A mode the client sets (or a mistyped one), folded on success.
+      const mode = method === 'session/set_mode' ? { modeId: r.pick(['ask', 'code', 7]) } : {};
+      send({ jsonrpc: '2.0', id, method, params: { sessionId: sid, prompt: [], ...mode } });
       ourOpen.push({ id, method, sid });
     } else if (roll < 84 && ourOpen.length > 0) {
       const { id, method, sid: s } = ourOpen.splice(r.int(ourOpen.length), 1)[0];

@@ -70,6 +70,7 @@ function terminalOptions(value) {
         .map(([k, v]) => [k, String(v)]),
     );
   }
+  if (o.shell !== undefined && typeof o.shell !== 'boolean') throw invalid('terminals.shell must be a boolean');
   return {
     roots: roots('terminals.roots', o.roots),
     maxTerminals: size('terminals.maxTerminals', o.maxTerminals),
@@ -77,6 +78,7 @@ function terminalOptions(value) {
     maxOutputByteLimit: size('terminals.maxOutputByteLimit', o.maxOutputByteLimit),
     maxTotalOutputBytes: size('terminals.maxTotalOutputBytes', o.maxTotalOutputBytes),
     env,
+    shell: o.shell,
   };
 }
 

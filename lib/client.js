@@ -150,13 +150,13 @@ class AcpClient extends ConnectionBase {
       const timeoutMs = callOptions.timeoutMs ?? clientOptions.initializeTimeoutMs;
       const json = check.json('params', request);
       status.initializing();
-      return this[INTERNAL].call('initialize', json, timeoutMs, callOptions.signal).then(
-        (result) => {
+      return this[INTERNAL].call('initialize', json, timeoutMs, callOptions.signal, {
+        result: (result) => {
           this.#agent = result;
           status.initialized();
           return result;
         },
-        (err) => {
+        error: (err) => {
           status.initializeFailed(err);
           // A hung agent is useless: stop it, and report what it said.
           if (err.code === 'ERR_ACP_TIMEOUT') {
@@ -168,9 +168,9 @@ class AcpClient extends ConnectionBase {
             err.stdoutHead = head;
             err.message += `\nThe agent printed on stdout (not JSON-RPC: is it started in its ACP mode?):\n${head.map((l) => `  ${l}`).join('\n')}`;
           }
-          throw err;
+          return err;
         },
-      );
+      });
     });
   }
 
@@ -184,9 +184,11 @@ class AcpClient extends ConnectionBase {
 
   newSession(params, options) {
     return rejecting(() =>
-      this.request('session/new', sessionParams(params, false), options).then((result) => {
-        if (typeof result?.sessionId === 'string') this[INTERNAL].status.sessions.add(result.sessionId);
-        return result;
+      this[INTERNAL].request('session/new', sessionParams(params, false), options, {
+        result: (result) => {
+          if (typeof result?.sessionId === 'string') this[INTERNAL].status.sessions.add(result.sessionId);
+          return result;
+        },
       }),
     );
   }
@@ -203,9 +205,11 @@ class AcpClient extends ConnectionBase {
   #opening(method, params, options) {
     return rejecting(() => {
       const p = sessionParams(params, true);
-      return this.request(method, p, options).then((result) => {
-        this[INTERNAL].status.sessions.add(p.sessionId);
-        return result;
+      return this[INTERNAL].request(method, p, options, {
+        result: (result) => {
+          this[INTERNAL].status.sessions.add(p.sessionId);
+          return result;
+        },
       });
     });
   }
@@ -221,11 +225,13 @@ class AcpClient extends ConnectionBase {
   #ending(method, params, options) {
     return rejecting(() => {
       const sessionId = sessionIdIn(params);
-      return this.request(method, params, options).then((result) => {
-        this[INTERNAL].status.sessions.delete(sessionId);
-        // Its updates() iterators end (no update will come any more).
-        this.emit(SESSION_ENDED, sessionId);
-        return result;
+      return this[INTERNAL].request(method, params, options, {
+        result: (result) => {
+          this[INTERNAL].status.sessions.delete(sessionId);
+          // Its updates() iterators end (no update will come any more).
+          this.emit(SESSION_ENDED, sessionId);
+          return result;
+        },
       });
     });
   }
@@ -259,19 +265,19 @@ class AcpClient extends ConnectionBase {
       const sessionId = sessionIdIn(params);
       const p = { ...params, prompt: toPromptBlocks(params.prompt) };
       const { status } = this[INTERNAL];
-      const call = this.request('session/prompt', p, options);
+      // Counted before the request: an early failure settles (and ends it) at once.
       status.promptStarted();
-      return call.then(
-        (result) => {
+      return this[INTERNAL].request('session/prompt', p, options, {
+        result: (result) => {
           status.promptEnded();
           return result;
         },
-        (err) => {
-          status.promptEnded();
+        error: (err) => {
+          status.promptEnded(err.code === 'ERR_ACP_CLOSED');
           if (err.code === 'ERR_ACP_TIMEOUT' || err.code === 'ERR_ACP_ABORTED') this.#cancelTurn(sessionId);
-          throw err;
+          return err;
         },
-      );
+      });
     });
   }
 

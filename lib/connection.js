@@ -36,6 +36,11 @@ const CONNECTION_FACTORY = Symbol.for('acp-native.connectionFactory');
 
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 
+/** `err` through a call's error hook, if it has one. */
+function settledBy(errorHook, err) {
+  return errorHook ? errorHook(err) : err;
+}
+
 /** Run `fn`; a synchronous throw becomes a rejection (public calls never throw). */
 function rejecting(fn) {
   try {
@@ -61,6 +66,7 @@ class ConnectionBase extends EventEmitter {
   #restart;
   #status = new StatusTracker((change) => this.#emit('state', change));
   #exit = null; // ExitInfo of the current process once gone
+  #exitAnnounced = true; // the `exit` event of the current process ran (or none is due)
   #untrack = null;
   #stopped = false; // close()/kill() was called: never restart
   #closing = false;
@@ -119,6 +125,7 @@ class ConnectionBase extends EventEmitter {
     this.#stdoutNoise = [];
     this.#dispatcher.attach(conn);
     this.#exit = null;
+    this.#exitAnnounced = false;
     this.#closing = false;
     this.#refd = false;
     this.#updateRef();
@@ -211,25 +218,33 @@ class ConnectionBase extends EventEmitter {
   // ---- calls ------------------------------------------------------------
 
   request(method, params, callOptions) {
-    return rejecting(() => {
-      check.string('method', method);
-      const { timeoutMs, signal } = check.callOptions(callOptions);
-      const json = check.json('params', params);
-      return this.#call(method, json, timeoutMs, signal);
-    });
+    return this.#request(method, params, callOptions);
   }
 
-  #call(method, json, timeoutMs, signal) {
-    if (signal?.aborted) return Promise.reject(abortError(method, signal.reason));
+  /** `hooks`: see Dispatcher.track (client.js's bookkeeping on settling). */
+  #request(method, params, callOptions, hooks) {
+    let json, timeoutMs, signal;
+    try {
+      check.string('method', method);
+      ({ timeoutMs, signal } = check.callOptions(callOptions));
+      json = check.json('params', params);
+    } catch (err) {
+      return Promise.reject(settledBy(hooks?.error, err));
+    }
+    return this.#call(method, json, timeoutMs, signal, hooks);
+  }
+
+  #call(method, json, timeoutMs, signal, hooks) {
+    if (signal?.aborted) return Promise.reject(settledBy(hooks?.error, abortError(method, signal.reason)));
     const o = this.#options;
     const timeout = timeoutMs ?? (method === 'session/prompt' ? o.promptTimeoutMs : o.requestTimeoutMs);
     let id;
     try {
       id = this.#conn.request(method, json, timeout);
     } catch (err) {
-      return Promise.reject(this.#nativeError(err));
+      return Promise.reject(settledBy(hooks?.error, this.#nativeError(err)));
     }
-    return this.#dispatcher.track(id, method, signal);
+    return this.#dispatcher.track(id, method, signal, hooks);
   }
 
   notify(method, params) {
@@ -250,7 +265,8 @@ class ConnectionBase extends EventEmitter {
   close() {
     this.#stopped = true;
     if (this.#exit) {
-      this.#finished(this.#exit); // between a crash and a restart
+      // Between a crash and a restart (else the announcement finishes).
+      if (this.#exitAnnounced) this.#finished(this.#exit);
     } else {
       this.#beginClosing();
       this.#updateRef();
@@ -262,7 +278,7 @@ class ConnectionBase extends EventEmitter {
   kill() {
     this.#stopped = true;
     if (this.#exit) {
-      this.#finished(this.#exit);
+      if (this.#exitAnnounced) this.#finished(this.#exit);
     } else {
       this.#beginClosing();
       this.#conn.kill();
@@ -326,6 +342,15 @@ class ConnectionBase extends EventEmitter {
     const requested = info.reason === 'closed' || info.reason === 'killed';
     this.#status.exited(info, requested);
     this.#updateRef();
+    // The pending calls' Promises were rejected just now: the reactions
+    // their callers attached are queued already, so `exit` and `closed`
+    // come after them, in the same turn (a call awaited after close()
+    // still counts as handled).
+    queueMicrotask(() => this.#announceExit(info, requested));
+  }
+
+  #announceExit(info, requested) {
+    this.#exitAnnounced = true;
     const decision = this.#stopped || requested ? null : this.#restart.next();
     // Each step runs even if a listener of the one before throws.
     this.#emit('exit', info);
@@ -423,7 +448,8 @@ class ConnectionBase extends EventEmitter {
       handlers: this.#handlers,
       conn: () => this.#conn,
       stdoutHead: () => [...this.#stdoutNoise],
-      call: (method, json, timeoutMs, signal) => this.#call(method, json, timeoutMs, signal),
+      call: (method, json, timeoutMs, signal, hooks) => this.#call(method, json, timeoutMs, signal, hooks),
+      request: (method, params, callOptions, hooks) => this.#request(method, params, callOptions, hooks),
       nativeError: (err) => this.#nativeError(err),
       report: (err, where) => this.#report(err, where),
     };

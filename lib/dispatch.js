@@ -68,10 +68,34 @@ class Dispatcher {
 
   /**
    * Track request `id` (already sent) until it settles. With a `signal`,
-   * an abort stops waiting and cancels it on the wire.
+   * an abort stops waiting and cancels it on the wire. `hooks.result(v)`
+   * and `hooks.error(err)` (both optional) run as it settles and give
+   * what the Promise settles with: the caller's bookkeeping happens in
+   * the same step, no `.then()` wrapper settles later than the call (the
+   * `exit` event must come after every call's Promise has settled).
    */
-  track(id, method, signal) {
-    return new Promise((resolve, reject) => {
+  track(id, method, signal, hooks) {
+    return new Promise((settleResolve, settleReject) => {
+      const resolve = hooks?.result
+        ? (v) => {
+            try {
+              settleResolve(hooks.result(v));
+            } catch (err) {
+              settleReject(err);
+            }
+          }
+        : settleResolve;
+      const reject = hooks?.error
+        ? (e) => {
+            let out;
+            try {
+              out = hooks.error(e);
+            } catch (err) {
+              out = err;
+            }
+            settleReject(out);
+          }
+        : settleReject;
       const entry = { resolve, reject, method };
       if (signal) {
         const conn = this.#conn;
@@ -239,9 +263,10 @@ class Dispatcher {
   }
 
   /**
-   * A handler failed. An `RpcError` is the host's chosen answer; anything
-   * else is a fault: reported, and the agent gets -32603 without the host's
-   * message (permission/elicitation: `cancelled`, see the core's replies.rs).
+   * A handler failed. An `RpcError` is the host's chosen answer, sent as it
+   * is (a permission request too); anything else is a fault: reported, and
+   * the agent gets -32603 without the host's message (permission and
+   * elicitation: `cancelled`, see the core's replies.rs).
    */
   #replyError(conn, token, method, err) {
     this.#running.delete(token);
@@ -252,7 +277,7 @@ class Dispatcher {
       } catch {
         data = undefined;
       }
-      conn.respondError(token, err.rpcCode, String(err.message), data);
+      conn.respondChosenError(token, err.rpcCode, String(err.message), data);
       return;
     }
     this.#host.report(err, method);

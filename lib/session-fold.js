@@ -526,6 +526,16 @@ class RecordingFold {
         if (isObject(result) && typeof result.sessionId === 'string') this.#state(result.sessionId)?.applySetup(result);
       } else if ((req.method === 'session/load' || req.method === 'session/resume') && req.sid !== undefined) {
         if (result !== undefined) this.#state(req.sid)?.applySetup(result);
+      } else if (req.method === 'session/set_mode' && req.sid !== undefined) {
+        // The client's own changes, which agents do not echo: folded as the
+        // update an agent would send (as the core's views do).
+        if (result !== undefined && typeof req.modeId === 'string') {
+          this.#state(req.sid)?.applyUpdate({ sessionUpdate: 'current_mode_update', currentModeId: req.modeId });
+        }
+      } else if (req.method === 'session/set_config_option' && req.sid !== undefined) {
+        if (isObject(result) && Array.isArray(result.configOptions)) {
+          this.#state(req.sid)?.applyUpdate({ sessionUpdate: 'config_option_update', configOptions: result.configOptions });
+        }
       }
     } else if (sent && method !== undefined && key !== undefined) {
       const sid = sessionOf(params);
@@ -534,7 +544,7 @@ class RecordingFold {
         s?.promptStarted();
         this.#promptSent(sid, params.prompt, s);
       }
-      this.#open(this.#ours, key, { method, sid });
+      this.#open(this.#ours, key, { method, sid, modeId: isObject(params) ? params.modeId : undefined });
     } else if (sent && method === undefined && key !== undefined) {
       const sid = this.#theirs.get(key);
       if (sid !== undefined) {

@@ -60,9 +60,10 @@ class StatusTracker {
     if (this.state === 'ready') this.set('busy');
   }
 
-  promptEnded() {
+  /** `agentGone`: it failed because the agent exited; `exited()` follows and sets the state. */
+  promptEnded(agentGone = false) {
     this.promptsInFlight = Math.max(0, this.promptsInFlight - 1);
-    if (this.promptsInFlight === 0 && this.state === 'busy') this.set('ready');
+    if (!agentGone && this.promptsInFlight === 0 && this.state === 'busy') this.set('ready');
   }
 
   closing() {

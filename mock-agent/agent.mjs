@@ -378,7 +378,14 @@ function onRequest(msg) {
     case 'session/list':
       return respond(id, { sessions: [...sessions.keys()].map((sessionId) => ({ sessionId, cwd: process.cwd() })) });
     case 'session/set_mode':
+      if (params.modeId === 'no-such-mode') return fail(id, -32602, `unknown mode ${params.modeId}`);
+      return respond(id, { _meta: { method, params } });
     case 'session/set_config_option':
+      // Like real agents: the whole new option list.
+      return respond(id, {
+        configOptions: [{ id: params.configId, name: params.configId, type: 'select', currentValue: params.value, options: [{ value: params.value, name: params.value }] }],
+        _meta: { method, params },
+      });
     case 'session/close':
     case 'session/delete':
     case 'session/resume':

@@ -26,7 +26,7 @@ export function docFiles() {
 export function snippets(file) {
   const text = readFileSync(join(ROOT, file), 'utf8');
   const found = [];
-  const fence = /^([ \t]*)```(js|mjs|ts)([^\n]*)\n([\s\S]*?)^\1```[ \t]*$/gm;
+  const fence = /^([ \t]*)```(js|mjs|ts)(?![\w-])([^\n]*)\n([\s\S]*?)^\1```[ \t]*$/gm;
   for (let m; (m = fence.exec(text)); ) {
     const indent = m[1];
     const code = m[4]

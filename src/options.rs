@@ -69,6 +69,8 @@ pub struct TerminalOptions {
     pub max_output_byte_limit: Option<u32>,
     pub max_total_output_bytes: Option<u32>,
     pub env: Option<HashMap<String, String>>,
+    /// Run a command sent without args through the shell (default true).
+    pub shell: Option<bool>,
 }
 
 impl From<FsOptions> for FsConfig {
@@ -99,6 +101,7 @@ impl From<TerminalOptions> for TerminalConfig {
             max_output_byte_limit: size(o.max_output_byte_limit, d.max_output_byte_limit),
             max_total_output_bytes: size(o.max_total_output_bytes, d.max_total_output_bytes),
             env: sorted_env(o.env),
+            shell: o.shell.unwrap_or(d.shell),
         }
     }
 }

@@ -62,8 +62,12 @@ export interface SessionViewState {
   compactions: Record<string, { compactionId: string; [field: string]: unknown }>;
   /** The last `plan` update (without `sessionUpdate`), or null. */
   plan: (acp.Plan & Record<string, unknown>) | null;
-  /** `currentModeId` and, when seeded from a session setup result, `availableModes`. */
+  /**
+   * `currentModeId` and, when seeded from a session setup result, `availableModes`. A
+   * `setSessionMode()` that succeeds sets `currentModeId` (agents do not echo it), in wire order.
+   */
   modes: Partial<acp.SessionModeState> & Record<string, unknown>;
+  /** `configOptions`: from the setup result, `config_option_update`s, and each successful `setSessionConfigOption()`'s response. */
   config: { configOptions?: acp.SessionConfigOption[]; [field: string]: unknown };
   commands: { availableCommands?: acp.AvailableCommand[]; [field: string]: unknown };
   /** `session_info_update` fields merged: `title`, `updatedAt`, … */

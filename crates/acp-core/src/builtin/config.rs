@@ -71,6 +71,9 @@ pub struct TerminalConfig {
     /// Variables set for every command, over the host's environment (the
     /// request's own `env` goes on top).
     pub env: Vec<(String, String)>,
+    /// Run a `command` sent without `args` as a shell command line (see
+    /// `shell`). Off: such a line is refused, a bare program still runs.
+    pub shell: bool,
 }
 
 impl Default for TerminalConfig {
@@ -82,6 +85,7 @@ impl Default for TerminalConfig {
             max_output_byte_limit: 16 * 1024 * 1024,
             max_total_output_bytes: 64 * 1024 * 1024,
             env: Vec::new(),
+            shell: true,
         }
     }
 }

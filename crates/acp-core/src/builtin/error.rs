@@ -17,7 +17,8 @@ pub struct BuiltinError {
     pub code: i64,
     /// `invalidParams`, `outsideRoots`, `notAFile`, `tooLarge`, `notUtf8`,
     /// `scanLimit`, `notFound`, `tooManyTerminals`, `outputBudget`,
-    /// `spawnFailed`, `io`, `internal`, `cancelled` or `methodNotFound`.
+    /// `spawnFailed`, `shellDisabled`, `io`, `internal`, `cancelled` or
+    /// `methodNotFound`.
     pub reason: &'static str,
     pub message: String,
     /// `ENOENT`, `EACCES`, … for `io` and `spawnFailed`.
@@ -119,6 +120,18 @@ impl BuiltinError {
             ErrorCode::INTERNAL_ERROR,
             "tooManyTerminals",
             format!("{max} terminals are open; release one first"),
+        )
+    }
+
+    /// A command line that needs a shell, with the shell switched off.
+    pub fn shell_disabled(command: &str) -> Self {
+        Self::new(
+            ErrorCode::INVALID_PARAMS,
+            "shellDisabled",
+            format!(
+                "`{command}` is a shell command line and this client runs no shell: \
+                 send the program in `command` and its arguments in `args`"
+            ),
         )
     }
 

@@ -4,11 +4,12 @@
 //! Security model: every path (a file, a terminal's cwd) must resolve,
 //! symlinks followed by the OS, inside an allowed root (by default the cwd
 //! of the session the request names); the open then re-walks the path
-//! without following symlinks ([`roots`], [`confined`]). Terminals run the
-//! command directly, never through a shell, in their own process group,
+//! without following symlinks ([`roots`], [`confined`]). Terminals run a
+//! program with arguments directly and a command line alone through the
+//! shell ([`shell`], unless switched off), in their own process tree,
 //! which is killed on release and when the connection ends. A terminal's
-//! command is still an arbitrary program running as the host's user: the
-//! roots confine where it starts, not what it does.
+//! command is still arbitrary code running as the host's user: the roots
+//! confine where it starts, not what it does.
 
 mod config;
 mod confined;
@@ -19,6 +20,7 @@ mod lines;
 mod output;
 mod roots;
 mod sessions;
+mod shell;
 mod terminal;
 mod terminals;
 

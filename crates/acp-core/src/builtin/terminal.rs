@@ -1,6 +1,6 @@
-//! One terminal: a command run without a shell as its own process tree
-//! (see `transport::tree`), its stdout and stderr captured together, its
-//! exit status kept.
+//! One terminal: a program (or the shell running a command line, see
+//! `shell`) as its own process tree (see `transport::tree`), its stdout
+//! and stderr captured together, its exit status kept.
 
 use std::io;
 use std::path::PathBuf;
@@ -15,6 +15,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::watch;
 
 use super::output::OutputBuffer;
+use super::shell::Invocation;
 use crate::transport::{launch, Cwd, LaunchSpec, ProcessTree, SpawnError, StdioShape, TreeControl};
 
 /// After the command exits, how long its last output may take to arrive
@@ -24,8 +25,7 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct TerminalSpec {
-    pub command: String,
-    pub args: Vec<String>,
+    pub run: Invocation,
     /// Set over the host's environment, in order.
     pub env: Vec<(String, String)>,
     pub cwd: PathBuf,
@@ -89,8 +89,9 @@ impl Terminal {
     /// opened). Must be called inside a tokio runtime.
     pub fn spawn(session_id: &str, spec: &TerminalSpec, cwd: Cwd<'_>) -> Result<Self, SpawnError> {
         let launched = launch(&LaunchSpec {
-            program: &spec.command,
-            args: &spec.args,
+            program: &spec.run.program,
+            args: &spec.run.args,
+            verbatim_args: spec.run.verbatim_args,
             env: &spec.env,
             clear_env: false,
             cwd,

@@ -14,6 +14,7 @@ use super::config::TerminalConfig;
 use super::error::BuiltinError;
 use super::jobs::BlockingWork;
 use super::roots::Scope;
+use super::shell::invocation;
 use super::terminal::{Terminal, TerminalExit, TerminalSpec};
 use crate::transport::Cwd;
 
@@ -91,6 +92,7 @@ impl Terminals {
         if has_nul(&p.command) || p.args.iter().any(|a| has_nul(a)) {
             return Err(BuiltinError::invalid("command or args contain a NUL byte"));
         }
+        let run = invocation(&p.command, &p.args, self.config.shell)?;
         let mut env = self.config.env.clone();
         for v in &p.env {
             if v.name.is_empty() || v.name.contains('=') || has_nul(&v.name) || has_nul(&v.value) {
@@ -145,8 +147,7 @@ impl Terminals {
             ));
         }
         let spec = TerminalSpec {
-            command: p.command.clone(),
-            args: p.args.clone(),
+            run,
             env,
             cwd,
             output_limit: asked.min(left),

@@ -57,6 +57,10 @@ impl ItemKind {
 /// in-flight batches this bounds host memory whatever the agent sends.
 pub const QUEUE_BUDGET_BYTES: u32 = 2 * 1024 * 1024;
 
+/// What a budgeted host event counts against the queue budget at least:
+/// about its allocations, whatever its payload.
+const MIN_HOST_ITEM_BYTES: usize = 64;
+
 /// One line from the agent, and whether it is pure ASCII (known from the
 /// reader's validation pass, so the batch need not be scanned again).
 #[derive(Debug)]
@@ -210,12 +214,16 @@ impl Event {
             Event::Trace {
                 record: text,
                 budgeted: true,
-            }
-            | Event::Host {
+            } => text.len().min(QUEUE_BUDGET_BYTES as usize) as u32,
+            // At least the item's own keep: a flood of empty stderr lines
+            // (one event each) is bounded by their count too.
+            Event::Host {
                 payload: text,
                 budgeted: true,
                 ..
-            } => text.len().min(QUEUE_BUDGET_BYTES as usize) as u32,
+            } => text
+                .len()
+                .clamp(MIN_HOST_ITEM_BYTES, QUEUE_BUDGET_BYTES as usize) as u32,
             _ => 0,
         }
     }

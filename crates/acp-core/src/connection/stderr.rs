@@ -1,6 +1,7 @@
 //! The stderr side: always drained (an agent blocked on a full stderr pipe
 //! is the classic ACP hang), kept in a ring for crash reports, and
-//! forwarded as whole lines when the host has room for them.
+//! forwarded one line per event when the host has room for them (agents
+//! such as gemini-cli write several lines at once, or a line in pieces).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use super::reader::read_error;
 use super::shared::Shared;
 use crate::rpc::json_str;
 
+/// A line longer than this is forwarded in pieces of at least this size.
 const MAX_PARTIAL: usize = 64 * 1024;
 
 pub(super) async fn run_stderr(mut stderr: ChildStderr, shared: Arc<Shared>, forward: bool) {
@@ -37,13 +39,16 @@ pub(super) async fn run_stderr(mut stderr: ChildStderr, shared: Arc<Shared>, for
             continue;
         }
         partial.extend_from_slice(chunk);
-        let cut = match memchr::memrchr(b'\n', &partial) {
-            Some(i) => i + 1,
-            None if partial.len() >= MAX_PARTIAL => partial.len(),
-            None => continue,
-        };
-        forward_text(&shared, &partial[..cut]);
-        partial.drain(..cut);
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', &partial) {
+            forward_text(&shared, &partial[start..=end]);
+            start = end + 1;
+        }
+        if partial.len() - start >= MAX_PARTIAL {
+            forward_text(&shared, &partial[start..]);
+            start = partial.len();
+        }
+        partial.drain(..start);
         // One chunk per turn, as the stdout reader: a flood of stderr must
         // not hold the worker other connections share for a whole coop
         // budget (128 reads, 8 MiB).
@@ -64,18 +69,17 @@ fn forward_text(shared: &Shared, bytes: &[u8]) {
         shared.stderr_dropped.fetch_add(1, Ordering::Relaxed);
         return;
     }
-    let payload = json_str(&String::from_utf8_lossy(bytes));
-    let size = payload.len().min(super::event::QUEUE_BUDGET_BYTES as usize);
-    match shared.queue_budget.try_acquire_many(size as u32) {
+    let event = Event::Host {
+        name: "stderr",
+        payload: json_str(&String::from_utf8_lossy(bytes)),
+        budgeted: true,
+    };
+    match shared.queue_budget.try_acquire_many(event.queued_bytes()) {
         Ok(permit) => permit.forget(),
         Err(_) => {
             shared.stderr_dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }
     }
-    shared.emit(Event::Host {
-        name: "stderr",
-        payload,
-        budgeted: true,
-    });
+    shared.emit(event);
 }

@@ -67,13 +67,22 @@ struct Inner {
     next_id: u32,
     by_session: HashMap<Box<str>, u32>,
     views: HashMap<u32, View, BuildHasherDefault<IdHasher>>,
-    /// Our `session/prompt|load|resume` requests by id: method, view.
-    requests: BTreeMap<u64, (&'static str, u32)>,
+    /// Our requests whose answers a view folds, by id.
+    requests: BTreeMap<u64, Tracked>,
     /// Agent requests waiting for the host, by token: view.
     waiting: HashMap<u64, u32>,
     /// The session last found in `by_session`, and its view: a stream is
     /// mostly one session's chunks, and comparing is cheaper than hashing.
     last_found: Option<(Box<str>, u32)>,
+}
+
+/// One of our requests a view folds the answer of.
+struct Tracked {
+    method: &'static str,
+    view: u32,
+    /// `session/set_mode`: the mode asked for (the agent does not echo a
+    /// mode the client set; its success is the change).
+    mode_id: Option<String>,
 }
 
 #[derive(Default)]
@@ -211,17 +220,31 @@ impl Views {
             methods::SESSION_PROMPT => methods::SESSION_PROMPT,
             methods::SESSION_LOAD => methods::SESSION_LOAD,
             methods::SESSION_RESUME => methods::SESSION_RESUME,
+            methods::SESSION_SET_MODE => methods::SESSION_SET_MODE,
+            methods::SESSION_SET_CONFIG_OPTION => methods::SESSION_SET_CONFIG_OPTION,
             _ => return None,
         };
         let session = session_id_of(params?)?;
         let mut inner = self.lock();
         let view = *inner.by_session.get(&session)?;
+        let mode_id = if method == methods::SESSION_SET_MODE {
+            Some(mode_id_of(params?)?)
+        } else {
+            None
+        };
         if inner.requests.len() >= MAX_TRACKED_REQUESTS {
             // Ids grow: the first is the oldest. (Clearing all forgot the
             // prompts still running, and their views stayed "running".)
             inner.requests.pop_first();
         }
-        inner.requests.insert(id, (method, view));
+        inner.requests.insert(
+            id,
+            Tracked {
+                method,
+                view,
+                mode_id,
+            },
+        );
         if method == methods::SESSION_PROMPT {
             inner.views.get_mut(&view)?.state.prompt_started();
             return inner.signal(view);
@@ -229,16 +252,35 @@ impl Views {
         None
     }
 
-    /// The answer to our request `id` (`result` is `None` for an error).
+    /// The answer to our request `id` (`result` is `None` for an error),
+    /// folded where it is in the stream, after the updates sent before it.
     pub fn on_response(&self, id: u64, result: Option<&str>) -> Option<Event> {
         let mut inner = self.lock();
-        let (method, view) = inner.requests.remove(&id)?;
+        let Tracked {
+            method,
+            view,
+            mode_id,
+        } = inner.requests.remove(&id)?;
         let result = result.and_then(|r| serde_json::from_str::<Value>(r).ok());
         let state = &mut inner.views.get_mut(&view)?.state;
-        if method == methods::SESSION_PROMPT {
-            state.prompt_ended(result.as_ref());
-        } else if let Some(result) = &result {
-            state.apply_setup(result);
+        match (method, result) {
+            (methods::SESSION_PROMPT, result) => state.prompt_ended(result.as_ref()),
+            (_, None) => {}
+            // The client's own changes, which agents do not echo: folded
+            // as the update an agent would send, so a UI sees a change.
+            (methods::SESSION_SET_MODE, Some(_)) => state.apply_update(serde_json::json!({
+                "sessionUpdate": "current_mode_update",
+                "currentModeId": mode_id,
+            })),
+            (methods::SESSION_SET_CONFIG_OPTION, Some(result)) => {
+                if let Some(options) = result.get("configOptions").filter(|o| o.is_array()) {
+                    state.apply_update(serde_json::json!({
+                        "sessionUpdate": "config_option_update",
+                        "configOptions": options,
+                    }));
+                }
+            }
+            (_, Some(result)) => state.apply_setup(&result),
         }
         inner.signal(view)
     }
@@ -281,6 +323,16 @@ impl Views {
             .request_settled(&token.to_string());
         inner.signal(view)
     }
+}
+
+/// The `modeId` of `session/set_mode` params.
+fn mode_id_of(params: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct P {
+        #[serde(rename = "modeId")]
+        mode_id: String,
+    }
+    serde_json::from_str::<P>(params).ok().map(|p| p.mode_id)
 }
 
 /// How long a snapshot part is, about: big enough that a part is not a
@@ -392,7 +444,7 @@ impl Connection {
         };
         inner.by_session.remove(view.state.session_id());
         inner.last_found = None;
-        inner.requests.retain(|_, (_, v)| *v != id);
+        inner.requests.retain(|_, t| t.view != id);
         inner.waiting.retain(|_, v| *v != id);
         views.open.fetch_sub(1, Ordering::Relaxed);
         true

@@ -47,6 +47,7 @@ pub fn spawn_agent(spec: &AgentCommand) -> Result<SpawnedAgent, SpawnError> {
     let launched = launch(&LaunchSpec {
         program: &spec.program,
         args: &spec.args,
+        verbatim_args: false,
         env: &spec.env,
         clear_env: spec.clear_env,
         cwd: match &spec.cwd {

@@ -14,10 +14,17 @@ use super::state::{SessionState, ViewOptions};
 struct Replay {
     options: ViewOptions,
     sessions: BTreeMap<String, SessionState>,
-    /// Our requests by wire id: method and session.
-    ours: HashMap<String, (String, Option<String>)>,
+    /// Our requests by wire id.
+    ours: HashMap<String, Ours>,
     /// Agent requests waiting for us, by wire id: their session.
     theirs: HashMap<String, String>,
+}
+
+/// One of our requests: method, session, and the `modeId` it asks for.
+struct Ours {
+    method: String,
+    sid: Option<String>,
+    mode_id: Option<String>,
 }
 
 fn session_of(params: Option<&Value>) -> Option<String> {
@@ -60,7 +67,12 @@ impl Replay {
                 self.theirs.insert(key, sid);
             }
             (false, None, Some(key)) => {
-                let Some((method, sid)) = self.ours.remove(&key) else {
+                let Some(Ours {
+                    method,
+                    sid,
+                    mode_id,
+                }) = self.ours.remove(&key)
+                else {
                     return;
                 };
                 let result = msg.get("result").filter(|_| msg.get("error").is_none());
@@ -78,6 +90,27 @@ impl Replay {
                             self.state(&sid).apply_setup(&result);
                         }
                     }
+                    // The client's own changes, as a live view folds them.
+                    ("session/set_mode", Some(sid)) => {
+                        if let (Some(_), Some(mode_id)) = (result, mode_id) {
+                            self.state(&sid).apply_update(serde_json::json!({
+                                "sessionUpdate": "current_mode_update",
+                                "currentModeId": mode_id,
+                            }));
+                        }
+                    }
+                    ("session/set_config_option", Some(sid)) => {
+                        if let Some(options) = result
+                            .and_then(|r| r.get("configOptions"))
+                            .filter(|o| o.is_array())
+                        {
+                            let update = serde_json::json!({
+                                "sessionUpdate": "config_option_update",
+                                "configOptions": options,
+                            });
+                            self.state(&sid).apply_update(update);
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -88,7 +121,18 @@ impl Replay {
                         self.state(sid).prompt_started();
                     }
                 }
-                self.ours.insert(key, (method, sid));
+                let mode_id = params
+                    .as_ref()
+                    .and_then(|p| p.get("modeId")?.as_str())
+                    .map(str::to_owned);
+                self.ours.insert(
+                    key,
+                    Ours {
+                        method,
+                        sid,
+                        mode_id,
+                    },
+                );
             }
             (true, None, Some(key)) => {
                 if let Some(sid) = self.theirs.remove(&key) {

@@ -234,7 +234,17 @@ fn wait_unreaped(pid: u32) -> io::Result<ExitStatus> {
 
 pub(super) fn launch(spec: &LaunchSpec<'_>) -> Result<Launched, SpawnError> {
     let mut cmd = Command::new(spec.program);
-    cmd.args(spec.args).kill_on_drop(false);
+    #[cfg(windows)]
+    if spec.verbatim_args {
+        for arg in spec.args {
+            cmd.raw_arg(arg);
+        }
+    } else {
+        cmd.args(spec.args);
+    }
+    #[cfg(not(windows))]
+    cmd.args(spec.args);
+    cmd.kill_on_drop(false);
     if spec.clear_env {
         cmd.env_clear();
     }
@@ -397,6 +407,7 @@ mod tests {
         let launched = launch(&LaunchSpec {
             program: "sh",
             args: &args,
+            verbatim_args: false,
             env: &[],
             clear_env: false,
             cwd: Cwd::Inherit,

@@ -51,6 +51,9 @@ pub struct LaunchSpec<'a> {
     /// Run directly (no shell); a bare name is looked up on the child's PATH.
     pub program: &'a str,
     pub args: &'a [String],
+    /// Windows: put `args` on the command line as they are, unquoted (for
+    /// cmd.exe, which parses its line itself). Ignored elsewhere.
+    pub verbatim_args: bool,
     /// Set over the host's environment (or an empty one), a later entry
     /// winning.
     pub env: &'a [(String, String)],
