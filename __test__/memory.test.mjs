@@ -143,3 +143,57 @@ test('a view streamed far more than it holds stays near what it holds (with a UI
   assert.ok(growth < bound, `peak RSS grew ${growth.toFixed(0)} MB streaming ${streamed} MB through a ${viewMB} MB view (bound ${bound})`);
   await client.close();
 });
+
+/** `_attack/raw` line parts: JSON-RPC head, `[0` then `,0` × `n`, then the tail. */
+function zeros(head, n, tail) {
+  return { head: `${head}[0`, repeat: ',0', times: n, tail: `]${tail}` };
+}
+
+test('one tool_call line with a huge rawInput: the view shows the tool call, rawInput as a marker, and builds no tree of it', { skip: !linux && 'peak RSS needs Linux' }, async () => {
+  const client = new AcpClient({ command: process.execPath, args: [HOSTILE, '--exit-on-eof'] });
+  await client.initialize();
+  const { sessionId } = await client.newSession();
+  const view = client.session(sessionId, { intervalMs: 0 });
+  const n = 8_000_000; // a 16 MB line: 32 B per element as a parsed tree
+  const head = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"${sessionId}","update":{"sessionUpdate":"tool_call","toolCallId":"big","title":"Big","rawInput":`;
+  const growth = await peakGrowthMB(() => client.request('_attack/raw', { lines: [zeros(head, n, '}}}')] }, { timeoutMs: 0 }));
+  const snap = view.snapshot();
+  assert.deepEqual(snap.entries.map((e) => e.kind), ['tool_call']);
+  assert.deepEqual(snap.toolCalls.big, { toolCallId: 'big', title: 'Big', rawInput: { $omitted: 'size', bytes: 24 * (n + 1) } });
+  // The line itself is read and held once or twice on its way (16 MB each).
+  assert.ok(growth < 96, `peak RSS grew ${growth.toFixed(0)} MB for a 16 MB line`);
+  await client.close();
+});
+
+test('an agent request awaiting the host with a huge rawInput: a view keeps a marker, no second tree of it', { skip: !linux && 'peak RSS needs Linux' }, async () => {
+  const n = 8_000_000;
+  const run = async (withView) => {
+    let handed;
+    const handed$ = new Promise((resolve) => (handed = resolve));
+    const client = new AcpClient({
+      command: process.execPath,
+      args: [HOSTILE, '--exit-on-eof'],
+      // Waits for the user: the request stays pending.
+      handlers: { 'session/request_permission': (params) => (handed(params.toolCall.rawInput.length), new Promise(() => {})) },
+    });
+    await client.initialize();
+    const { sessionId } = await client.newSession();
+    const view = withView ? client.session(sessionId, { intervalMs: 0 }) : null;
+    const head = `{"jsonrpc":"2.0","id":$ID,"method":"session/request_permission","params":{"sessionId":"${sessionId}","options":[{"optionId":"a","name":"Allow","kind":"allow_once"}],"toolCall":{"toolCallId":"big","title":"Big","rawInput":`;
+    const growth = await peakGrowthMB(async () => {
+      client.request('_attack/raw', { ask: true, lines: [zeros(head, n, '}}}')] }, { timeoutMs: 0 }).catch(() => {});
+      assert.equal(await handed$, n + 1, 'the handler gets the whole rawInput');
+    });
+    const pending = view?.snapshot().pending;
+    client.kill();
+    await client.closed;
+    return { growth, pending };
+  };
+  const without = await run(false);
+  const withView = await run(true);
+  assert.deepEqual(withView.pending.map((p) => [p.method, p.params.toolCall]), [
+    ['session/request_permission', { toolCallId: 'big', title: 'Big', rawInput: { $omitted: 'size', bytes: 24 * (n + 1) } }],
+  ]);
+  // The handler's own params are JS's (V8's parse of the line); the view adds no tree.
+  assert.ok(withView.growth < without.growth + 64, `peak RSS grew ${withView.growth.toFixed(0)} MB with a view, ${without.growth.toFixed(0)} MB without`);
+});
