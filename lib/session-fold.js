@@ -59,12 +59,13 @@ const memberSize = (k, v) => ITEM + Buffer.byteLength(k, 'utf8') + jsonSize(v);
 // What a view keeps of an agent's value (crates/acp-core/src/view/bounded.rs,
 // which must decide the same): an array or object over maxTotalBytes
 // (jsonSize), or any value nested deeper than MAX_DEPTH, becomes
-// `{$omitted: 'size'|'depth', bytes}`, except that an object of at most
+// `{$omitted: 'size'|'depth', bytes}`; except that an object of at most
 // maxKeys members is opened (through MAX_DESCENTS objects at most) and its
-// members are weighed the same way; while an opened object's members add up to more than twice
-// maxTotalBytes (more than a merge could ever take), the biggest array or
-// object (ties: by UTF-8 key) becomes a marker. Strings cost their bytes (no tree) and stay. Lone surrogates
-// become U+FFFD first, keys too.
+// members are weighed the same way, and while they add up to more than
+// twice maxTotalBytes (more than a merge could ever take), the biggest
+// array or object among them (ties: by UTF-8 key) becomes a marker.
+// Strings, numbers and literals cost their bytes (no tree) and stay. Lone
+// surrogates become U+FFFD first, keys too.
 const MAX_DEPTH = 64;
 const MAX_DESCENTS = 3;
 
