@@ -5,7 +5,7 @@
 //! `terminal/wait_for_exit` may rightly take long).
 
 use crate::rpc::IncomingRequest;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::value::RawValue;
 
@@ -43,25 +43,33 @@ pub(super) fn try_serve(
                 let cancel = Cancel::default();
                 // Aborted (cancelled, closed): the work sees the flag.
                 let _raise = cancel.raise_on_drop();
-                let Some(slot) = task_shared.builtins.jobs().slot().await else {
+                let jobs = task_shared.builtins.jobs();
+                let Some(slot) = jobs.slot().await else {
                     return;
                 };
+                // Shared with the job, so that a job the pool could not
+                // start gives its slot back here at once.
+                let held = Arc::new(Mutex::new(Some(slot)));
+                let job_held = Arc::clone(&held);
                 let job_shared = Arc::clone(&task_shared);
                 let job_cancel = cancel.clone();
                 // The reply is built and written from the blocking thread
                 // too: tens of megabytes of JSON never touch the worker
                 // every connection shares.
-                let job = tokio::task::spawn_blocking(move || {
-                    let mut slot = slot;
+                let job = jobs.spawn(move || {
+                    let Some(mut slot) = take(&job_held) else {
+                        return; // answered already: no thread came in time
+                    };
                     lower_thread_priority();
                     if job_cancel.requested() {
                         return;
                     }
+                    slot.begin(&job_cancel);
                     let reply =
                         work(&job_cancel).map_or_else(BuiltinError::into_reply, Reply::Result);
                     // An agent slow to read its reply holds its own slot,
-                    // not the machine's.
-                    slot.release_machine();
+                    // not the machine's turn.
+                    job_cancel.end_turn();
                     // Backpressure, not loss: a big reply waits (holding
                     // its slot) for an agent slow to read its stdin, until
                     // the connection ends. Not until `job_cancel`: taking
@@ -70,15 +78,28 @@ pub(super) fn try_serve(
                         job_shared.send_reply_waiting(&req, reply);
                     }
                 });
-                if let Err(e) = job.await {
-                    let reply = BuiltinError::internal(format!("the built-in failed: {e}"));
-                    answer(&task_shared, token, reply.into_reply());
+                let failed = match job {
+                    Ok(job) => job
+                        .await
+                        .err()
+                        .map(|e| BuiltinError::internal(format!("the built-in failed: {e}"))),
+                    Err(no_thread) => {
+                        drop(take(&held));
+                        Some(no_thread)
+                    }
+                };
+                if let Some(error) = failed {
+                    answer(&task_shared, token, error.into_reply());
                 }
             });
             shared.incoming.set_timer(token, task.abort_handle());
         }
     }
     true
+}
+
+fn take<T>(held: &Mutex<Option<T>>) -> Option<T> {
+    held.lock().unwrap_or_else(|e| e.into_inner()).take()
 }
 
 /// Taken already if the request was cancelled or the connection ended.
