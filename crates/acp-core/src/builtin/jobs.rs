@@ -114,9 +114,10 @@ pub fn lower_thread_priority() {
 /// the machine, between two of its checkpoints.
 const SLICE: Duration = Duration::from_millis(2);
 
-/// How long a job waits for a turn on the machine before it runs anyway:
-/// a job stuck in the kernel (a read from a dead network mount) must not
-/// stop every agent's built-ins, only slow them this much.
+/// How long a job waits for a turn on the machine before it runs anyway
+/// (see [`Machine::gives_up`]): a job stuck in the kernel (a read from a
+/// dead network mount) must not stop every agent's built-ins, only slow
+/// them this much.
 const MACHINE_WAIT: Duration = Duration::from_secs(1);
 
 /// One job waiting for a turn.
@@ -175,8 +176,8 @@ impl Machine {
         lock(&self.state)
     }
 
-    /// Wait up to `wait` for a turn for a job of connection `conn`; `None`
-    /// when none came in time (the job runs without one).
+    /// Wait for a turn for a job of connection `conn`; `None` when none
+    /// came in time (the job runs without one).
     async fn turn(&'static self, conn: u64, wait: Duration) -> Option<Turn> {
         let ticket = Arc::new(Ticket::default());
         self.lock().enqueue(conn, &ticket);
@@ -187,8 +188,24 @@ impl Machine {
         };
         // Aborted while waiting: `pending` withdraws the ticket (or gives
         // back the turn granted meanwhile).
-        let _ = tokio::time::timeout(wait, ticket.wake.notified()).await;
+        while tokio::time::timeout(wait, ticket.wake.notified())
+            .await
+            .is_err()
+        {
+            if self.gives_up(conn) {
+                break;
+            }
+        }
         pending.settle()
+    }
+
+    /// A job of `conn` waited [`MACHINE_WAIT`] for a turn in vain: it runs
+    /// without one unless its own connection holds one. The turns are then
+    /// held by jobs that stopped reaching their checkpoints (stuck in the
+    /// kernel), which must not stop the other agents' built-ins; a job of
+    /// an agent that holds a turn only waits for its own agent's work.
+    fn gives_up(&self, conn: u64) -> bool {
+        !self.lock().running.contains_key(&conn)
     }
 }
 
@@ -307,7 +324,7 @@ impl std::fmt::Debug for Machine {
 impl Turn {
     /// Give the turn to another connection's job if this one has had its
     /// slice and one waits; blocks (a blocking-pool thread) until a turn
-    /// comes back, for [`MACHINE_WAIT`] at most (then runs without one).
+    /// comes back (see [`Machine::gives_up`]).
     fn share(slot: &mut Option<Turn>) {
         let Some(turn) = slot.as_mut() else {
             return;
@@ -334,7 +351,14 @@ impl Turn {
             ticket: Some(ticket.clone()),
         };
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            let _ = rt.block_on(tokio::time::timeout(MACHINE_WAIT, ticket.wake.notified()));
+            while rt
+                .block_on(tokio::time::timeout(MACHINE_WAIT, ticket.wake.notified()))
+                .is_err()
+            {
+                if machine.gives_up(conn) {
+                    break;
+                }
+            }
         }
         *slot = pending.settle();
     }
@@ -387,7 +411,7 @@ impl Jobs {
     }
 
     /// Wait for a free slot of this connection, then for a turn on the
-    /// machine (for [`MACHINE_WAIT`] at most); the work keeps the slot
+    /// machine (see [`Machine::gives_up`]); the work keeps the slot
     /// until it ends (even if the request was settled meanwhile, until it
     /// notices).
     pub async fn slot(&self) -> Option<Slot> {
@@ -406,37 +430,53 @@ impl Jobs {
 }
 
 impl Jobs {
-    /// Run `job` on the blocking pool, or say that no thread can be had:
-    /// with no pool thread alive and the OS refusing a new one (pids
-    /// exhausted), tokio panics rather than return an error; the request
-    /// must still get an answer. (The job, already queued, may run once a
-    /// thread starts: it must then find its request settled and do
-    /// nothing.)
-    pub fn spawn(
+    /// Run `job` with `slot` on the blocking pool, or say that no thread
+    /// can be had: with no pool thread alive and the OS refusing a new one
+    /// (pids exhausted), tokio panics rather than return an error, and the
+    /// request must still get an answer. The slot is then given back at
+    /// once; the job, already queued in the pool, may run once a thread
+    /// starts: it finds its slot gone and does nothing.
+    pub fn run(
         &self,
-        job: impl FnOnce() + Send + 'static,
+        slot: Slot,
+        job: impl FnOnce(Slot) + Send + 'static,
     ) -> Result<JoinHandle<()>, BuiltinError> {
+        let held = Arc::new(Mutex::new(Some(slot)));
+        let job_held = Arc::clone(&held);
+        let job = move || {
+            if let Some(slot) = lock(&job_held).take() {
+                job(slot);
+            }
+        };
         #[cfg(test)]
-        if self.no_thread.load(Ordering::Relaxed) {
-            return Err(BuiltinError::no_thread("injected"));
+        let injected = self.no_thread.load(Ordering::Relaxed);
+        #[cfg(not(test))]
+        let injected = false;
+        let spawned = if injected {
+            Err(BuiltinError::no_thread("injected"))
+        } else {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                tokio::task::spawn_blocking(job)
+            }))
+            .map_err(|panic| {
+                let why = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("the blocking pool refused the job");
+                BuiltinError::no_thread(why)
+            })
+        };
+        if spawned.is_err() {
+            drop(lock(&held).take());
         }
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            tokio::task::spawn_blocking(job)
-        }))
-        .map_err(|panic| {
-            let why = panic
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| panic.downcast_ref::<&str>().copied())
-                .unwrap_or("the blocking pool refused the job");
-            BuiltinError::no_thread(why)
-        })
+        spawned
     }
 
-    /// Make [`Jobs::spawn`] fail as it does when the OS has no thread to
-    /// give (tests of the answer, where the OS cannot be made to refuse).
+    /// Make [`Jobs::run`] fail as it does when the OS has no thread to
+    /// give (where the OS cannot be made to refuse one).
     #[cfg(test)]
-    pub fn inject_no_thread(&self) {
+    fn inject_no_thread(&self) {
         self.no_thread.store(true, Ordering::Relaxed);
     }
 }
@@ -505,6 +545,44 @@ mod tests {
         // A turn, not the wait's end: the running job gave it.
         assert!(had_turn);
         assert_eq!(m.lock().free, 1, "every turn given back");
+    }
+
+    #[tokio::test]
+    async fn a_job_no_thread_can_run_gives_its_slot_and_turn_back_and_never_runs() {
+        let m = machine(1);
+        let a = Jobs::on(m, 1);
+        a.inject_no_thread();
+        let ran = Arc::new(AtomicBool::new(false));
+        let job_ran = Arc::clone(&ran);
+        let slot = a.slot().await.unwrap();
+        let err = a
+            .run(slot, move |_| job_ran.store(true, Ordering::Relaxed))
+            .unwrap_err();
+        assert_eq!((err.reason, err.code), ("noThread", -32603));
+        assert_eq!(a.free(), 1, "the connection's slot is free again");
+        assert_eq!(m.lock().free, 1, "and the machine's turn");
+        assert!(!ran.load(Ordering::Relaxed));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn only_a_connection_holding_no_turn_runs_without_one_after_the_wait() {
+        let m = machine(1);
+        let (a, b) = (Arc::new(Jobs::on(m, 2)), Jobs::on(m, 1));
+        // A job that never reaches a checkpoint (stuck in the kernel).
+        let stuck = a.slot().await.unwrap();
+        let a2 = {
+            let a = Arc::clone(&a);
+            tokio::spawn(async move { a.slot().await.map(|s| s.turn.is_some()) })
+        };
+        // B waits its time, then runs without a turn.
+        let b1 = b.slot().await.unwrap();
+        assert!(b1.turn.is_none());
+        drop(b1);
+        // A's second job waits for A's own work, however long.
+        tokio::time::sleep(MACHINE_WAIT * 5).await;
+        assert!(!a2.is_finished());
+        drop(stuck);
+        assert_eq!(a2.await.unwrap(), Some(true));
     }
 
     #[tokio::test]

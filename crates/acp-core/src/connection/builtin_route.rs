@@ -5,7 +5,7 @@
 //! `terminal/wait_for_exit` may rightly take long).
 
 use crate::rpc::IncomingRequest;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
@@ -47,19 +47,12 @@ pub(super) fn try_serve(
                 let Some(slot) = jobs.slot().await else {
                     return;
                 };
-                // Shared with the job, so that a job the pool could not
-                // start gives its slot back here at once.
-                let held = Arc::new(Mutex::new(Some(slot)));
-                let job_held = Arc::clone(&held);
                 let job_shared = Arc::clone(&task_shared);
                 let job_cancel = cancel.clone();
                 // The reply is built and written from the blocking thread
                 // too: tens of megabytes of JSON never touch the worker
                 // every connection shares.
-                let job = jobs.spawn(move || {
-                    let Some(mut slot) = take(&job_held) else {
-                        return; // answered already: no thread came in time
-                    };
+                let job = jobs.run(slot, move |mut slot| {
                     lower_thread_priority();
                     if job_cancel.requested() {
                         return;
@@ -83,10 +76,7 @@ pub(super) fn try_serve(
                         .await
                         .err()
                         .map(|e| BuiltinError::internal(format!("the built-in failed: {e}"))),
-                    Err(no_thread) => {
-                        drop(take(&held));
-                        Some(no_thread)
-                    }
+                    Err(no_thread) => Some(no_thread),
                 };
                 if let Some(error) = failed {
                     answer(&task_shared, token, error.into_reply());
@@ -96,10 +86,6 @@ pub(super) fn try_serve(
         }
     }
     true
-}
-
-fn take<T>(held: &Mutex<Option<T>>) -> Option<T> {
-    held.lock().unwrap_or_else(|e| e.into_inner()).take()
 }
 
 /// Taken already if the request was cancelled or the connection ended.
