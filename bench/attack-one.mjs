@@ -292,6 +292,8 @@ const victim = new AcpClient({
   command: process.execPath,
   args: [HOSTILE],
   fs: true,
+  // Enough to keep the attack's reads (among its ticks, one a ms).
+  historySize: 20000,
   onNotification: (params, { method }) => {
     if (method !== '_stream/tick' || !measuring) return;
     ticks++;
@@ -350,6 +352,9 @@ const ms = performance.now() - t0;
 await sleep(100); // deliveries delayed by the attack's tail
 measuring = false;
 await reading;
+// The victim's reads inside the host: request read to reply sent (the
+// core's wait for a turn and the job), apart from the agents' side.
+const hostRead = Math.max(0, ...victim.history().filter((r) => r.kind === 'response' && r.method === 'fs/read_text_file').map((r) => r.durationMs));
 loop.disable();
 const growth = status('VmHWM') - base;
 if (ticks === 0) {
@@ -366,6 +371,7 @@ console.log(
     worstDelayMs: Math.round(worst * 10) / 10,
     ticks,
     readWorstMs: Math.round(readWorst * 10) / 10,
+    readInHostMs: Math.round(hostRead * 10) / 10,
     reads,
     readErrors,
     loopStallMs: Math.round(loop.max / 1e5) / 10,

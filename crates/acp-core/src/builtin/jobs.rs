@@ -114,10 +114,15 @@ pub fn lower_thread_priority() {
 /// the machine, between two of its checkpoints.
 const SLICE: Duration = Duration::from_millis(2);
 
-/// How long a job waits for a turn on the machine before it runs anyway
-/// (see [`Machine::gives_up`]): a job stuck in the kernel (a read from a
-/// dead network mount) must not stop every agent's built-ins, only slow
-/// them this much.
+/// How long a new job of an agent holding no turn waits for one before it
+/// runs without (see [`Machine::gives_up`]): the job holding the turn may
+/// not reach its next checkpoint soon, stuck in the kernel (a read from a
+/// dead network mount) or merely not given a CPU by the OS on a busy
+/// machine, and another agent's built-in must not wait for that.
+const GUEST_WAIT: Duration = Duration::from_millis(10);
+
+/// How long a job that handed its turn over waits for the next before it
+/// runs without (its agent holding no turn meanwhile).
 const MACHINE_WAIT: Duration = Duration::from_secs(1);
 
 /// One job waiting for a turn.
@@ -151,16 +156,19 @@ struct MachineState {
 /// turn is served before one that has one, the others in turn.
 pub struct Machine {
     state: Mutex<MachineState>,
+    /// [`GUEST_WAIT`], unless a test says otherwise.
+    guest_wait: Duration,
 }
 
 impl Machine {
-    fn new(turns: usize) -> Self {
+    fn new(turns: usize, guest_wait: Duration) -> Self {
         Self {
             state: Mutex::new(MachineState {
                 free: turns.max(1),
                 waiting: VecDeque::new(),
                 running: HashMap::new(),
             }),
+            guest_wait,
         }
     }
 
@@ -168,7 +176,7 @@ impl Machine {
         static MACHINE: OnceLock<Machine> = OnceLock::new();
         MACHINE.get_or_init(|| {
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            Machine::new(cores.saturating_sub(1))
+            Machine::new(cores.saturating_sub(1), GUEST_WAIT)
         })
     }
 
@@ -176,9 +184,10 @@ impl Machine {
         lock(&self.state)
     }
 
-    /// Wait for a turn for a job of connection `conn`; `None` when none
-    /// came in time (the job runs without one).
-    async fn turn(&'static self, conn: u64, wait: Duration) -> Option<Turn> {
+    /// Wait for a turn for a new job of connection `conn`; `None` when
+    /// none came in time (the job runs without one).
+    async fn turn(&'static self, conn: u64) -> Option<Turn> {
+        let wait = self.guest_wait;
         let ticket = Arc::new(Ticket::default());
         self.lock().enqueue(conn, &ticket);
         let mut pending = Pending {
@@ -199,11 +208,11 @@ impl Machine {
         pending.settle()
     }
 
-    /// A job of `conn` waited [`MACHINE_WAIT`] for a turn in vain: it runs
-    /// without one unless its own connection holds one. The turns are then
-    /// held by jobs that stopped reaching their checkpoints (stuck in the
-    /// kernel), which must not stop the other agents' built-ins; a job of
-    /// an agent that holds a turn only waits for its own agent's work.
+    /// A job of `conn` waited in vain for a turn: it runs without one
+    /// unless its own connection holds one. The turns are then held by
+    /// jobs that did not reach their checkpoints in time, which must not
+    /// hold up the other agents' built-ins; a job of an agent that holds
+    /// a turn only waits for its own agent's work.
     fn gives_up(&self, conn: u64) -> bool {
         !self.lock().running.contains_key(&conn)
     }
@@ -416,7 +425,7 @@ impl Jobs {
     /// notices).
     pub async fn slot(&self) -> Option<Slot> {
         let connection = self.slots.clone().acquire_owned().await.ok()?;
-        let turn = self.machine.turn(self.id, MACHINE_WAIT).await;
+        let turn = self.machine.turn(self.id).await;
         Some(Slot {
             _connection: connection,
             turn,
@@ -485,8 +494,10 @@ impl Jobs {
 mod tests {
     use super::*;
 
+    /// Its waits are long: what a test sees does not depend on how soon
+    /// a thread gets a CPU.
     fn machine(turns: usize) -> &'static Machine {
-        Box::leak(Box::new(Machine::new(turns)))
+        Box::leak(Box::new(Machine::new(turns, Duration::from_secs(3600))))
     }
 
     #[tokio::test]
@@ -579,7 +590,7 @@ mod tests {
         assert!(b1.turn.is_none());
         drop(b1);
         // A's second job waits for A's own work, however long.
-        tokio::time::sleep(MACHINE_WAIT * 5).await;
+        tokio::time::sleep(Duration::from_secs(3600 * 5)).await;
         assert!(!a2.is_finished());
         drop(stuck);
         assert_eq!(a2.await.unwrap(), Some(true));
