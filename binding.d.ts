@@ -77,10 +77,12 @@ export declare class AgentConnection {
    * string: `[head, plan, modes, config, commands, info, usage, pending,
    * ...entry parts, ...tool call parts, ...compaction parts]` (about
    * 1 MiB each; `$parts` in the head says how many of the last three;
-   * `joinSnapshot` in lib/session-view.js puts them together), first in
-   * the answer; before it, each drain of what had changed (as
-   * `drainView` gives them, `maxText` at a time), taken in the same
-   * hold: the host emits them, then hands out the snapshot.
+   * `joinSnapshot` in lib/session-view.js puts them together), then
+   * the message texts apart (placed by each entry's `$texts`: never
+   * escaped, long ones shared with the view), last in the answer;
+   * before them, each drain of what had changed (as `drainView` gives
+   * them, `maxText` at a time), taken in the same hold: the host emits
+   * them, then hands out the snapshot.
    */
   viewSnapshot(id: number, maxText: number): string[][] | null
   /**

@@ -25,7 +25,7 @@ use super::event::Event;
 use super::handle::Connection;
 use super::reader::session_id_of;
 use crate::acp::methods;
-use crate::view::{parse_bounded, Caps, Drained, EntryKind, SessionState, ViewOptions};
+use crate::view::{parse_bounded, Caps, DrainText, Drained, EntryKind, SessionState, ViewOptions};
 
 /// Our requests whose answers a view folds, at most (the oldest is
 /// forgotten first: its answer is then not folded).
@@ -89,6 +89,15 @@ struct Tracked {
 pub(super) struct Views {
     open: AtomicUsize,
     inner: Mutex<Inner>,
+}
+
+/// [`Connection::view_snapshot`]: the drains taken first, then the state.
+pub struct ViewSnapshot {
+    pub drained: Vec<Drained>,
+    /// The state's JSON texts ([`SessionState::snapshot_apart`]).
+    pub parts: Vec<String>,
+    /// Its message texts, in the order the parts place them.
+    pub texts: Vec<DrainText>,
 }
 
 /// [`Connection::drain_view`] without waiting found the views in use.
@@ -398,12 +407,14 @@ impl Connection {
     }
 
     /// The whole state of view `id` as JSON texts, entries and tool calls
-    /// by about 1 MiB ([`SessionState::snapshot_parts`]), after draining
-    /// what changed (as [`Connection::drain_view`], `max_text` at a time)
-    /// in the same hold of the views: the snapshot holds exactly the
-    /// changes drained so far, which its `$seq` numbers, so a copy of it
-    /// stays exact under the later ones. The host emits the drains first.
-    pub fn view_snapshot(&self, id: u32, max_text: usize) -> Option<(Vec<Drained>, Vec<String>)> {
+    /// by about 1 MiB, its message texts apart
+    /// ([`SessionState::snapshot_apart`]: shared, never escaped), after
+    /// draining what changed (as [`Connection::drain_view`], `max_text` at
+    /// a time) in the same hold of the views: the snapshot holds exactly
+    /// the changes drained so far, which its `$seq` numbers, so a copy of
+    /// it stays exact under the later ones. The host emits the drains
+    /// first.
+    pub fn view_snapshot(&self, id: u32, max_text: usize) -> Option<ViewSnapshot> {
         let shared = self.shared();
         let mut inner = shared.views.lock();
         let view = inner.views.get_mut(&id)?;
@@ -413,7 +424,12 @@ impl Connection {
         let drained = std::iter::from_fn(|| view.state.drain_parts(max_text))
             .take(MAX_SNAPSHOT_DRAINS)
             .collect();
-        Some((drained, view.state.snapshot_parts(SNAPSHOT_PART_BYTES)))
+        let (parts, texts) = view.state.snapshot_apart(SNAPSHOT_PART_BYTES);
+        Some(ViewSnapshot {
+            drained,
+            parts,
+            texts,
+        })
     }
 
     /// What changed in view `id` since the last drain, at most about
