@@ -1,0 +1,162 @@
+'use strict';
+
+// Build one agent version into a staging directory and return its install
+// record (what launch.js turns into a command line). Nothing here runs a
+// shell or a package's install scripts:
+//  - npx: `npm install --ignore-scripts <name>@<exact version>` into the
+//    staging dir; the launch is `<node> <bin entry>` from its package.json;
+//  - uvx: `python -m venv`, then `pip install <name>==<version>` in it; the
+//    launch is the venv's python running the package's entry script;
+//  - binary: the archive for this platform, downloaded (capped, sha256
+//    checked), unpacked by extract.js.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { execFile } = require('node:child_process');
+const { AcpError } = require('../errors.js');
+const { downloadToFile } = require('./download.js');
+const { extractArchive, archiveKind, safeSegments } = require('./extract.js');
+
+const installError = (message, fields) => new AcpError('ERR_ACP_AGENT_INSTALL', message, fields);
+
+/** Run a tool (no shell), keeping the tail of its output for the error. */
+function run(command, args, { cwd, env, signal, timeoutMs = 10 * 60_000, what }) {
+  return new Promise((resolve, reject) => {
+    execFile(
+      command,
+      args,
+      { cwd, env: { ...process.env, ...env }, signal, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, windowsHide: true },
+      (err, stdout, stderr) => {
+        if (!err) return resolve(stdout);
+        const tail = `${stdout ?? ''}\n${stderr ?? ''}`.trim().split('\n').slice(-20).join('\n');
+        if (err.name === 'AbortError') return reject(new AcpError('ERR_ACP_ABORTED', `${what} was aborted`, {}));
+        reject(installError(`${what} failed (${err.code === 'ENOENT' ? `${command} not found` : `exit ${err.code ?? err.signal}`}):\n${tail}`, { output: tail }));
+      },
+    );
+  });
+}
+
+/** How to run npm: `node <npm-cli.js>` next to this Node when it is there, else `npm` on PATH. */
+function defaultNpm(node = process.execPath) {
+  const candidates = [
+    path.join(path.dirname(node), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'),
+    path.join(path.dirname(node), 'node_modules', 'npm', 'bin', 'npm-cli.js'),
+  ];
+  const cli = candidates.find((f) => fs.existsSync(f));
+  if (cli && !process.versions.electron) return [node, cli];
+  return [process.platform === 'win32' ? 'npm.cmd' : 'npm'];
+}
+
+/** The bin entry of an installed package, as a path relative to `root`. */
+function npmEntry(root, pkgName, cmd) {
+  const pkgDir = path.join(root, 'node_modules', ...pkgName.split('/'));
+  let manifest;
+  try {
+    manifest = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8'));
+  } catch (err) {
+    throw installError(`${pkgName} was installed without a readable package.json: ${err.message}`);
+  }
+  let bin = manifest.bin;
+  if (typeof bin === 'string') bin = { [pkgName.split('/').pop()]: bin };
+  if (!bin || typeof bin !== 'object') throw installError(`${pkgName} has no "bin" entry to launch`);
+  const names = Object.keys(bin);
+  const wanted = cmd ? path.basename(cmd) : undefined;
+  const name = (wanted && names.includes(wanted) && wanted) || (names.includes(pkgName.split('/').pop()) && pkgName.split('/').pop()) || (names.length === 1 && names[0]);
+  if (!name) throw installError(`${pkgName} has several bins (${names.slice(0, 10).join(', ')}); the index must name one with "cmd"`);
+  const entry = path.resolve(pkgDir, String(bin[name]));
+  const realRoot = fs.realpathSync(root);
+  let realEntry;
+  try {
+    realEntry = fs.realpathSync(entry);
+  } catch {
+    throw installError(`${pkgName}'s bin ${name} (${bin[name]}) does not exist`);
+  }
+  if (!realEntry.startsWith(realRoot + path.sep)) throw installError(`${pkgName}'s bin ${name} points outside the install`);
+  return path.relative(realRoot, realEntry).split(path.sep).join('/');
+}
+
+async function installNpx(dist, staging, o) {
+  const spec = `${dist.package}@${dist.version}`;
+  // A package.json of its own, so npm installs here and nowhere up the tree.
+  fs.writeFileSync(path.join(staging, 'package.json'), '{"private":true}\n');
+  const [npm, ...npmArgs] = o.npmCommand ?? defaultNpm(o.node);
+  o.onProgress?.({ phase: 'install', message: `npm install ${spec}` });
+  await run(
+    npm,
+    [...npmArgs, 'install', '--ignore-scripts', '--no-audit', '--no-fund', '--omit=dev', '--no-save', '--prefer-offline', '--loglevel=error', '--prefix', staging, spec],
+    { cwd: staging, env: { npm_config_update_notifier: 'false' }, signal: o.signal, what: `npm install ${spec}` },
+  );
+  return { kind: 'npx', package: dist.package, packageVersion: dist.version, entry: npmEntry(staging, dist.package, dist.cmd) };
+}
+
+function venvLayout(root) {
+  const win = process.platform === 'win32';
+  const bin = path.join(root, 'venv', win ? 'Scripts' : 'bin');
+  return { bin, python: path.join(bin, win ? 'python.exe' : 'python') };
+}
+
+async function installUvx(dist, staging, o) {
+  const python = o.python ?? (process.platform === 'win32' ? 'python' : 'python3');
+  const spec = `${dist.package}==${dist.version}`;
+  o.onProgress?.({ phase: 'install', message: `python -m venv; pip install ${spec}` });
+  await run(python, ['-m', 'venv', path.join(staging, 'venv')], { cwd: staging, signal: o.signal, what: 'python -m venv' });
+  const { bin, python: venvPython } = venvLayout(staging);
+  await run(venvPython, ['-m', 'pip', 'install', '--no-input', '--disable-pip-version-check', '--quiet', spec], {
+    cwd: staging,
+    env: { PIP_NO_INPUT: '1' },
+    signal: o.signal,
+    what: `pip install ${spec}`,
+  });
+  const script = dist.cmd ?? dist.package;
+  safeSegments(script);
+  const candidates = [script, `${script}.exe`, `${script}-script.py`];
+  const found = candidates.find((c) => fs.existsSync(path.join(bin, c)));
+  if (!found) throw installError(`${spec} installed no entry script named ${script}`);
+  return {
+    kind: 'uvx',
+    package: dist.package,
+    packageVersion: dist.version,
+    python: path.relative(staging, venvPython).split(path.sep).join('/'),
+    entry: path.relative(staging, path.join(bin, found)).split(path.sep).join('/'),
+  };
+}
+
+async function installBinary(target, staging, o) {
+  const kind = archiveKind(target.archive);
+  const file = path.join(staging, '.download');
+  o.onProgress?.({ phase: 'download', receivedBytes: 0, totalBytes: undefined, url: target.archive });
+  const got = await downloadToFile(target.archive, file, {
+    sha256: target.sha256,
+    maxBytes: o.limits?.maxDownloadBytes,
+    timeoutMs: o.limits?.downloadTimeoutMs,
+    stallMs: o.limits?.stallMs,
+    maxRedirects: o.limits?.maxRedirects,
+    signal: o.signal,
+    onProgress: (p) => o.onProgress?.({ phase: 'download', ...p }),
+  });
+  o.onProgress?.({ phase: 'extract' });
+  const dist = path.join(staging, 'dist');
+  fs.mkdirSync(dist);
+  try {
+    await extractArchive(file, kind, dist, {
+      limits: { maxEntries: o.limits?.maxEntries, maxTotalBytes: o.limits?.maxUnpackedBytes },
+      rawName: path.basename(target.cmd),
+    });
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+  const cmd = path.join(dist, ...safeSegments(target.cmd));
+  let st;
+  try {
+    st = fs.statSync(cmd);
+  } catch {
+    throw installError(`the archive has no ${target.cmd}`);
+  }
+  if (!st.isFile()) throw installError(`${target.cmd} in the archive is not a file`);
+  const real = fs.realpathSync(cmd);
+  if (!real.startsWith(fs.realpathSync(dist) + path.sep)) throw installError(`${target.cmd} resolves outside the install`);
+  if (process.platform !== 'win32') fs.chmodSync(cmd, st.mode | 0o500);
+  return { kind: 'binary', archive: target.archive, sha256: got.sha256, verified: target.sha256 !== undefined, entry: `dist/${safeSegments(target.cmd).join('/')}` };
+}
+
+module.exports = { installNpx, installUvx, installBinary, npmEntry, defaultNpm };

@@ -1,0 +1,43 @@
+'use strict';
+
+// An install record → the AcpClient options that run it: the program
+// itself, never a wrapper (no npx, no shell, no `.cmd` shim), so the pid
+// the client holds is the agent's and it dies with the client.
+//  - npx: `<node> <entry> …args`; the Node is the host's choice, default
+//    this process's executable; under Electron that is Electron itself,
+//    run as plain Node with ELECTRON_RUN_AS_NODE=1;
+//  - uvx: `<venv python> <entry script> …args` (the script's own shebang
+//    names the staging path it was built in, so it is not executed);
+//  - binary: `<dist>/<cmd> …args`.
+
+const path = require('node:path');
+const { AcpError } = require('../errors.js');
+
+/**
+ * `{command, args, env}` for the installed version in `dir`. Options:
+ * `node` (a Node executable for npx agents), `electron` (default: whether
+ * this process is Electron).
+ */
+function launchOptions(record, dir, { node, electron = Boolean(process.versions.electron) } = {}) {
+  const abs = (rel) => path.join(dir, ...String(rel).split('/'));
+  const env = { ...(record.env ?? {}) };
+  const args = [...(record.args ?? [])];
+  switch (record.kind) {
+    case 'npx': {
+      const command = node ?? process.execPath;
+      // Electron's own executable runs scripts only as Node with this set.
+      if (electron && command === process.execPath) env.ELECTRON_RUN_AS_NODE = '1';
+      return { command, args: [abs(record.entry), ...args], env };
+    }
+    case 'uvx':
+      return { command: abs(record.python), args: [abs(record.entry), ...args], env };
+    case 'binary':
+      return { command: abs(record.entry), args, env };
+    case 'preset':
+      return { command: record.command, args, env };
+    default:
+      throw new AcpError('ERR_ACP_AGENT_INSTALL', `install record of kind ${JSON.stringify(record.kind)} is not launchable; reinstall the agent`, {});
+  }
+}
+
+module.exports = { launchOptions };
