@@ -53,6 +53,18 @@ before(async () => {
       { name: 'here', type: '2', linkname: '.' },
       { name: 'here/../pwned', data: 'x' },
     ]),
+    // `x` looks inside (root/y/.. with y a directory) but y is a link to `.`, so x is root/..
+    '/link-via-dot.tar.gz': tarGz([
+      { name: 'agent', data: PROGRAM, mode: 0o755 },
+      { name: 'y', type: '2', linkname: '.' },
+      { name: 'x', type: '2', linkname: 'y/..' },
+    ]),
+    '/write-via-dot.tar.gz': tarGz([
+      { name: 'agent', data: PROGRAM, mode: 0o755 },
+      { name: 'y', type: '2', linkname: '.' },
+      { name: 'x', type: '2', linkname: 'y/..' },
+      { name: 'x/pwned', data: 'x' },
+    ]),
     '/hardlink.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: 'passwd', type: '1', linkname: '/etc/passwd' }]),
     '/hardlink-dotdot.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: 'up', type: '1', linkname: '../outside' }]),
     '/device.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: 'null', type: '3' }]),
@@ -157,6 +169,8 @@ describe('binary distributions', () => {
     ['a symlink leaving the target', '/symlink.tar.gz', /points outside/],
     ['a symlink placed through another symlink', '/symlink-chain.tar.gz', /outside the target/],
     ['a write through a symlink plus ..', '/write-through-link.tar.gz', /climbs out/],
+    ['a symlink that resolves outside only on disk', '/link-via-dot.tar.gz', /resolves outside the target/],
+    ['a write through a symlink that resolves outside', '/write-via-dot.tar.gz', /through a symlink leaving the target/],
     ['a hardlink to /etc/passwd', '/hardlink.tar.gz', /absolute path/],
     ['a hardlink to ../outside', '/hardlink-dotdot.tar.gz', /climbs out/],
     ['a character device', '/device.tar.gz', /CharacterDevice/],
@@ -201,6 +215,18 @@ describe('downloads', () => {
       assertClean(m, 'dl');
     });
   }
+
+  it("checks the length itself: a host's fetch that lets a short body through is caught", async () => {
+    // e.g. a host passing Electron's net.fetch, or a proxy that ends the body early.
+    const shortFetch = async (url, init) => {
+      const res = await fetch(url, init);
+      const body = Buffer.from(await res.arrayBuffer()).subarray(0, 1000);
+      return new Response(body, { status: res.status, headers: { 'content-length': String(GOOD.length) } });
+    };
+    const m = manager([binaryAgent('short', '1.0.0', TARGET, server.url('/good.tar.gz'), { cmd: './bin/agent' })], { fetch: shortFetch });
+    await assert.rejects(m.install('short'), (err) => err.code === 'ERR_ACP_AGENT_DOWNLOAD' && /cut short: 1000 of/.test(err.message));
+    assertClean(m, 'short');
+  });
 
   it('asks for identity encoding, follows a redirect, and reports progress', async () => {
     const m = manager([binaryAgent('redir', '1.0.0', TARGET, server.url('/redirect.tar.gz'), { cmd: './bin/agent', sha256: sha256(GOOD) })]);

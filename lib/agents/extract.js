@@ -13,6 +13,8 @@
 //    after unpacking every symlink in the tree must resolve inside;
 //  - caps on the number of entries and on the bytes written, and on the
 //    bytes coming out of the decompressor (a bomb stops at the cap).
+// Real paths come from the kernel (realpathSync.native): Node's JS
+// realpath resolves `link/..` textually and misses a link to `.`.
 // Breaking a rule throws ERR_ACP_AGENT_ARCHIVE; the caller throws the
 // half-written directory away.
 
@@ -50,7 +52,7 @@ const inside = (root, p) => p === root || p.startsWith(root.endsWith(path.sep) ?
 /** The state of one extraction: budgets, the real root, files written. */
 class Target {
   constructor(dir, limits) {
-    this.root = fs.realpathSync(dir);
+    this.root = fs.realpathSync.native(dir);
     this.limits = { ...DEFAULT_LIMITS, ...limits };
     this.entries = 0;
     this.bytes = 0;
@@ -73,7 +75,7 @@ class Target {
     const full = path.join(this.root, ...parts);
     const parent = path.dirname(full);
     fs.mkdirSync(parent, { recursive: true, mode: 0o755 });
-    const realParent = fs.realpathSync(parent);
+    const realParent = fs.realpathSync.native(parent);
     if (!inside(this.root, realParent)) throw archiveError(`entry ${JSON.stringify(name.slice(0, 200))} would be written through a symlink leaving the target`);
     return { full: path.join(realParent, path.basename(full)), rel: parts.join('/'), realParent };
   }
@@ -148,7 +150,7 @@ class Target {
       if (d.isSymbolicLink()) {
         let real;
         try {
-          real = fs.realpathSync(p);
+          real = fs.realpathSync.native(p);
         } catch {
           throw archiveError(`symlink ${JSON.stringify(path.relative(this.root, p))} is dangling or loops`);
         }

@@ -64,10 +64,10 @@ function npmEntry(root, pkgName, cmd) {
   const name = (wanted && names.includes(wanted) && wanted) || (names.includes(pkgName.split('/').pop()) && pkgName.split('/').pop()) || (names.length === 1 && names[0]);
   if (!name) throw installError(`${pkgName} has several bins (${names.slice(0, 10).join(', ')}); the index must name one with "cmd"`);
   const entry = path.resolve(pkgDir, String(bin[name]));
-  const realRoot = fs.realpathSync(root);
+  const realRoot = fs.realpathSync.native(root);
   let realEntry;
   try {
-    realEntry = fs.realpathSync(entry);
+    realEntry = fs.realpathSync.native(entry);
   } catch {
     throw installError(`${pkgName}'s bin ${name} (${bin[name]}) does not exist`);
   }
@@ -84,7 +84,7 @@ async function installNpx(dist, staging, o) {
   await run(
     npm,
     [...npmArgs, 'install', '--ignore-scripts', '--no-audit', '--no-fund', '--omit=dev', '--no-save', '--prefer-offline', '--loglevel=error', '--prefix', staging, spec],
-    { cwd: staging, env: { npm_config_update_notifier: 'false' }, signal: o.signal, what: `npm install ${spec}` },
+    { cwd: staging, env: { npm_config_update_notifier: 'false', ...o.env }, signal: o.signal, what: `npm install ${spec}` },
   );
   return { kind: 'npx', package: dist.package, packageVersion: dist.version, entry: npmEntry(staging, dist.package, dist.cmd) };
 }
@@ -99,11 +99,11 @@ async function installUvx(dist, staging, o) {
   const python = o.python ?? (process.platform === 'win32' ? 'python' : 'python3');
   const spec = `${dist.package}==${dist.version}`;
   o.onProgress?.({ phase: 'install', message: `python -m venv; pip install ${spec}` });
-  await run(python, ['-m', 'venv', path.join(staging, 'venv')], { cwd: staging, signal: o.signal, what: 'python -m venv' });
+  await run(python, ['-m', 'venv', path.join(staging, 'venv')], { cwd: staging, env: o.env, signal: o.signal, what: 'python -m venv' });
   const { bin, python: venvPython } = venvLayout(staging);
   await run(venvPython, ['-m', 'pip', 'install', '--no-input', '--disable-pip-version-check', '--quiet', spec], {
     cwd: staging,
-    env: { PIP_NO_INPUT: '1' },
+    env: { PIP_NO_INPUT: '1', ...o.env },
     signal: o.signal,
     what: `pip install ${spec}`,
   });
@@ -132,6 +132,7 @@ async function installBinary(target, staging, o) {
     stallMs: o.limits?.stallMs,
     maxRedirects: o.limits?.maxRedirects,
     signal: o.signal,
+    fetchImpl: o.fetch,
     onProgress: (p) => o.onProgress?.({ phase: 'download', ...p }),
   });
   o.onProgress?.({ phase: 'extract' });
@@ -153,8 +154,8 @@ async function installBinary(target, staging, o) {
     throw installError(`the archive has no ${target.cmd}`);
   }
   if (!st.isFile()) throw installError(`${target.cmd} in the archive is not a file`);
-  const real = fs.realpathSync(cmd);
-  if (!real.startsWith(fs.realpathSync(dist) + path.sep)) throw installError(`${target.cmd} resolves outside the install`);
+  const real = fs.realpathSync.native(cmd);
+  if (!real.startsWith(fs.realpathSync.native(dist) + path.sep)) throw installError(`${target.cmd} resolves outside the install`);
   if (process.platform !== 'win32') fs.chmodSync(cmd, st.mode | 0o500);
   return { kind: 'binary', archive: target.archive, sha256: got.sha256, verified: target.sha256 !== undefined, entry: `dist/${safeSegments(target.cmd).join('/')}` };
 }

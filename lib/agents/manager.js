@@ -170,7 +170,7 @@ class AgentManager {
         if (this.#store.record(id, want)) return { ...done(), installed: false }; // another process finished it
         const staging = this.#store.staging(id);
         try {
-          const o = { node: this.#o.node, python: this.#o.python, npmCommand: this.#o.npmCommand, limits: this.#o.limits, onProgress, signal };
+          const o = { node: this.#o.node, python: this.#o.python, npmCommand: this.#o.npmCommand, limits: this.#o.limits, fetch: this.#o.fetch, env: this.#o.installEnv, onProgress, signal };
           const how =
             picked.kind === 'npx' ? await installNpx(dist, staging, o) : picked.kind === 'uvx' ? await installUvx(dist, staging, o) : await installBinary(dist, staging, o);
           const record = { id, version: want, ...how, args: dist.args, env: dist.env, installedAt: new Date().toISOString() };
