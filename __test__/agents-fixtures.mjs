@@ -3,7 +3,7 @@
 // serves them and misbehaves on request.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { crc32, gzipSync } from 'node:zlib';
@@ -156,4 +156,22 @@ export function binaryAgent(id, version, target, archiveUrl, { sha256: sum, cmd 
     description: 'a fixture',
     distribution: { binary: { [target]: { archive: archiveUrl, cmd, ...(sum ? { sha256: sum } : {}), ...(args ? { args } : {}) } } },
   };
+}
+
+/**
+ * Linux: `pid` runs Node itself and nothing stands between it and this
+ * process but the addon's reaper (a fork of this process, same cmdline):
+ * no npx, npm, shell or other wrapper.
+ */
+export function assertNoWrapper(assert, pid) {
+  const stat = (p) => {
+    const s = readFileSync(`/proc/${p}/stat`, 'utf8');
+    return s.slice(s.lastIndexOf(')') + 2).split(' ');
+  };
+  const cmdline = (p) => readFileSync(`/proc/${p}/cmdline`, 'utf8');
+  assert.equal(realpathSync(`/proc/${pid}/exe`), realpathSync(process.execPath), 'the agent pid runs node itself');
+  const parent = Number(stat(pid)[1]);
+  if (parent === process.pid) return;
+  assert.equal(Number(stat(parent)[1]), process.pid, 'the parent is a child of this process');
+  assert.equal(cmdline(parent), cmdline(process.pid), 'the parent is the reaper (a fork of this process), not a wrapper');
 }
