@@ -239,11 +239,15 @@ class AgentManager {
   /**
    * Start `id`, initialize, try a session: `{status: 'ready' | 'needs-auth'
    * | 'failed', agentCapabilities, authMethods, …}`. Cached per installed
-   * version; `refresh: true` probes again.
+   * version; `refresh: true` probes again. `env` (and `replaceEnv`) as
+   * the host will launch it: a probe with other variables is another
+   * question, so pass `refresh` when they change.
    */
-  async probe(id, { refresh = false, cwd, timeoutMs, signal } = {}) {
+  async probe(id, { refresh = false, cwd, timeoutMs, signal, env, replaceEnv } = {}) {
     const entry = await this.#entry(id);
-    const options = await this.launch(id, { signal });
+    const launch = await this.launch(id, { signal });
+    // `env`: what the host will run it with (API keys, config dirs) — it decides the outcome.
+    const options = { ...launch, env: { ...launch.env, ...env }, replaceEnv: replaceEnv === true };
     if (entry.command) return probeAgent(options, { cwd, timeoutMs, signal });
     const version = this.#store.pins()[id] ?? entry.version;
     const cached = refresh ? null : this.#store.readJson(id, version, 'probe.json');
