@@ -48,8 +48,8 @@ function writeCache(dir, text, meta) {
 }
 
 function bundled() {
-  const file = path.join(__dirname, 'registry-snapshot.json');
-  return { ...checkIndex(parse(fs.readFileSync(file, 'utf8'), 'the bundled snapshot'), 'the bundled snapshot'), source: 'bundled' };
+  // require(), not a file read: a bundler inlines it.
+  return { ...checkIndex(require('./registry-snapshot.json'), 'the bundled snapshot'), source: 'bundled' };
 }
 
 /** Fetch `url` as text with the cached ETag; `{status: 200|304, text, etag}`. */
