@@ -216,6 +216,25 @@ describe('downloads', () => {
     });
   }
 
+  it('refuses an https download redirected to http (checked on the redirect itself)', async () => {
+    const { fetchFollowing } = require('../lib/agents/download.js');
+    // A stand-in for the TLS server's answer: this machine has no certificate for 127.0.0.1.
+    const fakeTls = async (url) =>
+      url.startsWith('https:') ? new Response(null, { status: 302, headers: { location: server.url('/good.tar.gz') } }) : fetch(url);
+    await assert.rejects(fetchFollowing('https://agents.example/a.tar.gz', { fetchImpl: fakeTls }), (err) => err.code === 'ERR_ACP_AGENT_DOWNLOAD' && /no downgrade/.test(err.message));
+  });
+
+  it('an abort stops a stalled download: ERR_ACP_ABORTED, nothing left', async () => {
+    const m = manager([binaryAgent('abort', '1.0.0', TARGET, server.url('/stall.tar.gz'), { cmd: './bin/agent' })]);
+    const controller = new AbortController();
+    const pending = m.install('abort', {
+      signal: controller.signal,
+      onProgress: (e) => e.receivedBytes > 0 && controller.abort(),
+    });
+    await assert.rejects(pending, { code: 'ERR_ACP_ABORTED' });
+    assertClean(m, 'abort');
+  });
+
   it("checks the length itself: a host's fetch that lets a short body through is caught", async () => {
     // e.g. a host passing Electron's net.fetch, or a proxy that ends the body early.
     const shortFetch = async (url, init) => {

@@ -43,7 +43,12 @@ async function fetchFollowing(url, { headers = {}, maxRedirects = DEFAULTS.maxRe
       await res.body?.cancel().catch(() => {});
       if (!location) throw downloadError(`${shown(current)} redirected without a Location`, { url: shown(url), status: res.status });
       if (hop >= maxRedirects) throw downloadError(`${shown(url)}: more than ${maxRedirects} redirects`, { url: shown(url) });
-      current = new URL(location, current).href;
+      const next = new URL(location, current);
+      // No downgrade: a TLS download is not handed to a plain-text hop.
+      if (u.protocol === 'https:' && next.protocol !== 'https:') {
+        throw downloadError(`${shown(current)} redirected to ${next.protocol} (no downgrade from https)`, { url: shown(url) });
+      }
+      current = next.href;
       continue;
     }
     if (res.status !== 304 && (res.status < 200 || res.status >= 300)) {
@@ -75,6 +80,10 @@ async function readBody(res, { url, maxBytes, stallMs, deadline, abort, onChunk,
   }
   const hash = createHash('sha256');
   let bytes = 0;
+  if (!res.body) {
+    if (total) throw downloadError(`${shown(url)} was cut short: 0 of ${total} bytes`, { url: shown(url), bytes: 0, expectedBytes: total });
+    return { bytes, sha256: hash.digest('hex') };
+  }
   const reader = res.body.getReader();
   let stalled = false;
   let timer;
