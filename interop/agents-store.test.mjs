@@ -1,6 +1,7 @@
-// AgentManager against the real registries: an npm agent from the
-// ecosystem (@zed-industries/claude-agent-acp 0.23.1, npx distribution) and
-// a Python agent from PyPI (agentao 0.5.17, uvx distribution), installed
+// AgentManager against the real registries: a small published npm agent
+// (pi-acp 0.0.34, 7 MB installed), an npm agent from the ecosystem
+// (@zed-industries/claude-agent-acp 0.23.1, npx distribution) and a Python
+// agent from PyPI (agentao 0.5.17, uvx distribution), installed
 // into a store kept in the cache directory (a rerun finds them installed),
 // launched without wrappers and probed.
 import { describe, it } from 'node:test';
@@ -14,6 +15,7 @@ import { assertNoWrapper } from '../__test__/agents-fixtures.mjs';
 const INDEX = {
   version: '1',
   agents: [
+    { id: 'pi-acp', name: 'pi', version: '0.0.34', distribution: { npx: { package: 'pi-acp@0.0.34' } } },
     { id: 'claude-acp', name: 'Claude Agent', version: '0.23.1', distribution: { npx: { package: '@zed-industries/claude-agent-acp@0.23.1' } } },
     { id: 'agentao', name: 'Agentao', version: '0.5.17', distribution: { uvx: { package: 'agentao==0.5.17', args: ['--acp', '--stdio'] } } },
   ],
@@ -42,6 +44,18 @@ const baseEnv = () => ({ PATH: process.env.PATH, HOME: scratch(), LANG: 'C.UTF-8
 
 describe('real agents from npm and PyPI', () => {
   const m = new AgentManager({ storeDir: storeDir(), index: INDEX });
+
+  it('npx: pi-acp 0.0.34 initializes, and its probe fails with the reason (the pi it drives is not installed)', async () => {
+    const r = await installWithRetries(m, 'pi-acp');
+    const launch = await m.launch('pi-acp');
+    assert.deepEqual(launch.args, [join(r.dir, 'node_modules', 'pi-acp', 'dist', 'index.js')]);
+    // An empty PATH: whatever a developer has installed, `pi` is not found.
+    const probe = await m.probe('pi-acp', { refresh: true, env: { ...baseEnv(), PATH: scratch() }, replaceEnv: true });
+    assert.equal(probe.status, 'failed', JSON.stringify(probe));
+    assert.equal(probe.agentInfo.version, '0.0.34');
+    assert.equal(probe.authMethods[0].id, 'pi_terminal_login');
+    assert.match(probe.error.message, /Could not start pi/);
+  });
 
   it('npx: claude-agent-acp 0.23.1 installed at that version, launched as <node> dist/index.js, probed ready', async () => {
     const r = await installWithRetries(m, 'claude-acp');
