@@ -311,6 +311,15 @@ describe('the store', () => {
     assert.deepEqual(readdirSync(join(storeDir, 'locks')), []);
   });
 
+  it('a version left by another store format is reinstalled, not launched', async () => {
+    const m = manager([binaryAgent('old', '1.0.0', TARGET, server.url('/good.tar.gz'), { cmd: './bin/agent' })]);
+    mkdirSync(join(m.storeDir, 'agents', 'old', '1.0.0'), { recursive: true });
+    writeFileSync(join(m.storeDir, 'agents', 'old', '1.0.0', 'install.json'), JSON.stringify({ id: 'old', version: '1.0.0', kind: 'binary', entry: 'gone' }));
+    assert.deepEqual(m.installed(), []);
+    assert.equal((await m.install('old')).installed, true);
+    assert.ok(statSync((await m.launch('old')).command).isFile());
+  });
+
   it('takes over a lock left by a dead installer', async () => {
     const storeDir = tmp();
     mkdirSync(join(storeDir, 'locks'), { recursive: true });

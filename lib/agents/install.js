@@ -6,7 +6,7 @@
 //  - npx: `npm install --ignore-scripts <name>@<exact version>` into the
 //    staging dir; the launch is `<node> <bin entry>` from its package.json;
 //  - uvx: `python -m venv`, then `pip install <name>==<version>` in it; the
-//    launch is the venv's python running the package's entry script;
+//    launch is the venv's python calling the package's console script;
 //  - binary: the archive for this platform, downloaded (capped, sha256
 //    checked), unpacked by extract.js.
 
@@ -117,7 +117,7 @@ async function installUvx(dist, staging, o) {
     package: dist.package,
     packageVersion: dist.version,
     python: path.relative(staging, venvPython).split(path.sep).join('/'),
-    entry: path.relative(staging, path.join(bin, found)).split(path.sep).join('/'),
+    script,
   };
 }
 

@@ -6,11 +6,23 @@
 //  - npx: `<node> <entry> …args`; the Node is the host's choice, default
 //    this process's executable; under Electron that is Electron itself,
 //    run as plain Node with ELECTRON_RUN_AS_NODE=1;
-//  - uvx: `<venv python> <entry script> …args` (the script's own shebang
-//    names the staging path it was built in, so it is not executed);
+//  - uvx: `<venv python> -c <call the console script NAME> NAME …args`:
+//    the generated script (a shebang, or a Windows .exe launcher) names the
+//    staging path the venv was built in, so neither is run; the python
+//    itself finds its venv from where it is;
 //  - binary: `<dist>/<cmd> …args`.
 
 const path = require('node:path');
+
+// What pip's generated console script does, from the venv's python itself.
+const CONSOLE_SCRIPT = [
+  'import sys',
+  'from importlib.metadata import entry_points',
+  "found = [e for e in entry_points(group='console_scripts') if e.name == sys.argv[1]]",
+  "if not found: sys.exit('acp-native: no console script ' + sys.argv[1])",
+  'sys.argv = sys.argv[1:]',
+  'sys.exit(found[0].load()())',
+].join('\n');
 const { AcpError } = require('../errors.js');
 
 /**
@@ -30,7 +42,7 @@ function launchOptions(record, dir, { node, electron = Boolean(process.versions.
       return { command, args: [abs(record.entry), ...args], env };
     }
     case 'uvx':
-      return { command: abs(record.python), args: [abs(record.entry), ...args], env };
+      return { command: abs(record.python), args: ['-c', CONSOLE_SCRIPT, record.script, ...args], env };
     case 'binary':
       return { command: abs(record.entry), args, env };
     case 'preset':

@@ -168,6 +168,7 @@ class AgentManager {
       want,
       async () => {
         if (this.#store.record(id, want)) return { ...done(), installed: false }; // another process finished it
+        this.#store.clearUnusable(id, want);
         const staging = this.#store.staging(id);
         try {
           const o = { node: this.#o.node, python: this.#o.python, npmCommand: this.#o.npmCommand, limits: this.#o.limits, fetch: this.#o.fetch, env: this.#o.installEnv, onProgress, signal };

@@ -23,6 +23,8 @@ const { AcpError } = require('../errors.js');
 const { ID } = require('./schema.js');
 
 const VERSION = /^[0-9A-Za-z][0-9A-Za-z.+_-]*$/;
+// install.json's layout; a record of another format is reinstalled.
+const FORMAT = 1;
 
 function checkName(what, v, re) {
   if (typeof v !== 'string' || !re.test(v) || v.includes('..') || v.length > 64) {
@@ -59,18 +61,24 @@ class Store {
     return dir;
   }
 
-  /** The install record of id@version, or null. */
+  /** The install record of id@version, or null (none, unreadable, or of another store format). */
   record(id, version) {
     try {
-      return JSON.parse(fs.readFileSync(path.join(this.versionDir(id, version), 'install.json'), 'utf8'));
+      const record = JSON.parse(fs.readFileSync(path.join(this.versionDir(id, version), 'install.json'), 'utf8'));
+      return record?.format === FORMAT ? record : null;
     } catch {
       return null;
     }
   }
 
+  /** A version directory without a usable record (an older format): cleared for a new install. */
+  clearUnusable(id, version) {
+    if (!this.record(id, version) && fs.existsSync(this.versionDir(id, version))) this.remove(id, version);
+  }
+
   /** Move a finished staging dir into place; false if another process got there first. */
   commit(staging, id, version, record) {
-    fs.writeFileSync(path.join(staging, 'install.json'), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o644 });
+    fs.writeFileSync(path.join(staging, 'install.json'), `${JSON.stringify({ format: FORMAT, ...record }, null, 2)}\n`, { mode: 0o644 });
     const dest = this.versionDir(id, version);
     fs.mkdirSync(path.dirname(dest), { recursive: true, mode: 0o755 });
     try {
