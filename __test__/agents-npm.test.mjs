@@ -5,9 +5,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { AcpClient, AgentManager } from '../index.mjs';
 import { MOCK_AGENT, assertNoWrapper, serve, tar } from './agents-fixtures.mjs';
@@ -72,6 +73,26 @@ describe('npx distributions (fixture npm registry)', () => {
     }
     await client.close();
     assert.equal((await m.probe('mock-npm')).status, 'ready');
+  });
+
+  it('finds npm-cli.js next to Node or behind npm on PATH, run by the chosen Node (never a shim)', () => {
+    const { defaultNpm } = createRequire(import.meta.url)('../lib/agents/install.js');
+    const prefix = mkdtempSync(join(tmpdir(), 'acp-npm-layout-'));
+    const cli = join(prefix, 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
+    mkdirSync(dirname(cli), { recursive: true });
+    writeFileSync(cli, '');
+    mkdirSync(join(prefix, 'bin'));
+    symlinkSync(cli, join(prefix, 'bin', 'npm'));
+    const winDir = mkdtempSync(join(tmpdir(), 'acp-npm-win-'));
+    const winCli = join(winDir, 'node_modules', 'npm', 'bin', 'npm-cli.js');
+    mkdirSync(dirname(winCli), { recursive: true });
+    writeFileSync(winCli, '');
+    writeFileSync(join(winDir, 'npm.cmd'), '');
+    const electronLike = '/opt/app/electron';
+    assert.deepEqual(defaultNpm(join(prefix, 'bin', 'node'), { pathEnv: '', electron: false }), { command: [join(prefix, 'bin', 'node'), cli], env: {} });
+    assert.deepEqual(defaultNpm(electronLike, { pathEnv: join(prefix, 'bin'), electron: false }), { command: [electronLike, cli], env: {} });
+    assert.deepEqual(defaultNpm(electronLike, { pathEnv: winDir, electron: false }), { command: [electronLike, winCli], env: {} });
+    assert.deepEqual(defaultNpm(process.execPath, { pathEnv: winDir, electron: true }).env, { ELECTRON_RUN_AS_NODE: '1' });
   });
 
   it('an npm failure is a clear ERR_ACP_AGENT_INSTALL with npm output, and leaves nothing', async () => {

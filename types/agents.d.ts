@@ -82,7 +82,7 @@ export interface AgentManagerOptions {
   node?: string;
   /** The Python that creates uvx agents' venvs. Default `python3` (`python` on Windows). */
   python?: string;
-  /** How to run npm, e.g. `['/usr/bin/node', '/path/npm-cli.js']`. Default: the npm next to `node`, else `npm`. */
+  /** How to run npm, e.g. `['/usr/bin/node', '/path/npm-cli.js']`. Default: `<node> npm-cli.js`, found next to `node` or behind `npm` on PATH (no `.cmd` shim, no shell). */
   npmCommand?: string[];
   /** Variables for npm and pip (a registry mirror, a cache directory, a proxy). */
   installEnv?: Record<string, string>;

@@ -36,15 +36,30 @@ function run(command, args, { cwd, env, signal, timeoutMs = 10 * 60_000, what })
   });
 }
 
-/** How to run npm: `node <npm-cli.js>` next to this Node when it is there, else `npm` on PATH. */
-function defaultNpm(node = process.execPath) {
-  const candidates = [
+/**
+ * How to run npm without a shim or shell: `<node> <npm-cli.js>`, the
+ * npm-cli.js next to `node` (a Node install), else the one behind `npm` on
+ * PATH (a symlink on POSIX; `npm.cmd`'s directory on Windows, where a .cmd
+ * cannot run without a shell). Under Electron the Node is Electron itself,
+ * with ELECTRON_RUN_AS_NODE=1. `[command, ...args]` and the env to add.
+ */
+function defaultNpm(node = process.execPath, { pathEnv = process.env.PATH ?? '', electron = Boolean(process.versions.electron) } = {}) {
+  const env = electron && node === process.execPath ? { ELECTRON_RUN_AS_NODE: '1' } : {};
+  const nextToNode = [
     path.join(path.dirname(node), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'),
     path.join(path.dirname(node), 'node_modules', 'npm', 'bin', 'npm-cli.js'),
   ];
-  const cli = candidates.find((f) => fs.existsSync(f));
-  if (cli && !process.versions.electron) return [node, cli];
-  return [process.platform === 'win32' ? 'npm.cmd' : 'npm'];
+  const onPath = [];
+  for (const dir of pathEnv.split(path.delimiter).filter(Boolean)) {
+    onPath.push(path.join(dir, 'node_modules', 'npm', 'bin', 'npm-cli.js'));
+    try {
+      const real = fs.realpathSync(path.join(dir, 'npm'));
+      if (path.basename(real) === 'npm-cli.js') onPath.push(real);
+    } catch {}
+  }
+  const cli = [...nextToNode, ...onPath].find((f) => fs.existsSync(f));
+  if (cli) return { command: [node, cli], env };
+  return { command: ['npm'], env: {} };
 }
 
 /** The bin entry of an installed package, as a path relative to `root`. */
@@ -79,12 +94,13 @@ async function installNpx(dist, staging, o) {
   const spec = `${dist.package}@${dist.version}`;
   // A package.json of its own, so npm installs here and nowhere up the tree.
   fs.writeFileSync(path.join(staging, 'package.json'), '{"private":true}\n');
-  const [npm, ...npmArgs] = o.npmCommand ?? defaultNpm(o.node);
+  const found = o.npmCommand ? { command: o.npmCommand, env: {} } : defaultNpm(o.node);
+  const [npm, ...npmArgs] = found.command;
   o.onProgress?.({ phase: 'install', message: `npm install ${spec}` });
   await run(
     npm,
     [...npmArgs, 'install', '--ignore-scripts', '--no-audit', '--no-fund', '--omit=dev', '--no-save', '--prefer-offline', '--loglevel=error', '--prefix', staging, spec],
-    { cwd: staging, env: { npm_config_update_notifier: 'false', ...o.env }, signal: o.signal, what: `npm install ${spec}` },
+    { cwd: staging, env: { npm_config_update_notifier: 'false', ...found.env, ...o.env }, signal: o.signal, what: `npm install ${spec}` },
   );
   return { kind: 'npx', package: dist.package, packageVersion: dist.version, entry: npmEntry(staging, dist.package, dist.cmd) };
 }
