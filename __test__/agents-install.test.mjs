@@ -65,6 +65,8 @@ before(async () => {
       { name: 'x', type: '2', linkname: 'y/..' },
       { name: 'x/pwned', data: 'x' },
     ]),
+    // A second entry of the same name would replace the first (or write through a link planted there).
+    '/twice.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: 'agent', data: 'replaced' }]),
     '/hardlink.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: 'passwd', type: '1', linkname: '/etc/passwd' }]),
     '/hardlink-dotdot.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: 'up', type: '1', linkname: '../outside' }]),
     '/device.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: 'null', type: '3' }]),
@@ -88,6 +90,7 @@ before(async () => {
         { name: 'lib/real-agent', data: PROGRAM, mode: 0o755 },
         { name: 'agent', type: '2', linkname: 'lib/real-agent' },
         { name: 'copy', type: '1', linkname: 'lib/real-agent' },
+        { name: 'suid', data: 'x', mode: 0o6755 },
       ]),
     },
     ...Object.fromEntries(Object.entries(hostile).map(([k, body]) => [k, { body }])),
@@ -151,6 +154,7 @@ describe('binary distributions', () => {
     const { dir } = await m.install('links');
     assert.equal(readlinkSync(join(dir, 'dist', 'agent')), 'lib/real-agent');
     assert.deepEqual(readFileSync(join(dir, 'dist', 'copy')), PROGRAM);
+    assert.equal(statSync(join(dir, 'dist', 'suid')).mode & 0o7777, 0o755, 'no setuid/setgid bits');
   });
 
   it('checks the sha256 in any case and refuses a mismatch, leaving nothing installed', async () => {
@@ -171,6 +175,7 @@ describe('binary distributions', () => {
     ['a write through a symlink plus ..', '/write-through-link.tar.gz', /climbs out/],
     ['a symlink that resolves outside only on disk', '/link-via-dot.tar.gz', /resolves outside the target/],
     ['a write through a symlink that resolves outside', '/write-via-dot.tar.gz', /through a symlink leaving the target/],
+    ['one name twice', '/twice.tar.gz', /appears twice/],
     ['a hardlink to /etc/passwd', '/hardlink.tar.gz', /absolute path/],
     ['a hardlink to ../outside', '/hardlink-dotdot.tar.gz', /climbs out/],
     ['a character device', '/device.tar.gz', /CharacterDevice/],

@@ -126,13 +126,20 @@ describe('loading the index', () => {
   });
 
   it('a gzip-encoded, invalid or non-JSON index never replaces the good cached copy', async () => {
-    for (const path of ['/gzip.json', '/bad.json', '/not-json.json']) {
+    for (const bad of ['/gzip.json', '/bad.json', '/not-json.json']) {
       const storeDir = tmp();
-      const got = await new AgentManager({ storeDir, index: server.url(path) }).index();
-      assert.equal(got.source, 'bundled', path);
+      // The same URL answers well once, then badly.
+      server.routes['/flip.json'] = { body: JSON.stringify(index) };
+      assert.equal((await new AgentManager({ storeDir, index: server.url('/flip.json') }).index()).source, 'network');
+      const cachedText = readFileSync(join(storeDir, 'index', 'registry.json'), 'utf8');
+      server.routes['/flip.json'] = server.routes[bad];
+      const got = await new AgentManager({ storeDir, index: server.url('/flip.json') }).index();
+      assert.deepEqual({ source: got.source, stale: got.stale, ids: got.agents.map((a) => a.id) }, { source: 'cache', stale: true, ids: ['net-agent'] }, bad);
       assert.match(got.error.code, /ERR_ACP_AGENT_(DOWNLOAD|INDEX)/);
+      assert.equal(readFileSync(join(storeDir, 'index', 'registry.json'), 'utf8'), cachedText, `${bad} left the cache as it was`);
     }
     const gz = await new AgentManager({ storeDir: tmp(), index: server.url('/gzip.json') }).index();
+    assert.equal(gz.source, 'bundled');
     assert.match(gz.error.message, /Content-Encoding: gzip/);
   });
 
