@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -95,12 +95,12 @@ before(async () => {
     },
     ...Object.fromEntries(Object.entries(hostile).map(([k, body]) => [k, { body }])),
     '/gzip-encoded.tar.gz': { body: gzipSync(GOOD), headers: { 'content-encoding': 'gzip' } },
-    '/truncated.tar.gz': (req, res) => {
+    '/truncated.tar.gz': (_req, res) => {
       res.writeHead(200, { 'content-length': GOOD.length });
       res.write(GOOD.subarray(0, 1000));
       setImmediate(() => res.destroy());
     },
-    '/stall.tar.gz': (req, res) => {
+    '/stall.tar.gz': (_req, res) => {
       res.writeHead(200, { 'content-length': GOOD.length });
       res.write(GOOD.subarray(0, 100)); // then nothing, connection held open
     },
@@ -108,7 +108,7 @@ before(async () => {
     '/redirect.tar.gz': { status: 302, body: '', headers: { location: '/good.tar.gz' } },
     '/loop.tar.gz': { status: 302, body: '', headers: { location: '/loop.tar.gz' } },
     '/big.tar.gz': { body: Buffer.concat([GOOD, Buffer.alloc(2 * 1024 * 1024)]) },
-    '/chunked-big.tar.gz': (req, res) => {
+    '/chunked-big.tar.gz': (_req, res) => {
       res.writeHead(200); // no length: the cap is checked per chunk
       const chunk = Buffer.alloc(256 * 1024);
       let n = 0;

@@ -84,7 +84,7 @@ describe('index schema', () => {
 
 describe('loading the index', () => {
   let server;
-  let etag = '"v1"';
+  const etag = '"v1"';
   const index = { version: '1', agents: [npxAgent('net-agent')] };
   before(async () => {
     server = await serve({
