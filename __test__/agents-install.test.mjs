@@ -316,6 +316,19 @@ describe('the store', () => {
     assert.deepEqual(readdirSync(join(storeDir, 'locks')), []);
   });
 
+  it('rename wins: a second finished copy of a version is thrown away, the first stays whole', () => {
+    const { Store } = require('../lib/agents/store.js');
+    const store = new Store(tmp());
+    const first = store.staging('dup');
+    writeFileSync(join(first, 'which'), 'first');
+    assert.equal(store.commit(first, 'dup', '1.0.0', { kind: 'binary', entry: 'which' }), true);
+    const second = store.staging('dup');
+    writeFileSync(join(second, 'which'), 'second');
+    assert.equal(store.commit(second, 'dup', '1.0.0', { kind: 'binary', entry: 'which' }), false);
+    assert.equal(readFileSync(join(store.versionDir('dup', '1.0.0'), 'which'), 'utf8'), 'first');
+    assert.deepEqual(readdirSync(join(store.dir, 'tmp')), []);
+  });
+
   it('a version left by another store format is reinstalled, not launched', async () => {
     const m = manager([binaryAgent('old', '1.0.0', TARGET, server.url('/good.tar.gz'), { cmd: './bin/agent' })]);
     mkdirSync(join(m.storeDir, 'agents', 'old', '1.0.0'), { recursive: true });
