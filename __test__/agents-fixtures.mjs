@@ -175,3 +175,20 @@ export function assertNoWrapper(assert, pid) {
   assert.equal(Number(stat(parent)[1]), process.pid, 'the parent is a child of this process');
   assert.equal(cmdline(parent), cmdline(process.pid), 'the parent is the reaper (a fork of this process), not a wrapper');
 }
+
+/** A deflated zip as Python's zipfile writes it (the common real-world kind); `entries`: {name, data, mode}. */
+export function deflatedZip(entries) {
+  const script = `
+import io, json, sys, zipfile
+out = io.BytesIO()
+with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
+    for e in json.loads(sys.stdin.read()):
+        info = zipfile.ZipInfo(e['name'])
+        info.create_system = 3
+        info.external_attr = e['mode'] << 16
+        z.writestr(info, bytes.fromhex(e['hex']), compress_type=zipfile.ZIP_DEFLATED)
+sys.stdout.buffer.write(out.getvalue())
+`;
+  const input = JSON.stringify(entries.map((e) => ({ name: e.name, mode: e.mode ?? 0o100644, hex: Buffer.from(e.data ?? '').toString('hex') })));
+  return execFileSync('python3', ['-c', script], { input, maxBuffer: 64 * 1024 * 1024 });
+}

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { AcpClient, AgentManager } from '../index.mjs';
-import { agentProgram, assertNoWrapper, binaryAgent, serve, sha256, tar, tarBz2, tarGz, zip } from './agents-fixtures.mjs';
+import { agentProgram, assertNoWrapper, binaryAgent, deflatedZip, serve, sha256, tar, tarBz2, tarGz, zip } from './agents-fixtures.mjs';
 import { procStat } from './helpers.mjs';
 
 const require = (await import('node:module')).createRequire(import.meta.url);
@@ -76,6 +76,7 @@ before(async () => {
     '/zip-backslash.zip': zip([{ name: 'agent', data: PROGRAM, mode: 0o100755 }, { name: '..\\..\\evil.txt', data: 'pwned' }]),
     // 64 MiB of zeros in one file: a ~64 KiB download.
     '/bomb.tar.gz': gzipSync(tar([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: 'zeros', data: Buffer.alloc(64 * 1024 * 1024) }]), { level: 9 }),
+    '/bomb.zip': deflatedZip([{ name: 'agent', data: PROGRAM, mode: 0o100755 }, { name: 'zeros', data: Buffer.alloc(64 * 1024 * 1024) }]),
     '/many.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, ...Array.from({ length: 300 }, (_, i) => ({ name: `f${i}`, data: '' }))]),
   };
   const routes = {
@@ -83,6 +84,7 @@ before(async () => {
     '/good.tgz': { body: GOOD },
     '/good.tar.bz2': { body: tarBz2([{ name: 'bin/agent', data: PROGRAM, mode: 0o755 }]) },
     '/good.zip': { body: zip([{ name: 'bin/', data: '', mode: 0o40755 }, { name: 'bin/agent', data: PROGRAM, mode: 0o100755 }]) },
+    '/good-deflated.zip': { body: deflatedZip([{ name: 'bin/agent', data: PROGRAM, mode: 0o100755 }, { name: 'README.md', data: 'x'.repeat(10000) }]) },
     '/agent': { body: PROGRAM },
     '/inside-links.tar.gz': {
       body: tarGz([
@@ -125,9 +127,9 @@ before(async () => {
 after(() => server?.close());
 
 describe('binary distributions', () => {
-  for (const ext of ['tar.gz', 'tgz', 'tar.bz2', 'zip']) {
+  for (const ext of ['tar.gz', 'tgz', 'tar.bz2', 'zip', 'deflated.zip']) {
     it(`installs a .${ext} archive, launches its cmd directly and talks ACP to it`, async () => {
-      const m = manager([binaryAgent('fixture', '1.0.0', TARGET, server.url(`/good.${ext}`), { cmd: './bin/agent' })]);
+      const m = manager([binaryAgent('fixture', '1.0.0', TARGET, server.url(`/good${ext === 'deflated.zip' ? '-' : '.'}${ext}`), { cmd: './bin/agent' })]);
       const res = await m.install('fixture');
       assert.equal(res.installed, true);
       assert.equal(res.kind, 'binary');
@@ -197,6 +199,9 @@ describe('binary distributions', () => {
     const m = manager([binaryAgent('bomb', '1.0.0', TARGET, server.url('/bomb.tar.gz'), { cmd: 'agent' })], { limits: { maxUnpackedBytes: 8 * 1024 * 1024 } });
     await assert.rejects(m.install('bomb'), (err) => err.code === 'ERR_ACP_AGENT_ARCHIVE' && /more than 8388608 bytes/.test(err.message));
     assertClean(m, 'bomb');
+    const z = manager([binaryAgent('zbomb', '1.0.0', TARGET, server.url('/bomb.zip'), { cmd: 'agent' })], { limits: { maxUnpackedBytes: 8 * 1024 * 1024 } });
+    await assert.rejects(z.install('zbomb'), (err) => err.code === 'ERR_ACP_AGENT_ARCHIVE' && /more than 8388608 bytes/.test(err.message));
+    assertClean(z, 'zbomb');
     const n = manager([binaryAgent('many', '1.0.0', TARGET, server.url('/many.tar.gz'), { cmd: 'agent' })], { limits: { maxEntries: 100 } });
     await assert.rejects(n.install('many'), (err) => err.code === 'ERR_ACP_AGENT_ARCHIVE' && /more than 100 entries/.test(err.message));
     assertClean(n, 'many');
