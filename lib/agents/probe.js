@@ -7,9 +7,12 @@
 //    agent's `authMethods` say how;
 //  - 'failed': it would not start, initialize or open a session (with the
 //    error and the tail of its stderr).
-// The agent is always stopped afterwards.
+// The agent is always stopped afterwards; its session's scratch directory
+// is removed.
 
+const fs = require('node:fs');
 const os = require('node:os');
+const path = require('node:path');
 
 const AUTH_REQUIRED = -32000;
 
@@ -19,8 +22,11 @@ function tail(text, max = 4096) {
 }
 
 /** Probe the agent launched with `clientOptions`; never rejects. */
-async function probeAgent(clientOptions, { cwd = os.tmpdir(), timeoutMs = 30_000, signal } = {}) {
+async function probeAgent(clientOptions, { cwd, timeoutMs = 30_000, signal } = {}) {
   const { AcpClient } = require('../client.js');
+  // The probe's session gets a scratch directory of its own unless told: nothing an agent writes there stays.
+  const scratch = cwd === undefined ? fs.mkdtempSync(path.join(os.tmpdir(), 'acp-probe-')) : null;
+  cwd ??= scratch;
   const started = Date.now();
   let stderr = '';
   let client;
@@ -57,6 +63,7 @@ async function probeAgent(clientOptions, { cwd = os.tmpdir(), timeoutMs = 30_000
       client.kill();
       await client.close().catch(() => {});
     }
+    if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
   }
 }
 
