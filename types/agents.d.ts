@@ -84,6 +84,8 @@ export interface AgentManagerOptions {
   python?: string;
   /** How to run npm, e.g. `['/usr/bin/node', '/path/npm-cli.js']`. Default: `<node> npm-cli.js`, found next to `node` or behind `npm` on PATH (no `.cmd` shim, no shell). */
   npmCommand?: string[];
+  /** uvx agents: let pip build source distributions (that runs their build code). Default false: wheels only. */
+  allowSourceBuilds?: boolean;
   /** Variables for npm and pip (a registry mirror, a cache directory, a proxy). */
   installEnv?: Record<string, string>;
   /** Which distribution to install when an agent has several. Default `['binary', 'npx', 'uvx']`. */

@@ -5,7 +5,8 @@
 // shell or a package's install scripts:
 //  - npx: `npm install --ignore-scripts <name>@<exact version>` into the
 //    staging dir; the launch is `<node> <bin entry>` from its package.json;
-//  - uvx: `python -m venv`, then `pip install <name>==<version>` in it; the
+//  - uvx: `python -m venv`, then `pip install --only-binary=:all: <name>==<version>`
+//    in it (wheels only: no build code runs, unless allowSourceBuilds); the
 //    launch is the venv's python calling the package's console script;
 //  - binary: the archive for this platform, downloaded (capped, sha256
 //    checked), unpacked by extract.js.
@@ -117,7 +118,9 @@ async function installUvx(dist, staging, o) {
   o.onProgress?.({ phase: 'install', message: `python -m venv; pip install ${spec}` });
   await run(python, ['-m', 'venv', path.join(staging, 'venv')], { cwd: staging, env: o.env, signal: o.signal, what: 'python -m venv' });
   const { bin, python: venvPython } = venvLayout(staging);
-  await run(venvPython, ['-m', 'pip', 'install', '--no-input', '--disable-pip-version-check', '--quiet', spec], {
+  // Wheels only: building a source distribution runs the package's own code at install time.
+  const binaryOnly = o.allowSourceBuilds === true ? [] : ['--only-binary=:all:'];
+  await run(venvPython, ['-m', 'pip', 'install', '--no-input', '--disable-pip-version-check', '--quiet', ...binaryOnly, spec], {
     cwd: staging,
     env: { PIP_NO_INPUT: '1', ...o.env },
     signal: o.signal,

@@ -171,7 +171,7 @@ class AgentManager {
         this.#store.clearUnusable(id, want);
         const staging = this.#store.staging(id);
         try {
-          const o = { node: this.#o.node, python: this.#o.python, npmCommand: this.#o.npmCommand, limits: this.#o.limits, fetch: this.#o.fetch, env: this.#o.installEnv, onProgress, signal };
+          const o = { node: this.#o.node, python: this.#o.python, npmCommand: this.#o.npmCommand, limits: this.#o.limits, fetch: this.#o.fetch, env: this.#o.installEnv, allowSourceBuilds: this.#o.allowSourceBuilds, onProgress, signal };
           const how =
             picked.kind === 'npx' ? await installNpx(dist, staging, o) : picked.kind === 'uvx' ? await installUvx(dist, staging, o) : await installBinary(dist, staging, o);
           const record = { id, version: want, ...how, args: dist.args, env: dist.env, installedAt: new Date().toISOString() };
