@@ -9,9 +9,13 @@ mod fallback;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
+mod procfs;
+#[cfg(target_os = "linux")]
 mod program;
 #[cfg(target_os = "linux")]
 mod reaper;
+#[cfg(target_os = "linux")]
+mod takeover;
 
 use std::io;
 use std::path::Path;
@@ -71,6 +75,27 @@ pub struct Launched {
     pub stderr: Option<ChildStderr>,
 }
 
+/// What went wrong with the process that guards the tree (the Linux
+/// reaper), for the exit report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TreeTrouble {
+    /// The reaper did not act on a kill within its grace (`stopped`: it
+    /// was stopped, typically by what it runs): the host killed the tree
+    /// itself.
+    Unresponsive { stopped: bool },
+    /// The reaper was killed by someone else, by `signal`: the started
+    /// process died with it, but what that process started was left to
+    /// the system. `escaped`: the live processes that may be those.
+    Killed { signal: i32, escaped: Vec<Escaped> },
+}
+
+/// A process that may have outlived its tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escaped {
+    pub pid: u32,
+    pub command: String,
+}
+
 /// Start `spec`. Must run inside a tokio runtime.
 pub fn launch(spec: &LaunchSpec<'_>) -> Result<Launched, SpawnError> {
     #[cfg(target_os = "linux")]
@@ -124,6 +149,16 @@ impl ProcessTree {
             #[cfg(target_os = "linux")]
             TreeImpl::Reaper(t) => t.wait().await,
             TreeImpl::Group(t) => t.wait().await,
+        }
+    }
+
+    /// What went wrong with the tree's reaper, known once [`Self::gone`]
+    /// resolved. None in group mode.
+    pub fn trouble(&self) -> Option<TreeTrouble> {
+        match &self.0 {
+            #[cfg(target_os = "linux")]
+            TreeImpl::Reaper(t) => t.trouble(),
+            TreeImpl::Group(_) => None,
         }
     }
 
