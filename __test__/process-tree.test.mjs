@@ -97,54 +97,52 @@ async function hostileReady(shape, mark, host) {
 
 describe('no survivors: host death mode × process shape', { ...linuxOnly, concurrency: 4 }, () => {
   for (const [shape, mode] of CASES) {
-    {
-      it(`${shape} agent, host ends by ${mode}`, { timeout: 60_000 }, async () => {
-        const mark = randomUUID();
-        const tree = tempTree(`tree-${shape}-${mode}`);
-        const host = spawn(process.execPath, [HOST, shape, mode, tree.root], {
-          env: { ...process.env, ACP_TREE_MARK: mark },
-          stdio: ['pipe', 'pipe', 'inherit'],
-        });
-        const exited = new Promise((resolve) => host.on('exit', (code, signal) => resolve({ code, signal })));
-        const said = lines(host.stdout);
-        try {
-          await Promise.race([said('ready'), exited.then((e) => assert.fail(`host ended early: ${JSON.stringify(e)}`))]);
-          // The shape is really there before the host goes. Waited for:
-          // a forked shell may not have exec'd its `sleep` yet when the
-          // agent is ready (seen on a loaded machine).
-          if (shape === 'wrapper') {
-            await eventually(() => marked(mark).some((p) => p.pid !== host.pid && p.cmd === 'sleep'), 'lingering grandchild');
-          }
-          if (shape === 'daemon' || shape === 'terminal') {
-            // Detached: its session's leader (the `setsid sh`) has exited.
-            const daemon = (p, all) => p.cmd === 'sleep' && !all.some((q) => q.pid === p.sid);
-            await eventually(() => marked(mark).some((p, _, all) => daemon(p, all)), 'a setsid daemon runs');
-          }
-          if (shape in HOSTILE) await hostileReady(shape, mark, host.pid);
-          let except = -1;
-          if (mode === 'close' || mode === 'kill') {
-            host.stdin.write('go\n');
-            await said('done');
-            except = host.pid; // the host lives on; its agent tree must not
-          } else if (mode.startsWith('SIG')) {
-            host.kill(mode);
-            assert.equal((await exited).signal, mode);
-          } else {
-            host.stdin.write('go\n');
-            await exited;
-          }
-          const ms = await survivorsGone(mark, except);
-          const left = marked(mark).filter((p) => p.pid !== except);
-          table.push({ shape, mode, survivors: left.length, ms });
-          assert.deepEqual(left, [], `survivors of ${shape}/${mode}`);
-        } finally {
-          host.stdin.end();
-          for (const p of marked(mark)) killOurs(p.pid); // ours: carries our mark
-          await exited;
-          tree.cleanup();
-        }
+    it(`${shape} agent, host ends by ${mode}`, { timeout: 60_000 }, async () => {
+      const mark = randomUUID();
+      const tree = tempTree(`tree-${shape}-${mode}`);
+      const host = spawn(process.execPath, [HOST, shape, mode, tree.root], {
+        env: { ...process.env, ACP_TREE_MARK: mark },
+        stdio: ['pipe', 'pipe', 'inherit'],
       });
-    }
+      const exited = new Promise((resolve) => host.on('exit', (code, signal) => resolve({ code, signal })));
+      const said = lines(host.stdout);
+      try {
+        await Promise.race([said('ready'), exited.then((e) => assert.fail(`host ended early: ${JSON.stringify(e)}`))]);
+        // The shape is really there before the host goes. Waited for:
+        // a forked shell may not have exec'd its `sleep` yet when the
+        // agent is ready (seen on a loaded machine).
+        if (shape === 'wrapper') {
+          await eventually(() => marked(mark).some((p) => p.pid !== host.pid && p.cmd === 'sleep'), 'lingering grandchild');
+        }
+        if (shape === 'daemon' || shape === 'terminal') {
+          // Detached: its session's leader (the `setsid sh`) has exited.
+          const daemon = (p, all) => p.cmd === 'sleep' && !all.some((q) => q.pid === p.sid);
+          await eventually(() => marked(mark).some((p, _, all) => daemon(p, all)), 'a setsid daemon runs');
+        }
+        if (shape in HOSTILE) await hostileReady(shape, mark, host.pid);
+        let except = -1;
+        if (mode === 'close' || mode === 'kill') {
+          host.stdin.write('go\n');
+          await said('done');
+          except = host.pid; // the host lives on; its agent tree must not
+        } else if (mode.startsWith('SIG')) {
+          host.kill(mode);
+          assert.equal((await exited).signal, mode);
+        } else {
+          host.stdin.write('go\n');
+          await exited;
+        }
+        const ms = await survivorsGone(mark, except);
+        const left = marked(mark).filter((p) => p.pid !== except);
+        table.push({ shape, mode, survivors: left.length, ms });
+        assert.deepEqual(left, [], `survivors of ${shape}/${mode}`);
+      } finally {
+        host.stdin.end();
+        for (const p of marked(mark)) killOurs(p.pid); // ours: carries our mark
+        await exited;
+        tree.cleanup();
+      }
+    });
   }
 });
 

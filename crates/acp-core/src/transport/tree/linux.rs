@@ -312,9 +312,13 @@ pub(super) fn launch(spec: &LaunchSpec<'_>) -> Result<Launched, SpawnError> {
             // SAFETY: our own child, not reaped yet.
             unsafe { libc::kill(reaper_pid, libc::SIGKILL) };
         }
-        reap_now(reaper_pid);
+        let ended = reap_now(reaper_pid);
         let source = match got {
             Some(RECORD) => io::Error::from_raw_os_error(value),
+            _ if got.is_some() && libc::WIFSIGNALED(ended) => io::Error::other(format!(
+                "the reaper process was killed by {} before starting the command",
+                crate::transport::signal_name(libc::WTERMSIG(ended))
+            )),
             Some(_) => io::Error::other("the reaper process ended before starting the command"),
             None => io::Error::other("the reaper process was stopped before starting the command"),
         };
@@ -470,14 +474,16 @@ fn read_blocking(fd: RawFd, buf: &mut [u8; RECORD]) -> usize {
     got
 }
 
-/// Reap the reaper (it is exiting or has exited).
-fn reap_now(pid: libc::pid_t) {
+/// Reap the reaper (it is exiting or has exited): its wait status.
+fn reap_now(pid: libc::pid_t) -> libc::c_int {
+    let mut status = 0;
     // SAFETY: our own child, not reaped yet.
     unsafe {
-        while libc::waitpid(pid, std::ptr::null_mut(), 0) < 0
+        while libc::waitpid(pid, &mut status, 0) < 0
             && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
         {}
     }
+    status
 }
 
 /// Read the reaper's reports until it exits, then reap it. A reaper
