@@ -129,11 +129,12 @@ impl Reaper {
 
     /// The reaper did not end within its grace: kill the tree without it,
     /// then the reaper.
-    fn take_over(&self) {
+    /// `seen_stopped`: the caller saw it stopped a moment ago.
+    fn take_over(&self, seen_stopped: bool) {
         let Some(now) = procfs::stat(self.known.reaper).filter(|s| s.live()) else {
             return; // it has just ended on its own
         };
-        let stopped = matches!(now.state, b'T' | b't');
+        let stopped = seen_stopped || matches!(now.state, b'T' | b't');
         tracing::warn!(
             reaper = self.known.reaper,
             stopped,
@@ -182,9 +183,18 @@ impl Control {
     pub fn terminate(&self) {
         self.send(reaper::CMD_TERMINATE);
     }
+    /// A reaper seen stopped before the kill is sent may be stopped again
+    /// right after the SIGCONT (by a helper that does so in a loop): the
+    /// host then kills the tree itself, here, as an exit hook (after which
+    /// nothing asynchronous runs) needs.
     pub fn kill(&self) {
+        let reaper = &self.0.reaper;
+        let stopped = procfs::stat(reaper.known.reaper).is_some_and(|s| s.state == b'T');
         self.send(reaper::CMD_KILL);
-        self.0.reaper.ask_kill();
+        reaper.ask_kill();
+        if stopped && !*lock(&reaper.reaped) {
+            reaper.take_over(true);
+        }
     }
     pub fn release(&self) {
         self.kill();
@@ -544,7 +554,7 @@ async fn watchdog(reaper: Arc<Reaper>) {
         _ = done.wait_for(|d| *d) => return,
     }
     let r = reaper.clone();
-    let _ = tokio::task::spawn_blocking(move || r.take_over()).await;
+    let _ = tokio::task::spawn_blocking(move || r.take_over(false)).await;
 }
 
 #[cfg(test)]
@@ -606,7 +616,7 @@ mod tests {
         })
         .await;
         let r = reaper.clone();
-        tokio::task::spawn_blocking(move || r.take_over())
+        tokio::task::spawn_blocking(move || r.take_over(false))
             .await
             .unwrap();
         for m in &members {

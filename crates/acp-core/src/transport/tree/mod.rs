@@ -190,8 +190,9 @@ impl TreeControl {
         }
     }
 
-    /// SIGKILL to everything in the tree. Synchronous and allocation-free
-    /// (safe from exit hooks); the exit status is still reported.
+    /// SIGKILL to everything in the tree. Synchronous (safe from exit
+    /// hooks); the exit status is still reported. Allocation-free unless
+    /// the Linux reaper is stopped: the host then kills the tree itself.
     pub fn kill(&self) {
         match &self.0 {
             #[cfg(target_os = "linux")]

@@ -434,19 +434,24 @@ unsafe fn kill_all(child: &mut Child) {
 }
 
 /// Wait for `pid` (a child of ours that was just sent SIGKILL) and reap it.
+/// The started process is reported before it is reaped: a reaper stopped
+/// in between leaves a zombie whose status the host can still read.
 unsafe fn reap(pid: pid_t, child: &mut Child) {
     let mut info: libc::siginfo_t = std::mem::zeroed();
-    let done = loop {
-        let r = libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED);
+    let wait = |info: &mut libc::siginfo_t, options: c_int| loop {
+        let r = libc::waitid(libc::P_PID, pid as libc::id_t, info, options);
         if r == 0 || errno() != libc::EINTR {
             break r == 0;
         }
     };
     if pid == child.pid {
-        if done {
+        if wait(&mut info, libc::WEXITED | libc::WNOWAIT) {
             child.report(&info);
         }
+        wait(&mut info, libc::WEXITED);
         child.reaped = true;
+    } else {
+        wait(&mut info, libc::WEXITED);
     }
 }
 
