@@ -188,7 +188,24 @@ export interface ExitInfo {
   stderrTail: string;
   /** `exited` (on its own), `closed` (`close()`), `killed` (`kill()`/host exit), `stdout-closed`. */
   reason: 'exited' | 'closed' | 'killed' | 'stdout-closed';
+  /**
+   * What went wrong with the process that guards the agent's tree (Linux;
+   * `null` when nothing did). See docs/process-model.md.
+   */
+  reaper: ReaperTrouble | null;
 }
+
+/**
+ * `stopped`/`unresponsive`: the reaper did not act on a kill (stopped, as
+ * by the agent), so the host killed the tree itself: nothing survived.
+ * `killed`: someone (typically the agent) killed the reaper; the agent
+ * died with it, but what it started was left to the system: `escaped`
+ * lists the live processes that may be those (found by session, group and
+ * recent orphaning; never signalled, may include unrelated processes).
+ */
+export type ReaperTrouble =
+  | { state: 'stopped' | 'unresponsive' }
+  | { state: 'killed'; signal: string; escaped: { pid: number; command: string }[] };
 
 /** Per-call options. */
 export interface CallOptions {
