@@ -92,7 +92,20 @@ function install(dir, log) {
   mkdirSync(dir, { recursive: true });
   copyFileSync(MANIFEST, join(dir, 'package.json'));
   copyFileSync(LOCK, join(dir, 'package-lock.json'));
-  const args = ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--no-save', '--fetch-retries=4', '--loglevel=error'];
+  // A registry that cannot be reached fails here in seconds (npm install
+  // itself retries each package for minutes before it gives up).
+  const registry = npm(['config', 'get', 'registry'], dir).stdout?.trim() || 'the npm registry';
+  for (let attempt = 1; ; attempt++) {
+    const ping = npm(['ping', '--loglevel=error', '--fetch-retries=0'], dir);
+    if (!ping.error && ping.status === 0) break;
+    if (attempt === ATTEMPTS) {
+      const why = ping.error ? ping.error.message : `${ping.stdout}\n${ping.stderr}`.trim().split('\n').slice(0, 3).join('\n');
+      throw new AgentSetupError(`${registry} is unreachable (npm ping failed ${ATTEMPTS} times):\n${why}`);
+    }
+    log(`interop: npm ping ${registry} failed; retrying`);
+    sleep(3000 * attempt);
+  }
+  const args = ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--no-save', '--fetch-retries=3', '--fetch-retry-mintimeout=2000', '--fetch-retry-maxtimeout=15000', '--loglevel=error'];
   let last;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     log(`interop: npm ${args.join(' ')} in ${dir} (attempt ${attempt}/${ATTEMPTS})`);
@@ -103,9 +116,7 @@ function install(dir, log) {
   if (last.error) throw new AgentSetupError(`cannot run npm: ${last.error.message}`);
   if (last.status !== 0) {
     const tail = `${last.stdout}\n${last.stderr}`.trim().split('\n').slice(-15).join('\n');
-    const ping = npm(['ping', '--loglevel=error'], dir);
-    const reach = ping.status === 0 ? '' : `the registry ${npm(['config', 'get', 'registry'], dir).stdout.trim()} is unreachable (npm ping failed); `;
-    throw new AgentSetupError(`${reach}npm install failed ${ATTEMPTS} times (exit ${last.status}):\n${tail}`);
+    throw new AgentSetupError(`npm install from ${registry} failed ${ATTEMPTS} times (exit ${last.status}):\n${tail}`);
   }
   if (!readFileSync(join(dir, 'package-lock.json')).equals(readFileSync(LOCK))) {
     throw new AgentSetupError('npm changed the lock file while installing: interop/agents/package-lock.json is out of date');

@@ -122,7 +122,7 @@ export const RECIPES = {
       'Writes files through the host (`fs/write_text_file`, after reading the old content with `fs/read_text_file`); its `read_file` tool reads the disk itself; runs commands itself after asking permission.',
       "Cannot create a new file through the host: before writing it reads the file, and a host's \"does not exist\" error (any JSON-RPC error) is not recognised as a missing file, so the tool fails. Files that exist are written.",
       'Writes several lines to stderr in one write.',
-      '`session/load` of a session it saved itself fails with -32603 (Internal error).',
+      "`session/load` in a new process of a session it saved fails with -32603 and `data.details` \"No previous sessions found for this project.\" (the saved file is under `<home>/.gemini/tmp/<project>/chats/`; the failed load rewrites its messages).",
     ],
     entry: (root) => pkgPath(root, '@google/gemini-cli', 'bundle', 'gemini.js'),
     launch({ root, home, modelUrl }) {
@@ -155,7 +155,13 @@ export const RECIPES = {
     ],
     entry: (root) => pkgPath(root, '@qwen-code/qwen-code', 'cli.js'),
     launch({ root, home, modelUrl }) {
-      const settings = { security: { auth: { selectedType: 'openai' } }, privacy: { usageStatisticsEnabled: false } };
+      const settings = {
+        security: { auth: { selectedType: 'openai' } },
+        privacy: { usageStatisticsEnabled: false },
+        // Each would add a model call after every turn (memory extraction, next-prompt suggestions).
+        memory: { enableManagedAutoMemory: false },
+        ui: { enableFollowupSuggestions: false },
+      };
       return {
         command: process.execPath,
         args: [this.entry(root), '--acp', '--approval-mode', 'default'],

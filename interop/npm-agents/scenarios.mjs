@@ -260,7 +260,11 @@ export function agentSuite(id) {
       await first.client.close();
       const second = await startAgent(t, id, { home: first.home, cwd: first.cwd, llm: first.llm });
       await second.client.initialize();
-      await assert.rejects(second.client.loadSession({ sessionId, cwd: first.cwd }), { code: 'ERR_ACP_RPC', rpcCode: -32603 });
+      await assert.rejects(second.client.loadSession({ sessionId, cwd: first.cwd }), {
+        code: 'ERR_ACP_RPC',
+        rpcCode: -32603,
+        data: { details: 'No previous sessions found for this project.' },
+      });
       await second.client.close();
     });
   } else {
