@@ -13,8 +13,6 @@
 // people.
 import { join } from 'node:path';
 
-const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-
 /** Variables every agent gets: PATH to find node and a shell, and a HOME of its own. */
 function baseEnv(home) {
   return { PATH: process.env.PATH, HOME: home, LANG: 'C.UTF-8' };
@@ -36,7 +34,7 @@ function claudeRecipe(id, pkg, version, extra) {
     version,
     wire: 'anthropic',
     entry: (root) => pkgPath(root, pkg, 'dist', 'index.js'),
-    launch({ root, home, modelUrl, asRoot = isRoot }) {
+    launch({ root, home, modelUrl }) {
       const env = {
         ...baseEnv(home),
         ANTHROPIC_BASE_URL: modelUrl,
@@ -46,9 +44,10 @@ function claudeRecipe(id, pkg, version, extra) {
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
         DISABLE_AUTOUPDATER: '1',
       };
-      // The adapters pass a flag that Claude Code refuses under root unless
-      // IS_SANDBOX is present; an empty value is enough and changes nothing else.
-      if (asRoot) env.IS_SANDBOX = '';
+      // Under root, a non-empty IS_SANDBOX other than "1" (inherited from a
+      // host's environment) makes the adapters pass a flag that Claude Code
+      // then refuses, and it exits: empty is read as unset by both.
+      env.IS_SANDBOX = '';
       return { command: process.execPath, args: [this.entry(root)], env, files: {} };
     },
     ...extra,
@@ -96,17 +95,19 @@ export const RECIPES = {
   },
   'claude-agent-acp': claudeRecipe('claude-agent-acp', '@zed-industries/claude-agent-acp', '0.23.1', {
     uses: ['permission'],
-    quirks: { ignoresStdinEof: true, emptyTurnAfterCancel: true },
+    quirks: { ignoresStdinEof: true, emptyTurnAfterCancel: true, rootSandboxFlag: true },
     notes: [
       'Runs commands and edits files itself (Claude Code tools); asks the host for permission.',
       "After a cancel (or an abort), the next prompt is answered at once with `end_turn` and no output; that prompt's answer streams during the following prompt, before the following prompt's own answer.",
       'Ignores stdin EOF: `close()` ends it with SIGTERM after `closeGraceMs`.',
+      'As root with `IS_SANDBOX` set to anything but `1` (e.g. an inherited `yes`), it passes `--dangerously-skip-permissions` to Claude Code, which refuses it under root and exits: `session/new` fails -32603 (`Query closed before response received`). Set `IS_SANDBOX` empty.',
     ],
   }),
   'claude-code-acp': claudeRecipe('claude-code-acp', '@zed-industries/claude-code-acp', '0.16.2', {
     uses: ['permission', 'fs', 'terminal'],
-    quirks: { ignoresStdinEof: true },
+    quirks: { ignoresStdinEof: true, rootSandboxFlag: true },
     notes: [
+      'As root, the same `IS_SANDBOX` rule as claude-agent-acp.',
       'The older name of claude-agent-acp. Reads and writes files through the host (`fs/*`) and runs commands in host terminals: `terminal/create` carries a whole shell line as `command` and no `args`.',
       'Ignores stdin EOF: `close()` ends it with SIGTERM after `closeGraceMs`.',
     ],
@@ -201,11 +202,11 @@ export function recipesMarkdown() {
   ];
   const shown = (v) => String(v).replace(process.execPath, 'node').replace(process.env.PATH ?? '\0', '$PATH');
   for (const r of Object.values(RECIPES)) {
-    const l = r.launch({ root: '<install>', home: '<home>', modelUrl: '<model>', asRoot: true });
+    const l = r.launch({ root: '<install>', home: '<home>', modelUrl: '<model>' });
     out.push(`## ${r.id}`, '', `\`${r.package}@${r.version}\`; model API: ${WIRE_NAMES[r.wire]}; uses the client for: ${r.uses.map((u) => USE_NAMES[u]).join(', ')}.`, '');
     out.push('```', [shown(l.command), ...l.args.map(shown)].join(' '), '```', '');
     out.push('| variable | value |', '|---|---|');
-    for (const [k, v] of Object.entries(l.env)) out.push(`| \`${k}\` | ${v === '' ? 'empty (only when running as root)' : `\`${shown(v)}\``} |`);
+    for (const [k, v] of Object.entries(l.env)) out.push(`| \`${k}\` | ${v === '' ? 'empty' : `\`${shown(v)}\``} |`);
     out.push('');
     for (const [file, content] of Object.entries(l.files)) out.push(`\`${file}\`:`, '', '```', content.trimEnd(), '```', '');
     out.push('Quirks:', '', ...r.notes.map((n) => `- ${n}`), '');

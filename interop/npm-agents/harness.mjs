@@ -14,9 +14,10 @@ export const root = readyAgents();
 
 /**
  * Start agent `id`. Options: `handlers`, `home`/`cwd` (to share them
- * between processes), `llm`, and any AcpClient option.
+ * between processes), `llm`, `extraEnv` (over the recipe's), and any
+ * AcpClient option.
  */
-export async function startAgent(t, id, { handlers = {}, home, cwd, llm, ...options } = {}) {
+export async function startAgent(t, id, { handlers = {}, home, cwd, llm, extraEnv = {}, ...options } = {}) {
   const recipe = RECIPES[id];
   home ??= scratchDir(t, `${id}-home`);
   cwd ??= realpathSync(scratchDir(t, `${id}-project`));
@@ -33,7 +34,7 @@ export async function startAgent(t, id, { handlers = {}, home, cwd, llm, ...opti
   const h = recordingClient(t, {
     command: launch.command,
     args: launch.args,
-    env: launch.env,
+    env: { ...launch.env, ...extraEnv },
     replaceEnv: true,
     cwd,
     fs: true,

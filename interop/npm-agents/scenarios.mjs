@@ -251,6 +251,16 @@ export function agentSuite(id) {
     await client.close();
   });
 
+  if (recipe.quirks?.rootSandboxFlag) {
+    const root = process.getuid?.() === 0;
+    test(`${id}: quirk rootSandboxFlag — as root, IS_SANDBOX=yes breaks session/new; the recipe's empty value works`, { skip: !root && 'only under root' }, async (t) => {
+      const { client, cwd } = await startAgent(t, id, { extraEnv: { IS_SANDBOX: 'yes' } });
+      await client.initialize();
+      await assert.rejects(client.newSession({ cwd }), { code: 'ERR_ACP_RPC', rpcCode: -32603, data: { details: 'Query closed before response received' } });
+      await client.close();
+    });
+  }
+
   if (recipe.quirks?.loadOwnSessionFails) {
     test(`${id}: quirk loadOwnSessionFails — session/load of a session it saved is refused`, async (t) => {
       const first = await startAgent(t, id);
