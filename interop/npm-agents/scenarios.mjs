@@ -246,6 +246,10 @@ export function agentSuite(id) {
       controller.abort();
       await assert.rejects(turn, { code: 'ERR_ACP_ABORTED' });
       await until(() => wire.filter((r) => r.direction === 'send' && r.method === 'session/cancel').length === cancelsBefore + 1, 'no session/cancel sent');
+      // The agent still answers the aborted prompt (after its last updates of
+      // that turn): wait for it, so they are not taken for the next turn's.
+      const sent = wire.filter((r) => r.direction === 'send' && r.kind === 'request' && r.method === 'session/prompt').at(-1);
+      await until(() => wire.some((r) => r.direction === 'receive' && r.id === sent.id && (r.kind === 'response' || r.kind === 'error')), 'the agent never answered the aborted prompt');
       await promptAfterCancel(recipe, client, seen, sessionId, 'after the abort');
     });
     await client.close();
