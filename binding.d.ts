@@ -24,6 +24,11 @@ export declare class AgentConnection {
   respond(token: number, result: string): boolean
   /** Answer agent request `token` with a JSON-RPC error. */
   respondError(token: number, code: number, message: string, data?: string | undefined | null): boolean
+  /**
+   * Answer agent request `token` with the error the host chose (a thrown
+   * `RpcError`), as it is: a permission request too.
+   */
+  respondChosenError(token: number, code: number, message: string, data?: string | undefined | null): boolean
   /** `session/cancel` plus cancelled answers to the session's open requests. */
   cancelSession(sessionId: string): number
   /** One delivered batch has been processed. */

@@ -130,9 +130,11 @@ export declare const AcpError: {
 };
 
 /**
- * Throw this from a request handler to answer the agent with a specific
- * JSON-RPC error. Anything else thrown is a fault of the host: it is
- * reported (`handlerError`) and the agent gets -32603 without its message.
+ * Throw (or reject with) this from a request handler to answer the agent
+ * with this JSON-RPC error, whatever the method (a permission request
+ * too). Anything else thrown is a fault of the host: it is reported
+ * (`handlerError`) and the agent gets -32603 without its message (a
+ * permission request: `cancelled`; an elicitation: `cancel`).
  */
 export declare class RpcError extends Error {
   constructor(rpcCode: number, message: string, data?: unknown);
@@ -204,10 +206,12 @@ type ExtensionHandler = {
  * `initialize()` (fs flags, `terminal` when all five terminal methods are
  * handled, `elicitation.form`).
  *
- * If a handler throws, rejects, returns something invalid or outlives
- * `handlerTimeoutMs`, the agent still gets an answer:
+ * A handler that throws (or rejects with) an {@link RpcError} answers with
+ * that error, whatever the method. If it throws anything else, rejects,
+ * returns something invalid or outlives `handlerTimeoutMs`, that is a
+ * fault (reported as `handlerError`) and the agent still gets an answer:
  * `session/request_permission` `{outcome:{outcome:"cancelled"}}`,
- * `elicitation/create` `{action:"cancel"}`, other methods a JSON-RPC error.
+ * `elicitation/create` `{action:"cancel"}`, other methods -32603.
  * A request without a handler is answered -32601 (a permission request:
  * cancelled).
  */

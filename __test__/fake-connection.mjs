@@ -43,6 +43,7 @@ export class FakeConnection {
   abandon(id, notifyAgent) { this.#record('abandon', id, notifyAgent); return true; }
   respond(token, result) { this.#record('respond', token, result); return true; }
   respondError(token, code, message, data) { this.#record('respondError', token, code, message, data); return true; }
+  respondChosenError(token, code, message, data) { this.#record('respondChosenError', token, code, message, data); return true; }
   cancelSession(sessionId) { this.#record('cancelSession', sessionId); return 0; }
   ack() { this.acks++; }
   close() { this.#record('close'); }

@@ -48,6 +48,36 @@ test('permission: a throwing handler answers cancelled, never an error', async (
   assert.equal(result.stopReason, 'cancelled');
 });
 
+test('permission: a thrown (or rejected) RpcError is sent as that error; any other throw answers cancelled and is reported', async () => {
+  for (const chosen of [
+    () => {
+      throw new RpcError(-32001, 'denied by policy', { rule: 'no-rm' });
+    },
+    async () => Promise.reject(new RpcError(-32001, 'denied by policy', { rule: 'no-rm' })),
+  ]) {
+    const faults = [];
+    const { client, sessionId, updates } = await mockSession({ handlers: { 'session/request_permission': chosen } });
+    client.on('handlerError', (err) => faults.push(err));
+    await client.prompt({ sessionId, prompt: 'permission' });
+    assert.deepEqual(reported(updates, 'permission').error, { code: -32001, message: 'denied by policy', data: { rule: 'no-rm' } });
+    assert.deepEqual(faults, [], 'a chosen answer is no fault');
+    await client.close();
+  }
+  const faults = [];
+  const { client, sessionId, updates } = await mockSession({
+    handlers: {
+      'session/request_permission': () => {
+        throw new Error('UI crashed');
+      },
+    },
+  });
+  client.on('handlerError', (err, where) => faults.push([err.message, where]));
+  await client.prompt({ sessionId, prompt: 'permission' });
+  assert.deepEqual(reported(updates, 'permission').result, CANCELLED);
+  assert.deepEqual(faults, [['UI crashed', 'session/request_permission']]);
+  await client.close();
+});
+
 test('permission: a rejected promise answers cancelled', async () => {
   const { reply } = await permissionWith(() => Promise.reject(new Error('dialog closed')));
   assert.deepEqual(reply.result, CANCELLED);

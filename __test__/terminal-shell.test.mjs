@@ -92,3 +92,19 @@ test('terminal shell line: with shell: false a line is refused with a typed erro
   }
   await assert.rejects(builtinSession({ terminals: { shell: 'no' } }, t.root), /terminals\.shell must be a boolean/);
 });
+
+test('terminal shell line (Windows): cmd.exe runs redirection, chaining, pipes and %VAR% in the cwd', { timeout: 120_000, skip: process.platform !== 'win32' && 'cmd.exe' }, async () => {
+  const t = tempTree('term-cmd');
+  const { client, run, updates } = await builtinSession({ terminals: true }, t.root);
+  try {
+    await run(`term:${termArg({ command: 'echo shell-ok > shell-made.txt' })} term-wait term-release`);
+    assert.deepEqual(last(updates, 'wait').result, { exitCode: 0, signal: null });
+    assert.equal(readFileSync(join(t.root, 'shell-made.txt'), 'utf8'), 'shell-ok \r\n');
+    const env = [{ name: 'FROM_AGENT', value: 'agent' }];
+    await run(`term:${termArg({ command: 'echo one&& echo "two words" | find "two"&& echo %FROM_AGENT%-x', env })} term-wait term-output term-release`);
+    assert.equal(last(updates, 'output').result.output, 'one\r\n"two words" \r\nagent-x\r\n');
+  } finally {
+    await client.close();
+    t.cleanup();
+  }
+});

@@ -263,9 +263,10 @@ class Dispatcher {
   }
 
   /**
-   * A handler failed. An `RpcError` is the host's chosen answer; anything
-   * else is a fault: reported, and the agent gets -32603 without the host's
-   * message (permission/elicitation: `cancelled`, see the core's replies.rs).
+   * A handler failed. An `RpcError` is the host's chosen answer, sent as it
+   * is (a permission request too); anything else is a fault: reported, and
+   * the agent gets -32603 without the host's message (permission and
+   * elicitation: `cancelled`, see the core's replies.rs).
    */
   #replyError(conn, token, method, err) {
     this.#running.delete(token);
@@ -276,7 +277,7 @@ class Dispatcher {
       } catch {
         data = undefined;
       }
-      conn.respondError(token, err.rpcCode, String(err.message), data);
+      conn.respondChosenError(token, err.rpcCode, String(err.message), data);
       return;
     }
     this.#host.report(err, method);

@@ -104,6 +104,20 @@ impl AgentConnection {
             .respond_error(token as u64, code, &message, data.as_deref())
     }
 
+    /// Answer agent request `token` with the error the host chose (a thrown
+    /// `RpcError`), as it is: a permission request too.
+    #[napi]
+    pub fn respond_chosen_error(
+        &self,
+        token: i64,
+        code: i64,
+        message: String,
+        data: Option<String>,
+    ) -> bool {
+        self.conn
+            .respond_chosen_error(token as u64, code, &message, data.as_deref())
+    }
+
     /// `session/cancel` plus cancelled answers to the session's open requests.
     #[napi]
     pub fn cancel_session(&self, session_id: String) -> Result<u32> {

@@ -46,10 +46,12 @@ pub fn failure_reply(method: &str, message: &str) -> Reply {
     error_reply(method, ErrorCode::INTERNAL_ERROR, message, None)
 }
 
-/// The reply for an error the host wants to send. A permission request
-/// must never get an error (agents treat that as a crash of the tool
-/// call): it is answered `cancelled` instead; so is a failed elicitation.
-/// An elicitation nobody handles gets -32601 like any unhandled request.
+/// The reply for an error the host did not choose (a fault, or no
+/// handler). A permission request then gets no error (agents treat that
+/// as a crash of the tool call): it is answered `cancelled` instead; so is
+/// a failed elicitation. An elicitation nobody handles gets -32601 like
+/// any unhandled request. (An error the host chose is sent as it is, see
+/// `Connection::respond_chosen_error`.)
 pub fn error_reply(method: &str, code: i64, message: &str, data: Option<&str>) -> Reply {
     match method {
         SESSION_REQUEST_PERMISSION => cancelled_reply(method),

@@ -258,6 +258,29 @@ impl Connection {
             .send_reply(&req, acp::error_reply(&req.method, code, message, data))
     }
 
+    /// Answer agent request `token` with the error the host chose (an
+    /// `RpcError` it threw): sent as it is, whatever the method, where
+    /// [`Connection::respond_error`] answers a permission request
+    /// `cancelled` (a fault, or no handler).
+    pub fn respond_chosen_error(
+        &self,
+        token: u64,
+        code: i64,
+        message: &str,
+        data: Option<&str>,
+    ) -> bool {
+        let Some(req) = self.shared.incoming.take(token) else {
+            return false;
+        };
+        self.view_settled(token);
+        let reply = acp::Reply::Error {
+            code,
+            message: message.to_string(),
+            data: data.map(str::to_string),
+        };
+        self.shared.send_reply(&req, reply)
+    }
+
     /// `session/cancel`, then answer every request of that session the agent
     /// is still waiting on (permission, elicitation, extension questions)
     /// with its cancelled outcome. Returns how many were answered.
