@@ -122,6 +122,8 @@ export const RECIPES = {
     notes: [
       'Writes files through the host (`fs/write_text_file`, after reading the old content with `fs/read_text_file`); its `read_file` tool reads the disk itself; runs commands itself after asking permission.',
       "Cannot create a new file through the host: before writing it reads the file, and a host's \"does not exist\" error (any JSON-RPC error) is not recognised as a missing file, so the tool fails. Files that exist are written.",
+      '`security.folderTrust.enabled: false` (or a trusted folder): in an untrusted folder, `setSessionMode()` to `autoEdit` or `yolo` fails -32603 ("Cannot enable privileged approval modes in an untrusted folder.").',
+      '`model.name` set: with the default (`auto`) every turn first asks a classifier model.',
       'Writes several lines to stderr in one write.',
       "`session/load` in a new process of a session it saved fails with -32603 and `data.details` \"No previous sessions found for this project.\" (the saved file is under `<home>/.gemini/tmp/<project>/chats/`; the failed load rewrites its messages).",
     ],
@@ -129,7 +131,6 @@ export const RECIPES = {
     launch({ root, home, modelUrl }) {
       const settings = {
         security: { auth: { selectedType: 'gemini-api-key' }, folderTrust: { enabled: false } },
-        // A fixed model: with the default ("auto") every turn first asks a classifier model.
         model: { name: 'gemini-2.5-flash' },
         privacy: { usageStatisticsEnabled: false },
         general: { disableAutoUpdate: true, disableUpdateNag: true },
@@ -191,7 +192,7 @@ export function recipesMarkdown() {
     'args, env, replaceEnv: true, cwd, fs: true, terminals: true })` after writing the files.',
     '`<install>` is where the packages were installed (`npm install`), `<home>` a HOME the agent may',
     'own, `<model>` the model server (for a real provider, drop the variables that point at',
-    '`<model>` and give the agent its usual credentials).',
+    '`<model>` and give the agent its usual credentials). A guide with code: [agents.md](agents.md).',
     '',
     'For every agent the suite checks: streamed text arrives whole and in order; a permission allowed',
     'runs the command and one rejected does not; after `setSessionMode()` and',
