@@ -67,6 +67,7 @@ export const RECIPES = {
       'A model name codex knows (here `gpt-5.4`): for an unknown one it streams a "Model metadata … not found" warning into the agent text.',
       'Runs commands and edits files itself; asks the host before running a command it may not run in its sandbox.',
       'Its permission options are approve, approve-and-remember, and abort (`reject_once`): rejecting ends the turn with `stopReason: "cancelled"`.',
+      'A permission request answered with a JSON-RPC error (a handler throwing `RpcError`) fails the prompt with that error, and the next prompt of that session never gets an answer (a `cancel()` does not settle it either; the prompt after works): answer with an outcome instead.',
       'With the built-in `openai` provider and no login, `session/new` answers -32000 (authentication required): name a custom `model_provider`.',
       'Ignores stdin EOF: `close()` ends it with SIGTERM after `closeGraceMs`.',
     ],

@@ -201,13 +201,15 @@ export function agentSuite(id) {
     });
   });
 
-  test(`${id}: cancel mid-stream, cancel with a permission pending, abort — the session goes on`, async (t) => {
+  test(`${id}: a throwing permission handler, cancel mid-stream, cancel with a permission pending, abort — the session goes on`, async (t) => {
     let onAsk = () => {};
+    let throwing = false;
     const h = await startAgent(t, id, {
       handlers: {
-        // Never answers by itself: only cancel() settles it.
+        // Never answers by itself: only cancel() settles it (or it throws).
         'session/request_permission': (params) => {
           onAsk(params);
+          if (throwing) throw new Error('a bug in the host');
           return new Promise(() => {});
         },
       },
@@ -215,6 +217,23 @@ export function agentSuite(id) {
     const { client, seen, waitFor, wire, cwd } = h;
     await client.initialize();
     const { sessionId } = await client.newSession({ cwd });
+
+    await t.test('a permission handler that throws: answered cancelled, nothing runs, the session goes on', async () => {
+      throwing = true;
+      const reported = new Promise((resolve) => client.once('handlerError', (err, where) => resolve({ err, where })));
+      const r = await client.prompt({ sessionId, prompt: 'run echo bug > thrown.txt' });
+      throwing = false;
+      assert.equal(r.stopReason, recipe.quirks?.rejectCancelsTurn ? 'cancelled' : 'end_turn');
+      const answer = wire.filter((x) => x.direction === 'send' && x.kind === 'response' && x.method === 'session/request_permission').at(-1);
+      assert.deepEqual(JSON.parse(answer.payload).result, { outcome: { outcome: 'cancelled' } });
+      const { err, where } = await reported;
+      assert.equal(err.message, 'a bug in the host');
+      assert.match(where, /session\/request_permission/);
+      assert.equal(existsSync(join(cwd, 'thrown.txt')), false, 'the command ran');
+      const from = seen.length;
+      assert.equal((await client.prompt({ sessionId, prompt: 'say still here' })).stopReason, 'end_turn');
+      assert.equal(textOf(seen, sessionId, from).trim(), 'still here');
+    });
 
     await t.test('cancel mid-stream: the turn stops with stopReason cancelled', async () => {
       const from = seen.length;
