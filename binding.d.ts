@@ -40,8 +40,10 @@ export declare class AgentConnection {
   /** Keep Node alive while `true` (pending calls), let it exit when `false`. */
   setRef(keepAlive: boolean): void
   /**
-   * The agent is gone and the host is done with it: leave the
-   * environment's cleanup hook (idempotent).
+   * The agent is gone and the host is done with it (the exit item was
+   * delivered): leave the environment's cleanup hook and let `onBatch`
+   * go, so that this object and the host's state it leads to can be
+   * collected (idempotent).
    */
   release(): void
   /**

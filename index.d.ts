@@ -12,6 +12,7 @@ export type { acp };
 // ---- session views (types/session-view.d.ts) ----
 import type { SessionView, SessionViewOptions } from './types/session-view';
 export * from './types/session-view';
+export * from './types/sanitize';
 // ---- end session views ----
 
 /** The ACP protocol version this client speaks (`1`). */
@@ -92,7 +93,7 @@ export interface AcpInvalidArgumentError extends AcpErrorBase {
   readonly code: 'ERR_ACP_INVALID_ARGUMENT';
   readonly argument?: string;
 }
-/** The native binary could not be loaded (first client, or `loadNativeBinding`); see README "Bundling". */
+/** The native binary could not be loaded (first client, or `loadNativeBinding`); see docs/bundling.md. */
 export interface AcpNativeBindingError extends AcpErrorBase {
   readonly code: 'ERR_ACP_NATIVE_BINDING';
   /** This process's platform, e.g. `linux-x64-gnu`. */
@@ -101,6 +102,17 @@ export interface AcpNativeBindingError extends AcpErrorBase {
   readonly triple?: string;
   /** Every place looked, in order, and why it did not load. */
   readonly tried: ReadonlyArray<{ where: string; file?: string; reason: string }>;
+}
+
+/**
+ * A file the package writes (`saveHistory`) has something other than a
+ * regular file at its path: nothing was written, and the path was never
+ * opened or followed.
+ */
+export interface AcpUnsafePathError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_UNSAFE_PATH';
+  readonly path: string;
+  readonly fileType: 'symlink' | 'fifo' | 'device' | 'directory' | 'socket' | 'other';
 }
 
 /**
@@ -123,7 +135,8 @@ export type AcpError =
   | AcpAbortedError
   | AcpBackpressureError
   | AcpInvalidArgumentError
-  | AcpNativeBindingError;
+  | AcpNativeBindingError
+  | AcpUnsafePathError;
 export declare const AcpError: {
   new (code: AcpErrorCode, message: string, fields?: Record<string, unknown>): AcpError;
   readonly prototype: AcpError;
@@ -238,7 +251,7 @@ export type AgentaoAskUserResponse = { outcome: 'answered'; text: string } | { o
  * native core (off the JS thread). Every path must resolve, symlinks
  * followed, inside one of `roots`; escapes (`..`, absolute paths elsewhere,
  * symlinks pointing out, device files) are refused with JSON-RPC -32602
- * (`data.reason: 'outsideRoots'`). See the README's security model.
+ * (`data.reason: 'outsideRoots'`). See docs/builtins.md, "Security model".
  */
 export interface FsOptions {
   /** Directories the agent may read and write under. Default: the `cwd` and `additionalDirectories` of the session the request names (from `newSession`/`loadSession`/`resumeSession`). Relative entries are resolved against `process.cwd()`. */
@@ -296,7 +309,7 @@ export interface AcpClientOptions {
   /**
    * Let processes that left the agent's process tree (`setsid` daemons)
    * outlive the agent and the host. Default `false`: everything the agent
-   * started dies with it (Linux; see README "Lifecycle guarantees").
+   * started dies with it (Linux; see docs/ARCHITECTURE.md, "The process model").
    */
   keepDetached?: boolean;
   /** Sent in `initialize`; default `{name: 'acp-native', version}`. */
@@ -568,7 +581,12 @@ export declare class AcpClient extends EventEmitter {
   status(): ClientStatus;
   /** The last `historySize` wire messages of the current agent process, oldest first. Works with `trace` off. */
   history(): TraceRecord[];
-  /** Write `history()` to a file as NDJSON (one record per line); resolves with the record count. */
+  /**
+   * Write `history()` to a file as NDJSON (one record per line); resolves
+   * with the record count. Written to a temporary file in the same
+   * directory, then renamed over `path`; a symlink, FIFO, device or
+   * directory at `path` rejects ERR_ACP_UNSAFE_PATH at once.
+   */
   saveHistory(path: string): Promise<number>;
 
   /** Register (or replace) the handler of an agent → client request. */

@@ -8,6 +8,7 @@ const { loadNativeBinding, PROTOCOL_VERSION, native } = require('./lib/loader.js
 const { setLogger } = require('./lib/logging.js');
 const { SessionView } = require('./lib/session-view.js');
 const { SessionFold, foldRecording, applyChanges, toMarkdown } = require('./lib/session-fold.js');
+const { sanitizeForTerminal, escapeMarkdown, escapeHtml } = require('./lib/sanitize.js');
 
 /** Fold a recording in the core: the same result as `foldRecording`. */
 function foldRecordingNative(text, limits) {
@@ -27,4 +28,7 @@ module.exports = {
   foldRecordingNative,
   applyChanges,
   toMarkdown,
+  sanitizeForTerminal,
+  escapeMarkdown,
+  escapeHtml,
 };

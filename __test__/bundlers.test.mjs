@@ -1,4 +1,4 @@
-// The README's esbuild recipes, outside VS Code: a CommonJS bundle with the
+// The esbuild recipes of docs/bundling.md, outside VS Code: a CommonJS bundle with the
 // binary copied next to it (found without any call), and an ESM bundle with
 // the createRequire banner and loadNativeBinding. Each bundle runs from a
 // directory that holds no acp-native but the bundle and the binary.

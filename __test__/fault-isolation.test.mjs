@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mockClient, mockSession, agentText, reported } from './helpers.mjs';
+import { mockClient, mockSession, agentText, reported, collectWarnings } from './helpers.mjs';
 
 const boom = (where) => () => {
   throw new Error(`boom in ${where}`);
@@ -75,18 +75,12 @@ test('a throwing exit listener does not stop the restart policy', async () => {
 });
 
 test('a throwing handlerError listener is not fatal either', async () => {
-  const warnings = [];
-  const onWarning = (w) => warnings.push(w.message);
-  process.on('warning', onWarning);
-  try {
+  const warnings = await collectWarnings('AcpHandlerWarning', async () => {
     const { client, sessionId } = await mockSession();
     client.on('handlerError', boom('handlerError'));
     client.onSessionUpdate(boom('update'));
     assert.equal((await client.prompt({ sessionId, prompt: 'text:3' })).stopReason, 'end_turn');
     await client.close();
-    await new Promise((r) => setImmediate(r));
-    assert.ok(warnings.some((m) => m.includes('handlerError listener threw')));
-  } finally {
-    process.off('warning', onWarning);
-  }
+  });
+  assert.ok(warnings.some((m) => m.includes('handlerError listener threw')));
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mockSession, reported } from './helpers.mjs';
+import { mockSession, reported, collectWarnings } from './helpers.mjs';
 import { RpcError } from '../index.mjs';
 
 const CANCELLED = { outcome: { outcome: 'cancelled' } };
@@ -40,9 +40,14 @@ test('permission: an async reject is passed on', async () => {
 });
 
 test('permission: a throwing handler answers cancelled, never an error', async () => {
-  const { reply, result } = await permissionWith(() => {
-    throw new Error('UI crashed');
+  let reply, result;
+  // No handlerError listener: the fault is a process warning.
+  const warnings = await collectWarnings('AcpHandlerWarning', async () => {
+    ({ reply, result } = await permissionWith(() => {
+      throw new Error('UI crashed');
+    }));
   });
+  assert.ok(warnings.some((m) => m.includes('UI crashed')), JSON.stringify(warnings));
   assert.deepEqual(reply.result, CANCELLED);
   assert.equal(reply.error, undefined);
   assert.equal(result.stopReason, 'cancelled');
@@ -79,7 +84,11 @@ test('permission: a thrown (or rejected) RpcError is sent as that error; any oth
 });
 
 test('permission: a rejected promise answers cancelled', async () => {
-  const { reply } = await permissionWith(() => Promise.reject(new Error('dialog closed')));
+  let reply;
+  const warnings = await collectWarnings('AcpHandlerWarning', async () => {
+    ({ reply } = await permissionWith(() => Promise.reject(new Error('dialog closed'))));
+  });
+  assert.ok(warnings.some((m) => m.includes('dialog closed')), JSON.stringify(warnings));
   assert.deepEqual(reply.result, CANCELLED);
 });
 

@@ -97,3 +97,28 @@ export function processes() {
   }
   return out;
 }
+
+/**
+ * Run `fn` with process warnings named `name` collected instead of printed
+ * (a test's deliberate faults); other warnings still print. Resolves with
+ * the collected warnings' messages.
+ */
+export async function collectWarnings(name, fn) {
+  const seen = [];
+  const printers = process.listeners('warning');
+  const collect = (warning) => {
+    if (warning.name === name) seen.push(warning.message);
+    else for (const print of printers) print(warning);
+  };
+  process.removeAllListeners('warning');
+  process.on('warning', collect);
+  try {
+    await fn();
+    // emitWarning emits on the next tick: let the last ones arrive here.
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    process.off('warning', collect);
+    for (const print of printers) process.on('warning', print);
+  }
+  return seen;
+}

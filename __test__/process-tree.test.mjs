@@ -1,6 +1,6 @@
 // Every process we start dies with the host, however the host ends, and we
 // never signal a process that is not ours. Linux: the reaper design (see
-// README "Lifecycle guarantees"); elsewhere these skip visibly.
+// docs/ARCHITECTURE.md, "The process model"); elsewhere these skip visibly.
 import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -81,8 +81,11 @@ describe('no survivors: host death mode × process shape', { ...linuxOnly, concu
         const tree = tempTree(`tree-${shape}-${mode}`);
         const host = spawn(process.execPath, [HOST, shape, mode, tree.root], {
           env: { ...process.env, ACP_TREE_MARK: mark },
-          stdio: ['pipe', 'pipe', 'inherit'],
+          stdio: ['pipe', 'pipe', 'pipe'],
         });
+        // Held, not printed: the `throw` host's uncaught exception is the point.
+        let stderr = '';
+        host.stderr.on('data', (d) => (stderr += d));
         const exited = new Promise((resolve) => host.on('exit', (code, signal) => resolve({ code, signal })));
         const said = lines(host.stdout);
         try {
@@ -108,11 +111,12 @@ describe('no survivors: host death mode × process shape', { ...linuxOnly, concu
           } else {
             host.stdin.write('go\n');
             await exited;
+            if (mode === 'throw') assert.match(stderr, /Error: host crashed/, 'the host died of its uncaught exception');
           }
           const ms = await survivorsGone(mark, except);
           const left = marked(mark).filter((p) => p.pid !== except);
           table.push({ shape, mode, survivors: left.length, ms });
-          assert.deepEqual(left, [], `survivors of ${shape}/${mode}`);
+          assert.deepEqual(left, [], `survivors of ${shape}/${mode}; host stderr: ${stderr}`);
         } finally {
           host.stdin.end();
           for (const p of marked(mark)) killOurs(p.pid); // ours: carries our mark
@@ -125,7 +129,7 @@ describe('no survivors: host death mode × process shape', { ...linuxOnly, concu
 });
 
 test('matrix summary', linuxOnly, () => {
-  // One line per case, for README's table.
+  // One line per case: the survivors table, printed for the record.
   for (const r of table) console.log(`# tree ${r.shape} ${r.mode}: ${r.survivors} survivors, gone in ${r.ms} ms`);
 });
 

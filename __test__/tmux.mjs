@@ -65,6 +65,22 @@ export class Terminal {
     }
   }
 
+  /** The pane's title (what OSC 0/2 sequences set). */
+  title() {
+    return this.#tmux(['display-message', '-p', '-t', 'main', '#{pane_title}']).trim();
+  }
+
+  /** The names and contents of the paste buffers (what OSC 52 sets with set-clipboard on). */
+  buffers() {
+    const names = this.#tmux(['list-buffers', '-F', '#{buffer_name}']).split('\n').filter(Boolean);
+    return names.map((name) => ({ name, text: this.#tmux(['show-buffer', '-b', name]) }));
+  }
+
+  /** A server option (`set-option -s NAME VALUE`), e.g. set-clipboard on. */
+  setServerOption(name, value) {
+    this.#tmux(['set-option', '-s', name, value]);
+  }
+
   close() {
     try {
       this.#tmux(['kill-server']);

@@ -24,7 +24,7 @@ function firstErrors(e: AcpError) {
 void firstErrors;
 
 // ---- session views ----
-import { SessionFold, applyChanges, foldRecording, type SessionViewState, type SessionViewChanges } from '../index.js';
+import { SessionFold, applyChanges, foldRecording, toMarkdown, sanitizeForTerminal, escapeMarkdown, escapeHtml, type SessionViewState, type SessionViewChanges } from '../index.js';
 async function sessionViewTypes(client: AcpClient) {
   const view = client.session('s', { intervalMs: 0, maxEntries: 100, setup: {} });
   view.on('change', (c: SessionViewChanges) => {
@@ -42,6 +42,14 @@ async function sessionViewTypes(client: AcpClient) {
   const due: boolean = view.pending;
   void due;
   foldRecording('').sessions['s']?.running;
+  const safe: string = sanitizeForTerminal(md, { singleLine: true }) + escapeMarkdown(md) + escapeHtml(md) + toMarkdown(s, { prompts: [{ at: 0, content: [] }] });
+  // @ts-expect-error options are an object
+  sanitizeForTerminal(md, true);
+  try {
+    await client.saveHistory('h.ndjson');
+  } catch (e) {
+    if (e instanceof AcpError && e.code === 'ERR_ACP_UNSAFE_PATH') return `${safe}${e.path}${e.fileType}`;
+  }
   return md;
 }
 void sessionViewTypes;

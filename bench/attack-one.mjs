@@ -20,7 +20,7 @@ const dir = mkdtempSync(join(tmpdir(), 'acp-attack-'));
 const now = () => performance.timeOrigin + performance.now();
 const status = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
 
-// Documented budget (README "Resource limits") each attack runs into, MiB.
+// Documented budget (docs/limits.md) each attack runs into, MiB.
 const ATTACKS = {
   'terminal output 16 MiB of \\x01 × 40 requests': {
     budget: 2 * 7 * 16 + 2 * 16 + 64, // jobs, buffers, write queue
@@ -57,7 +57,7 @@ const ATTACKS = {
     },
   },
   '1000 unknown updates of 1 MiB into a session view': {
-    // The view's documented bound (README "Session views"): about
+    // The view's documented bound (docs/views.md, "Limits"): about
     // 2 × maxTotalBytes (64 MiB default) + one line; plus the event queue.
     budget: 2 * 64 + 1 + 2,
     async run(ask, sid, attack, view) {
@@ -167,6 +167,41 @@ const ATTACKS = {
       return { results };
     },
   },
+  '57 MB tool_call line (rawInput [0,0,…]) into a session view': {
+    // The line (read, then held by the reader while it is folded) and the
+    // view's bound (docs/limits.md): the rawInput becomes a marker.
+    budget: 2 * 57 + 2,
+    async run(ask, sid, attack, view) {
+      view(sid);
+      const head = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"${sid}","update":{"sessionUpdate":"tool_call","toolCallId":"big","title":"Big","rawInput":[0`;
+      await attack('raw', { lines: [{ head, repeat: ',0', times: 28_500_000, tail: ']}}}' }] });
+      return { toolCall: globalThis.views[sid].snapshot().toolCalls.big };
+    },
+  },
+  '60 MB permission request (rawInput [0,0,…]) pending, with a session view': {
+    // Pending request bytes, plus the handler's params: V8's own parse of
+    // the line (docs/limits.md: up to ~12 × its bytes while parsing an
+    // array of small numbers); the view keeps a marker.
+    budget: 32 + 2 + 12 * 60,
+    async run(ask, sid, attack, view) {
+      view(sid);
+      const head = `{"jsonrpc":"2.0","id":$ID,"method":"session/request_permission","params":{"sessionId":"${sid}","options":[{"optionId":"a","name":"Allow","kind":"allow_once"}],"toolCall":{"toolCallId":"big","title":"Big","rawInput":[0`;
+      // Answered only when the handler is (never, here).
+      attack('raw', { ask: true, lines: [{ head, repeat: ',0', times: 30_000_000, tail: ']}}}' }] }).catch(() => {});
+      await handed;
+      return { pendingInView: globalThis.views[sid].snapshot().pending.map((p) => p.params.toolCall.rawInput) };
+    },
+  },
+  '21 MB session/load result with a session view': {
+    // The result: V8's parse of it for the caller (~12 × its bytes while
+    // parsing), the view a marker of `_meta.pad`.
+    budget: 2 + 12 * 21,
+    async run(ask, sid, attack, view, client) {
+      view(sid);
+      const result = await client.loadSession({ sessionId: sid, cwd: dir, _meta: { zeros: 10_500_000 } });
+      return { modes: result.modes.currentModeId };
+    },
+  },
   'none (baseline)': { budget: 0, options: {}, run: () => sleep(1000) },
 };
 
@@ -205,10 +240,18 @@ const victim = new AcpClient({
 await victim.initialize();
 await victim.newSession({ cwd: dir });
 
+// A permission request reached the host's handler.
+let handedOver;
+const handed = new Promise((resolve) => (handedOver = resolve));
 const hostile = new AcpClient({
   command: process.execPath,
   args: [HOSTILE],
-  handlers: { 'session/request_permission': (params, { signal }) => new Promise((resolve) => signal.addEventListener('abort', () => resolve({ outcome: { outcome: 'cancelled' } }))) },
+  handlers: {
+    'session/request_permission': (params, { signal }) => {
+      handedOver();
+      return new Promise((resolve) => signal.addEventListener('abort', () => resolve({ outcome: { outcome: 'cancelled' } })));
+    },
+  },
   ...attack.options,
 });
 await hostile.initialize();
@@ -230,8 +273,9 @@ const t0 = performance.now();
 // A UI on the hostile session, when the attack needs one: it reads every
 // change (what a renderer does) and keeps nothing.
 let changes = 0;
-const openView = (sid) => hostile.session(sid).on('change', () => changes++);
-const got = await attack.run(ask, sessionId, call, openView);
+globalThis.views = {};
+const openView = (sid) => (globalThis.views[sid] = hostile.session(sid).on('change', () => changes++));
+const got = await attack.run(ask, sessionId, call, openView, hostile);
 const ms = performance.now() - t0;
 await sleep(100); // deliveries delayed by the attack's tail
 measuring = false;

@@ -21,6 +21,9 @@ const ATTACKS = [
   '300 MiB of stderr',
   'line 2 of a 1 TiB sparse file × 4',
   '8 MiB write then $/cancel_request × 10',
+  '57 MB tool_call line (rawInput [0,0,…]) into a session view',
+  '60 MB permission request (rawInput [0,0,…]) pending, with a session view',
+  '21 MB session/load result with a session view',
 ];
 const only = process.argv[2];
 const loadBefore = loadavg();

@@ -3,6 +3,9 @@
 import { createRequire } from 'node:module';
 import { parseArgs, UsageError, USAGE } from './args.mjs';
 
+// Everything printed goes through the one sanitizer (lib/sanitize.js).
+const { sanitizeForTerminal } = createRequire(import.meta.url)('../lib/sanitize.js');
+
 /** `--fs` / `--terminals`: the built-in handlers, confined to the session cwd. */
 function builtins(options) {
   return { ...(options.fs ? { fs: true } : {}), ...(options.terminals ? { terminals: true } : {}) };
@@ -14,7 +17,7 @@ async function main(argv) {
     parsed = parseArgs(argv);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`acp-native: ${err.message}\n\n${USAGE}`);
+    process.stderr.write(`acp-native: ${sanitizeForTerminal(err.message)}\n\n${USAGE}`);
     return 2;
   }
   const { command, options = {}, agent, file } = parsed;
@@ -61,7 +64,7 @@ main(process.argv.slice(2)).then(
     process.stdout.write('', () => process.exit(code));
   },
   (err) => {
-    process.stderr.write(`acp-native: ${err?.stack ?? err}\n`);
+    process.stderr.write(`acp-native: ${sanitizeForTerminal(err?.stack ?? err)}\n`);
     process.exit(1);
   },
 );

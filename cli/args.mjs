@@ -33,7 +33,10 @@ Options:
   LIMITS        (export) the session view's limits, raised for a long
                 session (what they refused is counted in the export):
                 --max-entries N (5000), --max-text-bytes N per message
-                (4 MiB), --max-total-bytes N (64 MiB); N up to 4294967295
+                (4 MiB), --max-total-bytes N (64 MiB); N up to 4294967295;
+                from a recording also --max-sessions N (100) and
+                --max-line-bytes N (128 MiB): longer lines, lines nested
+                deeper than 512 and later sessions are skipped (and said)
   --json        (doctor) print the report as JSON
   --binary FILE (doctor) check this .node file instead of the installed one
 `;
@@ -47,7 +50,7 @@ const SPECS = {
   replay: { values: [], flags: ['--realtime'], agent: false },
   // With --load, the positionals are the agent command; else one FILE.
   export: {
-    values: ['--format', '--session', '--out', '--load', '--cwd', '--max-entries', '--max-text-bytes', '--max-total-bytes'],
+    values: ['--format', '--session', '--out', '--load', '--cwd', '--max-entries', '--max-text-bytes', '--max-total-bytes', '--max-sessions', '--max-line-bytes'],
     flags: [],
     agent: false,
   },

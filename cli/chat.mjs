@@ -7,6 +7,8 @@ import { LineInput, choosePermission, askUser } from './prompts.mjs';
 import { createRequire } from 'node:module';
 
 const { applyChanges } = createRequire(import.meta.url)('../lib/session-fold.js');
+const { sanitizeForTerminal } = createRequire(import.meta.url)('../lib/sanitize.js');
+const one = (value) => sanitizeForTerminal(value ?? '', { singleLine: true });
 
 const QUIT = Symbol('quit');
 
@@ -84,21 +86,23 @@ export async function runChat({ agent, cwd: cwdOption, showStderr = false, clien
       renderer.error(`cannot start the agent: ${err.message}`);
       return 1;
     }
-    client.on('stderr', (text) => renderer.note(`agent stderr: ${text.replace(/\n$/, '')}`));
-    client.on('protocolNoise', ({ line }) => renderer.note(`agent stdout (not JSON): ${line.slice(0, 200)}`));
-    client.on('protocolError', ({ kind, message }) => renderer.note(`protocol error (${kind}): ${message}`));
+    // Each line of the agent's stderr marked as such (it cannot pass for the chat's own lines).
+    client.on('stderr', (text) => renderer.note(text.replace(/\n$/, '').split('\n').map((l) => `agent stderr: ${one(l)}`).join('\n')));
+    client.on('protocolNoise', ({ line }) => renderer.note(`agent stdout (not JSON): ${one(line.slice(0, 200))}`));
+    client.on('protocolError', ({ kind, message }) => renderer.note(`protocol error (${one(kind)}): ${one(message)}`));
     client.on('handlerError', (err) => renderer.error(`handler error: ${err?.message ?? err}`));
     client.on('exit', (info) => {
       if (quitting) return;
       renderer.error(`The agent exited (${info.signal ? `signal ${info.signal}` : `code ${info.exitCode}`}).`);
-      const tail = (info.stderrTail ?? '').trim().split('\n').slice(-10).join('\n');
+      const tail = (info.stderrTail ?? '').trim().split('\n').slice(-10).map((l) => `agent stderr: ${one(l)}`).join('\n');
       if (tail) renderer.note(tail);
       requestQuit(1);
     });
 
     const init = await untilQuit(client.initialize());
     if (init === QUIT) return exitCode;
-    const name = init.agentInfo ? `${init.agentInfo.title ?? init.agentInfo.name} ${init.agentInfo.version ?? ''}`.trim() : 'the agent';
+    const info = init.agentInfo;
+    const name = info ? one(`${info.title ?? info.name} ${info.version ?? ''}`.trim()) : 'the agent';
     const session = await untilQuit(client.newSession({ cwd }));
     if (session === QUIT) return exitCode;
     sessionId = session.sessionId;
@@ -107,7 +111,7 @@ export async function runChat({ agent, cwd: cwdOption, showStderr = false, clien
     const state = view.snapshot();
     renderer.viewStarted(state);
     view.on('change', (changes) => renderer.changes(changes, applyChanges(state, changes)));
-    renderer.note(`Connected to ${name}, session ${sessionId}. Enter a prompt; Ctrl-C cancels a turn, Ctrl-C when idle or Ctrl-D exits.`);
+    renderer.note(`Connected to ${name}, session ${one(sessionId)}. Enter a prompt; Ctrl-C cancels a turn, Ctrl-C when idle or Ctrl-D exits.`);
 
     for (;;) {
       const text = await untilQuit(input.next('> '));

@@ -13,8 +13,10 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { jsonText } from './json-text.mjs';
 import { glibcVersionName, highestGlibc, newerThan, versionNeeds } from './elf.mjs';
 
+const { sanitizeForTerminal } = createRequire(import.meta.url)('../lib/sanitize.js');
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Generous guard for the load check (a loader that hangs is a finding, not a hung doctor). */
 const LOAD_TIMEOUT_MS = 60_000;
@@ -241,6 +243,7 @@ export function formatReport(d) {
 /** `acp-native doctor [--json] [--binary FILE]`: exit 0 when the binary loads, 1 otherwise. */
 export function runDoctor({ json = false, binary } = {}) {
   const d = diagnose({ binary });
-  process.stdout.write(json ? `${JSON.stringify(d, null, 2)}\n` : formatReport(d));
+  // Paths and loader messages are shown as text, whatever they contain.
+  process.stdout.write(json ? `${jsonText(d)}\n` : sanitizeForTerminal(formatReport(d)));
   return d.load.ok ? 0 : 1;
 }

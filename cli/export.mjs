@@ -1,75 +1,98 @@
 // `acp-native export`: a session's transcript as Markdown or JSON, folded
-// by the core's session view rules, from a recording (every session in it,
-// or `--session ID`) or from a live agent (`--load ID`: the agent replays
-// the session through `session/load` into a view).
+// by the session view rules, from a recording (every session in it, or
+// `--session ID`) or from a live agent (`--load ID`: the agent replays the
+// session through `session/load` into a view).
+//
+// A recording is streamed line by line into the reference fold
+// (lib/session-fold.js, the core's rules): memory stays within the view
+// limits per session, `--max-sessions` sessions and one line of at most
+// `--max-line-bytes`, whatever the file holds. What is skipped is said.
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import { writeFileSync } from 'node:fs';
-import { readRecording, RecordingError } from './recording.mjs';
+import { jsonText } from './json-text.mjs';
+import { recordingEntries, RecordingError, RECORDING_LIMITS } from './recording.mjs';
 
 const require = createRequire(import.meta.url);
-const { toMarkdown } = require('../lib/session-fold.js');
+const { toMarkdown, RecordingFold, RECORDING_LIMITS: FOLD_LIMITS } = require('../lib/session-fold.js');
+const { sanitizeForTerminal } = require('../lib/sanitize.js');
+const { writeFileSafely } = require('../lib/safe-write.js');
+
+const say = (text) => process.stderr.write(`acp-native: ${sanitizeForTerminal(text)}\n`);
 
 /** Resolves to the exit code. */
 export async function runExport({ file, agent, options }) {
   const format = options.format ?? 'md';
   if (format !== 'md' && format !== 'json') {
-    process.stderr.write(`acp-native: --format must be md or json, not '${format}'\n`);
+    say(`--format must be md or json, not '${format}'`);
     return 2;
   }
-  const limits = viewLimits(options);
+  const limits = numericOptions(options);
   if (typeof limits === 'string') {
-    process.stderr.write(`acp-native: ${limits}\n`);
+    say(limits);
     return 2;
   }
+  const { view, recording } = limits;
   let text;
   try {
-    const states = agent ? await fromAgent(agent, options, limits) : fromRecording(file, options.session, limits);
+    const sessions = agent ? await fromAgent(agent, options, view) : await fromRecording(file, options.session, view, recording);
     // One string: with limits raised far, V8's string cap (RangeError) is
     // an error like the others, not a crash.
+    const states = sessions.map((s) => s.state);
     text =
       format === 'json'
-        ? `${JSON.stringify(states.length === 1 ? states[0] : states, null, 2)}\n`
-        : states.map((s) => toMarkdown(s)).join('\n---\n\n');
+        ? `${jsonText(states.length === 1 ? states[0] : states)}\n`
+        : sessions.map((s) => toMarkdown(s.state, { prompts: s.prompts })).join('\n---\n\n');
+    if (options.out) await writeFileSafely(options.out, text);
   } catch (err) {
-    process.stderr.write(`acp-native: ${err.message}\n`);
+    say(err.message);
     return 1;
   }
-  if (options.out) writeFileSync(options.out, text);
-  else process.stdout.write(text);
+  if (!options.out) process.stdout.write(text);
   return 0;
 }
 
-/** The view limits given (`--max-entries` …), or what is wrong with one. */
-function viewLimits(options) {
-  const limits = {};
-  for (const [flag, name] of [
-    ['max-entries', 'maxEntries'],
-    ['max-text-bytes', 'maxTextBytes'],
-    ['max-total-bytes', 'maxTotalBytes'],
-  ]) {
+const NUMERIC = [
+  ['max-entries', 'view', 'maxEntries'],
+  ['max-text-bytes', 'view', 'maxTextBytes'],
+  ['max-total-bytes', 'view', 'maxTotalBytes'],
+  ['max-sessions', 'recording', 'maxSessions'],
+  ['max-line-bytes', 'recording', 'maxLineBytes'],
+];
+
+/** The limits given (`--max-entries` …), or what is wrong with one. */
+function numericOptions(options) {
+  const limits = { view: {}, recording: {} };
+  for (const [flag, group, name] of NUMERIC) {
     const text = options[flag];
     if (text === undefined) continue;
     const n = Number(text);
     if (!/^[0-9]+$/.test(text) || n < 1 || n > 0xffffffff) return `--${flag} must be a whole number from 1 to 4294967295, not '${text}'`;
-    limits[name] = n;
+    limits[group][name] = n;
   }
   return limits;
 }
 
-function fromRecording(file, sessionId, limits) {
-  // Validates the file (a header, whole payloads) with the replay's rules.
-  readRecording(file);
-  const { native } = require('../lib/loader.js');
-  const { readFileSync } = require('node:fs');
-  const { sessions } = JSON.parse(native.foldRecording(readFileSync(file, 'utf8'), limits));
-  const ids = Object.keys(sessions);
+async function fromRecording(file, sessionId, viewLimits, { maxSessions = FOLD_LIMITS.maxSessions, maxLineBytes = RECORDING_LIMITS.maxLineBytes }) {
+  const fold = new RecordingFold(viewLimits, { maxSessions });
+  const skipped = { tooLong: 0, tooDeep: 0 };
+  for await (const entry of recordingEntries(file, { maxLineBytes, maxDepth: RECORDING_LIMITS.maxDepth })) {
+    if (entry.skipped) skipped[entry.skipped]++;
+    else if (entry.record && entry.msg) fold.push(entry.record, entry.msg);
+  }
+  if (skipped.tooLong > 0) say(`${file}: skipped ${skipped.tooLong} line(s) longer than ${maxLineBytes} bytes (--max-line-bytes)`);
+  if (skipped.tooDeep > 0) say(`${file}: skipped ${skipped.tooDeep} line(s) nested deeper than ${RECORDING_LIMITS.maxDepth}`);
+  if (fold.skippedUpdates > 0) say(`${file}: skipped ${fold.skippedUpdates} message(s) of sessions after the first ${maxSessions} (--max-sessions)`);
+  const ids = fold.sessionIds();
+  const one = (id) => ({ state: fold.state(id), prompts: fold.prompts(id) });
   if (sessionId !== undefined) {
-    if (!sessions[sessionId]) throw new RecordingError(`${file}: no session ${sessionId} (sessions: ${ids.join(', ') || 'none'})`);
-    return [sessions[sessionId]];
+    if (!ids.includes(sessionId)) {
+      const some = ids.slice(0, 20).join(', ') + (ids.length > 20 ? `, … (${ids.length})` : '');
+      throw new RecordingError(`${file}: no session ${sessionId} (sessions: ${some || 'none'})`);
+    }
+    return [one(sessionId)];
   }
   if (ids.length === 0) throw new RecordingError(`${file}: no session updates`);
-  return ids.map((id) => sessions[id]);
+  return ids.map(one);
 }
 
 async function fromAgent(agent, options, limits) {
@@ -82,7 +105,7 @@ async function fromAgent(agent, options, limits) {
     const view = client.session(options.load, limits);
     // The replay folds into the view; the response's modes are folded too.
     await client.loadSession({ sessionId: options.load, cwd: resolve(options.cwd ?? '.') });
-    return [view.snapshot()];
+    return [{ state: view.snapshot(), prompts: [] }];
   } finally {
     await client.close();
   }

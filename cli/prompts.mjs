@@ -2,6 +2,7 @@
 // choices and agent questions, so typed-ahead or piped lines are consumed
 // in order, and a pending question can be withdrawn (turn cancelled).
 import { createInterface } from 'node:readline';
+import { optionLabels } from './render.mjs';
 
 export class LineInput {
   #rl;
@@ -113,11 +114,12 @@ export class LineInput {
 
 /**
  * Ask which permission option to take. Accepts the option's number, its
- * optionId or its name. Resolves to the ACP `RequestPermissionOutcome`.
+ * optionId or its name as shown. Resolves to the ACP `RequestPermissionOutcome`.
  */
 export async function choosePermission(input, renderer, params, signal) {
-  const options = params.options ?? [];
-  renderer.permission(params);
+  const options = Array.isArray(params.options) ? params.options : [];
+  const labels = optionLabels(options);
+  renderer.permission({ ...params, options });
   if (options.length === 0) return { outcome: 'cancelled' };
   for (;;) {
     const answer = await input.next(`Choose 1-${options.length}: `, signal);
@@ -126,8 +128,8 @@ export async function choosePermission(input, renderer, params, signal) {
     const n = Number(text);
     const option =
       (Number.isInteger(n) && n >= 1 && n <= options.length ? options[n - 1] : undefined) ??
-      options.find((o) => o.optionId === text || o.name?.toLowerCase() === text.toLowerCase());
-    if (option) return { outcome: 'selected', optionId: option.optionId };
+      options.find((o, i) => o?.optionId === text || labels[i].toLowerCase() === text.toLowerCase());
+    if (option) return { outcome: 'selected', optionId: option?.optionId };
     renderer.note(`Type a number from 1 to ${options.length} (Ctrl-C cancels the turn).`);
   }
 }

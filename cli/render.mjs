@@ -1,15 +1,28 @@
 // Turns ACP session updates into readable terminal output. Agent text and
 // thoughts stream as they arrive; tool calls, plans and notes get a line of
 // their own. Colours only on a TTY without NO_COLOR.
+//
+// Every string an agent controls goes through lib/sanitize.js before it is
+// written: escape sequences, controls and bidi overrides are shown as
+// text (`\e[2J`), never interpreted. Message text keeps its line breaks;
+// names, titles, plan entries and statuses are one line each.
+import { createRequire } from 'node:module';
+
+const { sanitizeForTerminal } = createRequire(import.meta.url)('../lib/sanitize.js');
+
+/** Agent text that may span lines, made inert. */
+const text = (value) => sanitizeForTerminal(value ?? '');
+/** An agent-given name, title or status: one inert line. */
+const one = (value) => sanitizeForTerminal(value ?? '', { singleLine: true });
 
 const STYLES = { dim: [2, 22], bold: [1, 22], italic: [3, 23], red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39] };
 
 const PLAN_MARK = { completed: '[x]', in_progress: '[>]', pending: '[ ]' };
 
 /** First line of `text`, at most `max` characters. */
-function summary(text, max = 160) {
-  const line = String(text).split('\n').find((l) => l.trim() !== '') ?? '';
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+function summary(value, max = 160) {
+  const line = String(value).split('\n').find((l) => l.trim() !== '') ?? '';
+  return one(line.length > max ? `${line.slice(0, max - 1)}…` : line);
 }
 
 /** The text of a ContentBlock or tool call content item, if it has any. */
@@ -22,6 +35,22 @@ function contentText(item) {
   if (item.type === 'resource_link') return item.uri ?? '';
   if (item.type === 'resource') return item.resource?.uri ?? '';
   return item.type ?? '';
+}
+
+/** `/name …` of available commands, or `none`. */
+function commandNames(commands) {
+  return (Array.isArray(commands) ? commands : []).map((c) => `/${one(c?.name)}`).join(' ') || 'none';
+}
+
+/** Longest option label shown (a longer one is cut with `…`). */
+const MAX_LABEL = 200;
+
+/** What the permission prompt shows for each option: its name (or id) as one inert line. */
+export function optionLabels(options) {
+  return options.map((option) => {
+    const label = one(option?.name ?? option?.optionId);
+    return label.length > MAX_LABEL ? `${label.slice(0, MAX_LABEL - 1)}…` : label;
+  });
 }
 
 export class Renderer {
@@ -61,27 +90,30 @@ export class Renderer {
     if (!this.#atLineStart) this.#write('\n');
   }
 
-  /** A whole line of its own (closes any open stream first). */
-  line(text) {
+  /** A whole line of its own (closes any open stream first); `value` is written as is: sanitize what it quotes. */
+  line(value) {
     this.#closeStream();
-    this.#write(`${text}\n`);
+    this.#write(`${value}\n`);
   }
 
-  note(text) {
-    this.line(this.#style('dim', text));
+  /** A dim note; `value` may quote agent text (made inert here). */
+  note(value) {
+    this.line(this.#style('dim', text(value)));
   }
 
-  error(text) {
-    this.line(this.#style('red', text));
+  /** An error line; `value` may quote agent text (made inert here). */
+  error(value) {
+    this.line(this.#style('red', text(value)));
   }
 
-  #chunk(stream, text, label, style) {
+  #chunk(stream, value, label, style) {
     if (this.#stream !== stream) {
       this.#closeStream();
       this.#stream = stream;
       if (label) this.#write(this.#style('dim', label));
     }
-    this.#write(style ? this.#style(style, text) : text);
+    const safe = text(value);
+    this.#write(style ? this.#style(style, safe) : safe);
   }
 
   /** One `session/update` (the `update` object). Unknown variants get a short note. */
@@ -100,30 +132,30 @@ export class Renderer {
       case 'plan':
         return this.#plan(update.entries ?? []);
       case 'current_mode_update':
-        return this.note(`(mode: ${update.currentModeId})`);
+        return this.note(`(mode: ${one(update.currentModeId)})`);
       case 'available_commands_update':
-        return this.note(`(commands: ${(update.availableCommands ?? []).map((c) => `/${c.name}`).join(' ') || 'none'})`);
+        return this.note(`(commands: ${commandNames(update.availableCommands)})`);
       case 'session_info_update':
-        return update.title ? this.note(`(session: ${update.title})`) : undefined;
+        return update.title ? this.note(`(session: ${one(update.title)})`) : undefined;
       default:
-        return this.note(`(update: ${update?.sessionUpdate ?? 'unknown'})`);
+        return this.note(`(update: ${one(update?.sessionUpdate ?? 'unknown')})`);
     }
   }
 
   #toolCall(call) {
-    const title = call.title ?? call.toolCallId;
+    const title = one(call.title ?? call.toolCallId);
     this.#toolTitles.set(call.toolCallId, title);
-    const kind = call.kind ? ` [${call.kind}]` : '';
-    this.line(`${this.#style('yellow', '▸ tool')} ${this.#style('bold', title)}${kind} ${this.#style('dim', call.status ?? 'pending')}`);
+    const kind = call.kind ? ` [${one(call.kind)}]` : '';
+    this.line(`${this.#style('yellow', '▸ tool')} ${this.#style('bold', title)}${kind} ${this.#style('dim', one(call.status ?? 'pending'))}`);
   }
 
   #toolCallUpdate(update) {
-    if (update.title) this.#toolTitles.set(update.toolCallId, update.title);
-    const title = this.#toolTitles.get(update.toolCallId) ?? update.toolCallId;
+    if (update.title) this.#toolTitles.set(update.toolCallId, one(update.title));
+    const title = this.#toolTitles.get(update.toolCallId) ?? one(update.toolCallId);
     const first = (update.content ?? []).map(contentText).find((t) => t !== '');
     // An update with neither status nor content says nothing worth a line.
     if (!update.status && first === undefined) return;
-    const status = update.status ?? 'updated';
+    const status = one(update.status ?? 'updated');
     const colour = status === 'completed' ? 'green' : status === 'failed' ? 'red' : 'dim';
     const detail = first === undefined ? '' : ` ${this.#style('dim', summary(first))}`;
     this.line(`  ↳ ${title}: ${this.#style(colour, status)}${detail}`);
@@ -132,9 +164,9 @@ export class Renderer {
   #plan(entries) {
     this.line(this.#style('bold', 'Plan:'));
     for (const entry of entries) {
-      const mark = PLAN_MARK[entry.status] ?? '[?]';
-      const priority = entry.priority ? this.#style('dim', ` (${entry.priority})`) : '';
-      this.#write(`  ${mark} ${entry.content}${priority}\n`);
+      const mark = PLAN_MARK[entry?.status] ?? '[?]';
+      const priority = entry?.priority ? this.#style('dim', ` (${one(entry.priority)})`) : '';
+      this.#write(`  ${mark} ${one(entry?.content)}${priority}\n`);
     }
   }
 
@@ -195,16 +227,16 @@ export class Renderer {
     const mode = state.modes?.currentModeId;
     if (pending.modes && mode !== undefined && mode !== this.#shownModes) {
       this.#shownModes = mode;
-      this.note(`(mode: ${mode})`);
+      this.note(`(mode: ${one(mode)})`);
     }
     if (pending.commands) {
-      const names = (state.commands.availableCommands ?? []).map((c) => `/${c?.name}`).join(' ') || 'none';
+      const names = commandNames(state.commands.availableCommands);
       if (names !== this.#shownCommands) this.note(`(commands: ${names})`);
       this.#shownCommands = names;
     }
     if (pending.info && typeof state.info.title === 'string' && state.info.title !== this.#shownTitle) {
       this.#shownTitle = state.info.title;
-      this.note(`(session: ${state.info.title})`);
+      this.note(`(session: ${one(state.info.title)})`);
     }
   }
 
@@ -213,11 +245,13 @@ export class Renderer {
       case 'agent':
       case 'thought':
       case 'user': {
-        const text = entry.content.map(contentText).join('');
+        const all = entry.content.map(contentText).join('');
         const shown = this.#shownText.get(entry.index) ?? 0;
-        if (text.length <= shown) return;
-        this.#shownText.set(entry.index, text.length);
-        const fresh = text.slice(shown);
+        // A pair split at the end (a surrogate pair, CR LF) waits for its other half.
+        const end = /[\ud800-\udbff\r]$/.test(all) ? all.length - 1 : all.length;
+        if (end <= shown) return;
+        this.#shownText.set(entry.index, end);
+        const fresh = all.slice(shown, end);
         if (entry.kind === 'agent') return this.#chunk('agent', fresh, '', null);
         if (entry.kind === 'thought') return this.#chunk('thought', fresh, 'thinking: ', 'dim');
         return this.#chunk('user', fresh, 'you: ', 'cyan');
@@ -226,50 +260,54 @@ export class Renderer {
         const call = state.toolCalls[entry.toolCallId];
         if (!call) return;
         if (this.#shownTools.has(call.toolCallId)) return this.#toolStatus(call);
-        const title = call.title ?? call.toolCallId;
+        const title = one(call.title ?? call.toolCallId);
         this.#toolTitles.set(call.toolCallId, title);
         this.#shownTools.set(call.toolCallId, '');
         this.#toolEntries.set(call.toolCallId, entry.index);
         if (this.#shownTools.size > 10_000) this.#shownTools.delete(this.#shownTools.keys().next().value);
-        this.line(`${this.#style('yellow', '▸ tool')} ${this.#style('bold', title)}${call.kind ? ` [${call.kind}]` : ''}`);
+        this.line(`${this.#style('yellow', '▸ tool')} ${this.#style('bold', title)}${call.kind ? ` [${one(call.kind)}]` : ''}`);
         return this.#toolStatus(call);
       }
       case 'notice':
-        return this.note(`(${entry.notice?.severity ?? 'notice'}: ${entry.notice?.title ?? ''})`);
+        return this.note(`(${one(entry.notice?.severity ?? 'notice')}: ${one(entry.notice?.title)})`);
       case 'compaction':
         return this.note('(context compaction)');
       case 'unknown':
-        return this.note(`(update: ${entry.update?.sessionUpdate ?? 'unknown'})`);
+        return this.note(`(update: ${one(entry.update?.sessionUpdate ?? 'unknown')})`);
     }
   }
 
   /** One line when a tool call completes or fails. */
   #toolStatus(call) {
-    if (typeof call.title === 'string') this.#toolTitles.set(call.toolCallId, call.title);
+    if (typeof call.title === 'string') this.#toolTitles.set(call.toolCallId, one(call.title));
     const status = call.status;
     if (status !== 'completed' && status !== 'failed') return;
     if (this.#shownTools.get(call.toolCallId) === status) return;
     this.#shownTools.set(call.toolCallId, status);
-    const title = this.#toolTitles.get(call.toolCallId) ?? call.toolCallId;
+    const title = this.#toolTitles.get(call.toolCallId) ?? one(call.toolCallId);
     const first = (Array.isArray(call.content) ? call.content : []).map(contentText).find((t) => t !== '');
     const detail = first === undefined ? '' : ` ${this.#style('dim', summary(first))}`;
     this.line(`  ↳ ${title}: ${this.#style(status === 'completed' ? 'green' : 'red', status)}${detail}`);
   }
 
-  /** The permission question: the tool call and numbered options. */
+  /**
+   * The permission question: the tool call and numbered options, each
+   * option's label one inert line (`optionLabels`), so what the screen
+   * shows next to a number is the option that number picks.
+   */
   permission({ toolCall = {}, options = [] }) {
-    const title = toolCall.title ?? this.#toolTitles.get(toolCall.toolCallId) ?? toolCall.toolCallId ?? 'a tool call';
-    this.line(`${this.#style('yellow', 'Permission requested:')} ${this.#style('bold', title)}${toolCall.kind ? ` [${toolCall.kind}]` : ''}`);
+    const title = one(toolCall.title ?? this.#toolTitles.get(toolCall.toolCallId) ?? toolCall.toolCallId ?? 'a tool call');
+    this.line(`${this.#style('yellow', 'Permission requested:')} ${this.#style('bold', title)}${toolCall.kind ? ` [${one(toolCall.kind)}]` : ''}`);
     if (toolCall.rawInput !== undefined) this.#write(`  ${this.#style('dim', `input: ${summary(JSON.stringify(toolCall.rawInput), 200)}`)}\n`);
-    options.forEach((option, i) => this.#write(`  ${i + 1}) ${option.name ?? option.optionId}\n`));
+    optionLabels(options).forEach((label, i) => this.#write(`  ${i + 1}) ${label}\n`));
   }
 
   /** A question from the agent (`_agentao.cn/ask_user`). */
-  question(text) {
-    this.line(`${this.#style('yellow', 'The agent asks:')} ${text}`);
+  question(value) {
+    this.line(`${this.#style('yellow', 'The agent asks:')} ${text(value)}`);
   }
 
   turnEnd(stopReason) {
-    this.note(`[turn ended: ${stopReason}]`);
+    this.note(`[turn ended: ${one(stopReason)}]`);
   }
 }

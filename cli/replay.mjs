@@ -1,7 +1,7 @@
 // `acp-native replay FILE`: an ACP agent on stdio that replays a recorded
 // session, so a host UI can be exercised without an LLM.
 //
-// Matching rules (also in the README):
+// Matching rules (also in docs/cli.md):
 // - The recording is cut into segments at each message the client sent on
 //   its own (a request or a notification). A segment is that message plus
 //   everything recorded after it up to the next one.
@@ -22,7 +22,10 @@
 //   (at most 5 s each); otherwise messages go out as fast as possible.
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createRequire } from 'node:module';
 import { readRecording, RecordingError } from './recording.mjs';
+
+const { sanitizeForTerminal } = createRequire(import.meta.url)('../lib/sanitize.js');
 
 const MAX_PAUSE_MS = 5000;
 const idKey = (id) => JSON.stringify(id);
@@ -185,20 +188,22 @@ export class Replayer {
 export async function runReplay({ file, realtime = false, stdin = process.stdin, stdout = process.stdout, stderr = process.stderr }) {
   let recording;
   try {
-    recording = readRecording(file);
+    recording = await readRecording(file);
   } catch (err) {
     if (!(err instanceof RecordingError)) throw err;
-    stderr.write(`acp-native replay: ${err.message}\n`);
+    stderr.write(`acp-native replay: ${sanitizeForTerminal(err.message)}\n`);
     return 1;
   }
   const write = (line) =>
     new Promise((resolve) => {
-      if (stdout.write(`${line}\n`)) resolve();
+      // The protocol goes to a client; on a terminal (someone watching), recorded lines are shown inert.
+      if (stdout.write(`${stdout.isTTY ? sanitizeForTerminal(line, { singleLine: true }) : line}\n`)) resolve();
       else stdout.once('drain', resolve);
     });
   const replayer = new Replayer(recording.records, {
     write,
-    log: (text) => stderr.write(`acp-native replay: ${text}\n`),
+    // What the live client sent is quoted in these: shown as text.
+    log: (text) => stderr.write(`acp-native replay: ${sanitizeForTerminal(text, { singleLine: true })}\n`),
     realtime,
   });
   replayer.start();

@@ -12,7 +12,7 @@
 
 const { emitIsolated } = require('./emit.js');
 const { EventEmitter } = require('node:events');
-const { writeFile } = require('node:fs/promises');
+const { writeFileSafely } = require('./safe-write.js');
 const { native } = require('./loader.js');
 const logging = require('./logging.js');
 const exitHook = require('./exit-hook.js');
@@ -196,7 +196,7 @@ class ConnectionBase extends EventEmitter {
     return rejecting(async () => {
       check.string('path', path);
       const records = this.history();
-      await writeFile(path, records.map((r) => JSON.stringify(r) + '\n').join(''));
+      await writeFileSafely(path, records.map((r) => JSON.stringify(r) + '\n').join(''));
       return records.length;
     });
   }

@@ -14,6 +14,7 @@
  * | ERR_ACP_BACKPRESSURE | the agent is not reading its stdin and the write queue is full | |
  * | ERR_ACP_INVALID_ARGUMENT | a call was made with arguments that cannot be sent | argument |
  * | ERR_ACP_NATIVE_BINDING | the native binary could not be loaded | platform, triple, tried |
+ * | ERR_ACP_UNSAFE_PATH | a file to write has a symlink, FIFO, device… at its path | path, fileType |
  */
 class AcpError extends Error {
   constructor(code, message, fields) {

@@ -23,6 +23,8 @@
 // the fields of the tool call/compaction it introduced; a key that
 // replaces another counts the difference).
 
+const { escapeMarkdown } = require('./sanitize.js');
+
 const DEFAULT_LIMITS = Object.freeze({ maxEntries: 5000, maxTextBytes: 4 * 1024 * 1024, maxBlocks: 1024, maxKeys: 256, maxTotalBytes: 64 * 1024 * 1024 });
 
 // The structural size of a JSON value (crates/acp-core/src/view/size.rs,
@@ -55,6 +57,129 @@ function jsonSize(v) {
 }
 
 const memberSize = (k, v) => ITEM + Buffer.byteLength(k, 'utf8') + jsonSize(v);
+
+// What a view keeps of an agent's value (crates/acp-core/src/view/bounded.rs,
+// which must decide the same): an array or object over maxTotalBytes
+// (jsonSize), or any value nested deeper than MAX_DEPTH, becomes
+// `{$omitted: 'size'|'depth', bytes}`; except that an object of at most
+// maxKeys members is opened (through MAX_DESCENTS objects at most) and its
+// members are weighed the same way, and while they add up to more than
+// twice maxTotalBytes (more than a merge could ever take), the biggest
+// array or object among them (ties: by UTF-8 key) becomes a marker.
+// Strings, numbers and literals cost their bytes (no tree) and stay. Lone
+// surrogates become U+FFFD first, keys too.
+const MAX_DEPTH = 64;
+const MAX_DESCENTS = 3;
+
+const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const LONE_ALL = new RegExp(LONE.source, 'g');
+const isWellFormed = String.prototype.isWellFormed ? (s) => s.isWellFormed() : (s) => !LONE.test(s);
+const toWellFormed = String.prototype.toWellFormed ? (s) => s.toWellFormed() : (s) => s.replace(LONE_ALL, '\ufffd');
+
+/** jsonSize, depth (a scalar 0, a container 1 + its deepest member's) and whether a string or key is not well formed. */
+function measure(v) {
+  let size = 0;
+  let depth = 0;
+  let lone = false;
+  const todo = [v, 0];
+  while (todo.length > 0) {
+    const d = todo.pop();
+    const x = todo.pop();
+    if (typeof x === 'string') {
+      size += Buffer.byteLength(x, 'utf8');
+      if (!lone && !isWellFormed(x)) lone = true;
+    } else if (x === null || typeof x !== 'object') size += SCALAR;
+    else {
+      if (d + 1 > depth) depth = d + 1;
+      if (Array.isArray(x)) {
+        size += ITEM * x.length;
+        for (const y of x) todo.push(y, d + 1);
+      } else {
+        for (const k of Object.keys(x)) {
+          size += ITEM + Buffer.byteLength(k, 'utf8');
+          if (!lone && !isWellFormed(k)) lone = true;
+          todo.push(x[k], d + 1);
+        }
+      }
+    }
+  }
+  return { size, depth, lone };
+}
+
+/** A copy of `v` with every string and key well formed (any depth). */
+function wellFormed(v) {
+  const fix = (x) => (typeof x === 'string' ? toWellFormed(x) : x);
+  const copy = (x) => (x === null || typeof x !== 'object' ? fix(x) : Array.isArray(x) ? [] : {});
+  const root = copy(v);
+  const todo = [[v, root]];
+  while (todo.length > 0) {
+    const [from, to] = todo.pop();
+    if (from === null || typeof from !== 'object') continue;
+    for (const k of Object.keys(from)) {
+      const y = copy(from[k]);
+      if (Array.isArray(to)) to.push(y);
+      else setKey(to, toWellFormed(k), y);
+      todo.push([from[k], y]);
+    }
+  }
+  return root;
+}
+
+/**
+ * The plain-text chunk the core folds on its fast path, without bounding
+ * (crates/acp-core/src/view/fast.rs, `TextChunk`): exactly these keys, a
+ * text block, well-formed strings.
+ */
+function plainTextChunk(u) {
+  if (!isObject(u) || !hasOwn(CHUNK_KINDS, u.sessionUpdate) || !isObject(u.content)) return false;
+  for (const k of Object.keys(u)) if (k !== 'sessionUpdate' && k !== 'content' && k !== 'messageId') return false;
+  const { content, messageId } = u;
+  const keys = Object.keys(content);
+  if (keys.length !== 2 || content.type !== 'text' || typeof content.text !== 'string' || !hasOwn(content, 'text')) return false;
+  if (messageId !== undefined && messageId !== null && (typeof messageId !== 'string' || !isWellFormed(messageId))) return false;
+  return isWellFormed(content.text);
+}
+
+const omitted = (reason, bytes) => ({ $omitted: reason, bytes });
+const markerSize = (reason) => jsonSize(omitted(reason, 0));
+const isContainer = (v) => v !== null && typeof v === 'object';
+const byKeyBytes = (a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+
+/** `v` as a view with `limits` keeps it (see above). */
+function boundValue(v, limits) {
+  const caps = { value: limits.maxTotalBytes, keys: limits.maxKeys, total: 2 * limits.maxTotalBytes };
+  const m = measure(v);
+  return bound(m.lone ? wellFormed(v) : v, m, caps, MAX_DEPTH, MAX_DESCENTS).value;
+}
+
+/** `{value, size}`: what is kept of `v` (measured `m`), and its jsonSize. */
+function bound(v, m, caps, depthLeft, descents) {
+  if (m.depth <= depthLeft && (m.size <= caps.value || !isContainer(v))) return { value: v, size: m.size };
+  const reason = m.depth > depthLeft ? 'depth' : 'size';
+  const marker = { value: omitted(reason, m.size), size: markerSize(reason) };
+  if (descents === 0 || depthLeft === 0 || !isObject(v) || Object.keys(v).length > caps.keys) return marker;
+  const items = Object.keys(v).map((k) => {
+    const inner = measure(v[k]);
+    const kept = bound(v[k], inner, caps, depthLeft - 1, descents - 1);
+    return { k, measured: inner.size, value: kept.value, size: ITEM + Buffer.byteLength(k, 'utf8') + kept.size, container: isContainer(v[k]) };
+  });
+  let total = items.reduce((n, it) => n + it.size, 0);
+  if (total > caps.total) {
+    const order = [...items].sort((a, b) => b.size - a.size || byKeyBytes(a.k, b.k));
+    for (const it of order) {
+      if (total <= caps.total) break;
+      const now = ITEM + Buffer.byteLength(it.k, 'utf8') + markerSize('size');
+      if (now < it.size && it.container) {
+        total += now - it.size;
+        it.value = omitted('size', it.measured);
+        it.size = now;
+      }
+    }
+  }
+  const out = {};
+  for (const it of items) setKey(out, it.k, it.value);
+  return { value: out, size: total };
+}
 
 const CHUNK_KINDS = { user_message_chunk: 'user', agent_message_chunk: 'agent', agent_thought_chunk: 'thought' };
 const MERGED = {
@@ -249,6 +374,7 @@ class SessionFold {
 
   /** Fold one `session/update`'s `update` value. */
   applyUpdate(update) {
+    if (!plainTextChunk(update)) update = boundValue(update, this.#limits);
     if (!isObject(update) || typeof update.sessionUpdate !== 'string') return this.#unknown(update);
     const variant = update.sessionUpdate;
     const kind = hasOwn(CHUNK_KINDS, variant) ? CHUNK_KINDS[variant] : undefined;
@@ -334,9 +460,27 @@ class SessionFold {
 
   /** The result of `session/new`, `session/load` or `session/resume`. */
   applySetup(result) {
+    result = boundValue(result, this.#limits);
     if (!isObject(result)) return;
     if (isObject(result.modes)) this.#mergeField('modes', result.modes, []);
     if (hasOwn(result, 'configOptions')) this.#mergeField('config', { configOptions: result.configOptions }, []);
+  }
+
+  /**
+   * The result of the client's own `session/set_config_option`, which
+   * agents do not echo: folded as the update an agent would send, from the
+   * result bounded as any result is (as the core's views do).
+   */
+  configOptionsSet(result) {
+    result = boundValue(result, this.#limits);
+    if (isObject(result) && Array.isArray(result.configOptions)) {
+      this.applyUpdate({ sessionUpdate: 'config_option_update', configOptions: result.configOptions });
+    }
+  }
+
+  /** The index the next entry will have. */
+  get nextIndex() {
+    return this.#next;
   }
 
   promptStarted() {
@@ -346,12 +490,13 @@ class SessionFold {
   /** The answer to a `session/prompt`: its result, or undefined for an error. */
   promptEnded(result) {
     this.running = false;
+    if (result !== undefined) result = boundValue(result, this.#limits);
     if (isObject(result) && hasOwn(result, 'stopReason')) this.stopReason = result.stopReason;
   }
 
   requestWaiting(key, id, method, params) {
     if (this.pending.length >= this.#limits.maxEntries) this.pending.shift();
-    this.pending.push({ key, id, method, params });
+    this.pending.push({ key, id: boundValue(id, this.#limits), method, params: boundValue(params, this.#limits) });
   }
 
   requestSettled(key) {
@@ -409,82 +554,178 @@ function entryJSON(e) {
   return out;
 }
 
+/** Default limits of a RecordingFold beyond the view's: sessions folded, prompts kept per session. */
+const RECORDING_LIMITS = Object.freeze({ maxSessions: 100, maxOpenRequests: 10_000 });
+
+/**
+ * Fold trace records (as `acp-native record` and `client.saveHistory()`
+ * write them) one at a time into sessions, by the same rules as a live
+ * view. Also keeps the prompts the client sent (`session/prompt`), each
+ * with the index of the first entry after it, for a transcript. Bounded:
+ * at most `maxSessions` sessions (the messages of others are counted in
+ * `skippedUpdates`), each within the view limits; a session's prompts are
+ * cut like messages (`maxTextBytes` each) and kept within `maxEntries`
+ * and `maxTotalBytes` (oldest dropped); `maxOpenRequests` unanswered
+ * requests remembered in each direction.
+ */
+class RecordingFold {
+  #limits;
+  #maxSessions;
+  #maxOpen;
+  #sessions = new Map(); // sid → SessionFold
+  #prompts = new Map(); // sid → [{ at, content }]
+  #ours = new Map(); // wire id → { method, sid }
+  #theirs = new Map(); // wire id → sid
+  skippedUpdates = 0;
+
+  constructor(limits = {}, { maxSessions = RECORDING_LIMITS.maxSessions, maxOpenRequests = RECORDING_LIMITS.maxOpenRequests } = {}) {
+    this.#limits = limits;
+    this.#maxSessions = maxSessions;
+    this.#maxOpen = maxOpenRequests;
+  }
+
+  /** Remember an unanswered request; the oldest is forgotten past maxOpenRequests. */
+  #open(map, key, value) {
+    map.set(key, value);
+    if (map.size > this.#maxOpen) map.delete(map.keys().next().value);
+  }
+
+  /** The session's fold, made on first sight; undefined past maxSessions. */
+  #state(sid) {
+    let s = this.#sessions.get(sid);
+    if (!s) {
+      if (this.#sessions.size >= this.#maxSessions) {
+        this.skippedUpdates++;
+        return undefined;
+      }
+      this.#sessions.set(sid, (s = new SessionFold(sid, this.#limits)));
+    }
+    return s;
+  }
+
+  #promptSent(sid, prompt, fold) {
+    if (!Array.isArray(prompt) || !fold) return;
+    const maxText = this.#limits.maxTextBytes ?? DEFAULT_LIMITS.maxTextBytes;
+    const maxEntries = this.#limits.maxEntries ?? DEFAULT_LIMITS.maxEntries;
+    let room = maxText;
+    const content = [];
+    for (const block of prompt.slice(0, DEFAULT_LIMITS.maxBlocks)) {
+      const size = jsonSize(block);
+      if (size > room) break;
+      room -= size;
+      content.push(block);
+    }
+    const maxTotal = this.#limits.maxTotalBytes ?? DEFAULT_LIMITS.maxTotalBytes;
+    let list = this.#prompts.get(sid);
+    if (!list) this.#prompts.set(sid, (list = Object.assign([], { bytes: 0 })));
+    list.push({ at: fold.nextIndex, content, cut: content.length < prompt.length, bytes: maxText - room });
+    list.bytes += maxText - room;
+    while (list.length > maxEntries || list.bytes > maxTotal) list.bytes -= list.shift().bytes;
+  }
+
+  /**
+   * One trace record (`{direction, payload, …}`); `msg`: its payload,
+   * already parsed. False when it is not one (skipped).
+   */
+  push(record, msg) {
+    if (!isObject(record) || typeof record.payload !== 'string') return false;
+    if (msg === undefined) {
+      try {
+        msg = JSON.parse(record.payload);
+      } catch {
+        return false;
+      }
+    }
+    const sent = record.direction === 'send' ? true : record.direction === 'receive' ? false : undefined;
+    if (sent === undefined || !isObject(msg)) return false;
+    const sessionOf = (params) => (isObject(params) && typeof params.sessionId === 'string' ? params.sessionId : undefined);
+    const method = typeof msg.method === 'string' ? msg.method : undefined;
+    const key = hasOwn(msg, 'id') ? JSON.stringify(msg.id) : undefined;
+    const params = msg.params;
+    if (!sent && method !== undefined && key === undefined) {
+      if (method !== 'session/update') return true;
+      const sid = sessionOf(params);
+      if (sid === undefined) return true;
+      this.#state(sid)?.applyUpdate(hasOwn(params, 'update') ? params.update : null);
+    } else if (!sent && method !== undefined) {
+      const sid = sessionOf(params);
+      if (sid === undefined) return true;
+      const s = this.#state(sid);
+      if (!s) return true;
+      s.requestWaiting(key, msg.id, method, params === undefined ? null : params);
+      this.#open(this.#theirs, key, sid);
+    } else if (!sent && key !== undefined) {
+      const req = this.#ours.get(key);
+      if (!req) return true;
+      this.#ours.delete(key);
+      const result = hasOwn(msg, 'error') || !hasOwn(msg, 'result') ? undefined : msg.result;
+      if (req.method === 'session/prompt' && req.sid !== undefined) this.#state(req.sid)?.promptEnded(result);
+      else if (req.method === 'session/new') {
+        if (isObject(result) && typeof result.sessionId === 'string') this.#state(result.sessionId)?.applySetup(result);
+      } else if ((req.method === 'session/load' || req.method === 'session/resume') && req.sid !== undefined) {
+        if (result !== undefined) this.#state(req.sid)?.applySetup(result);
+      } else if (req.method === 'session/set_mode' && req.sid !== undefined) {
+        // The client's own changes, which agents do not echo: folded as the
+        // update an agent would send (as the core's views do).
+        if (result !== undefined && typeof req.modeId === 'string') {
+          this.#state(req.sid)?.applyUpdate({ sessionUpdate: 'current_mode_update', currentModeId: req.modeId });
+        }
+      } else if (req.method === 'session/set_config_option' && req.sid !== undefined) {
+        if (result !== undefined) this.#state(req.sid)?.configOptionsSet(result);
+      }
+    } else if (sent && method !== undefined && key !== undefined) {
+      const sid = sessionOf(params);
+      if (method === 'session/prompt' && sid !== undefined) {
+        const s = this.#state(sid);
+        s?.promptStarted();
+        this.#promptSent(sid, params.prompt, s);
+      }
+      this.#open(this.#ours, key, { method, sid, modeId: isObject(params) ? params.modeId : undefined });
+    } else if (sent && method === undefined && key !== undefined) {
+      const sid = this.#theirs.get(key);
+      if (sid !== undefined) {
+        this.#theirs.delete(key);
+        this.#sessions.get(sid)?.requestSettled(key);
+      }
+    }
+    return true;
+  }
+
+  /** The session ids folded, in order of first sight. */
+  sessionIds() {
+    return [...this.#sessions.keys()];
+  }
+
+  /** One session's state (`toJSON()` of its fold), or undefined. */
+  state(sid) {
+    return this.#sessions.get(sid)?.toJSON();
+  }
+
+  /** The prompts the client sent in a session: `[{ at, content, cut }]`, `at` the index of the first entry after it. */
+  prompts(sid) {
+    return (this.#prompts.get(sid) ?? []).map(({ at, content, cut }) => ({ at, content, cut }));
+  }
+}
+
 /**
  * Fold a recording (NDJSON trace records, as `acp-native record` and
  * `client.saveHistory()` write them) into `{ sessions: { id: state } }`,
  * every session in it, by the same rules as a live view.
  */
 function foldRecording(text, limits) {
-  const sessions = new Map();
-  const ours = new Map(); // wire id → { method, sid }
-  const theirs = new Map(); // wire id → sid
-  const state = (sid) => {
-    let s = sessions.get(sid);
-    if (!s) sessions.set(sid, (s = new SessionFold(sid, limits)));
-    return s;
-  };
-  const sessionOf = (params) => (isObject(params) && typeof params.sessionId === 'string' ? params.sessionId : undefined);
+  const fold = new RecordingFold(limits, { maxSessions: Infinity, maxOpenRequests: Infinity });
   for (let line of text.split('\n')) {
     if (line.endsWith('\r')) line = line.slice(0, -1);
     let record;
-    let msg;
     try {
       record = JSON.parse(line);
-      if (!isObject(record) || typeof record.payload !== 'string') continue;
-      msg = JSON.parse(record.payload);
     } catch {
       continue;
     }
-    const sent = record.direction === 'send' ? true : record.direction === 'receive' ? false : undefined;
-    if (sent === undefined || !isObject(msg)) continue;
-    const method = typeof msg.method === 'string' ? msg.method : undefined;
-    const key = hasOwn(msg, 'id') ? JSON.stringify(msg.id) : undefined;
-    const params = msg.params;
-    if (!sent && method !== undefined && key === undefined) {
-      if (method !== 'session/update') continue;
-      const sid = sessionOf(params);
-      if (sid === undefined) continue;
-      state(sid).applyUpdate(hasOwn(params, 'update') ? params.update : null);
-    } else if (!sent && method !== undefined) {
-      const sid = sessionOf(params);
-      if (sid === undefined) continue;
-      state(sid).requestWaiting(key, msg.id, method, params === undefined ? null : params);
-      theirs.set(key, sid);
-    } else if (!sent && key !== undefined) {
-      const req = ours.get(key);
-      if (!req) continue;
-      ours.delete(key);
-      const result = hasOwn(msg, 'error') || !hasOwn(msg, 'result') ? undefined : msg.result;
-      if (req.method === 'session/prompt' && req.sid !== undefined) state(req.sid).promptEnded(result);
-      else if (req.method === 'session/new') {
-        if (isObject(result) && typeof result.sessionId === 'string') state(result.sessionId).applySetup(result);
-      } else if ((req.method === 'session/load' || req.method === 'session/resume') && req.sid !== undefined) {
-        if (result !== undefined) state(req.sid).applySetup(result);
-      } else if (req.method === 'session/set_mode' && req.sid !== undefined) {
-        // The client's own changes, which agents do not echo: folded as the
-        // update an agent would send (as the core's views do).
-        if (result !== undefined && typeof req.modeId === 'string') {
-          state(req.sid).applyUpdate({ sessionUpdate: 'current_mode_update', currentModeId: req.modeId });
-        }
-      } else if (req.method === 'session/set_config_option' && req.sid !== undefined) {
-        if (isObject(result) && Array.isArray(result.configOptions)) {
-          state(req.sid).applyUpdate({ sessionUpdate: 'config_option_update', configOptions: result.configOptions });
-        }
-      }
-    } else if (sent && method !== undefined && key !== undefined) {
-      const sid = sessionOf(params);
-      if (method === 'session/prompt' && sid !== undefined) state(sid).promptStarted();
-      ours.set(key, { method, sid, modeId: isObject(params) ? params.modeId : undefined });
-    } else if (sent && method === undefined && key !== undefined) {
-      const sid = theirs.get(key);
-      if (sid !== undefined) {
-        theirs.delete(key);
-        state(sid).requestSettled(key);
-      }
-    }
+    fold.push(record);
   }
   const out = {};
-  for (const [sid, s] of sessions) setKey(out, sid, s.toJSON());
+  for (const sid of fold.sessionIds()) setKey(out, sid, fold.state(sid));
   return { sessions: out };
 }
 
@@ -557,21 +798,39 @@ function applyChanges(state, changes) {
   return state;
 }
 
-/** A Markdown transcript of a state (a view's `snapshot()` or a fold's `toJSON()`). */
-function toMarkdown(state) {
+/**
+ * A Markdown transcript of a state (a view's `snapshot()` or a fold's
+ * `toJSON()`). Agent text is escaped (escapeMarkdown): it cannot form a
+ * heading, list, link, image, fence, table or HTML, so every `## …` turn
+ * is one this function wrote. `## User` turns are the client's own prompts
+ * (`prompts`: RecordingFold.prompts()); user messages that came from the
+ * agent (a `session/load` replay) say so.
+ */
+function toMarkdown(state, { prompts = [] } = {}) {
   const out = [];
+  const line = (s) => escapeMarkdown(s ?? '', { singleLine: true });
   const title = typeof state.info?.title === 'string' ? state.info.title : `Session ${state.sessionId}`;
-  out.push(`# ${title}`, '');
+  out.push(`# ${line(title)}`, '');
   if (state.droppedEntries > 0) out.push(`_${state.droppedEntries} earlier entries not kept._`, '');
-  const text = (content) =>
-    (content ?? [])
-      .map((b) => (typeof b?.text === 'string' ? b.text : b?.type === 'resource_link' ? `[${b.name ?? b.uri}](${b.uri})` : `\`[${b?.type ?? 'block'}]\``))
-      .join('');
+  const blockText = (b) =>
+    typeof b?.text === 'string' ? b.text : b?.type === 'resource_link' ? `${b.name ?? b.uri} <${b.uri}>` : `[${b?.type ?? 'block'}]`;
+  const text = (content) => escapeMarkdown((Array.isArray(content) ? content : []).map(blockText).join(''));
   const quote = (s) => s.split('\n').map((l) => `> ${l}`).join('\n');
+  const first = state.entries.length > 0 ? state.entries[0].index : 0;
+  // Prompts before the first kept entry went with the entries dropped.
+  let p = state.droppedEntries > 0 ? prompts.findIndex((x) => x.at >= first) : 0;
+  if (p < 0) p = prompts.length;
+  const promptsBefore = (index) => {
+    for (; p < prompts.length && prompts[p].at <= index; p++) {
+      out.push('## User', '', text(prompts[p].content), '');
+      if (prompts[p].cut) out.push('_(prompt cut)_', '');
+    }
+  };
   for (const e of state.entries) {
+    promptsBefore(e.index);
     switch (e.kind) {
       case 'user':
-        out.push('## User', '', text(e.content), '');
+        out.push('## User (as replayed by the agent)', '', text(e.content), '');
         break;
       case 'agent':
         out.push('## Agent', '', text(e.content), '');
@@ -581,28 +840,31 @@ function toMarkdown(state) {
         break;
       case 'tool_call': {
         const t = state.toolCalls[e.toolCallId] ?? {};
-        out.push(`- **Tool** ${t.title ?? e.toolCallId}${t.kind ? ` (${t.kind})` : ''}: ${t.status ?? 'pending'}`);
-        for (const loc of t.locations ?? []) if (typeof loc?.path === 'string') out.push(`  - \`${loc.path}${loc.line ? `:${loc.line}` : ''}\``);
+        out.push(`- **Tool** ${line(t.title ?? e.toolCallId)}${t.kind ? ` (${line(t.kind)})` : ''}: ${line(t.status ?? 'pending')}`);
+        for (const loc of Array.isArray(t.locations) ? t.locations : []) {
+          if (typeof loc?.path === 'string') out.push(`  - ${line(`${loc.path}${loc.line ? `:${loc.line}` : ''}`)}`);
+        }
         out.push('');
         break;
       }
       case 'notice':
-        out.push(`> **${e.notice?.severity ?? 'notice'}:** ${e.notice?.title ?? ''}${e.notice?.description ? ` — ${e.notice.description}` : ''}`, '');
+        out.push(`> **${line(e.notice?.severity ?? 'notice')}:** ${line(e.notice?.title ?? '')}${e.notice?.description ? ` — ${line(e.notice.description)}` : ''}`, '');
         break;
       case 'compaction':
-        out.push(`_Context compacted (${state.compactions[e.compactionId]?.status ?? 'unknown'})._ ${text(e.content)}`, '');
+        out.push(`_Context compacted (${line(state.compactions[e.compactionId]?.status ?? 'unknown')})._ ${text(e.content)}`, '');
         break;
       default:
-        out.push(`\`[${e.update?.sessionUpdate ?? 'unknown update'}]\``, '');
+        out.push(line(`[${e.update?.sessionUpdate ?? 'unknown update'}]`), '');
     }
   }
+  promptsBefore(Infinity);
   if (state.plan && Array.isArray(state.plan.entries) && state.plan.entries.length > 0) {
     out.push('## Plan', '');
-    for (const p of state.plan.entries) out.push(`- [${p?.status === 'completed' ? 'x' : ' '}] ${p?.content ?? ''}`);
+    for (const entry of state.plan.entries) out.push(`- [${entry?.status === 'completed' ? 'x' : ' '}] ${line(entry?.content ?? '')}`);
     out.push('');
   }
-  if (state.stopReason !== null && state.stopReason !== undefined) out.push(`_Stop reason: ${state.stopReason}_`, '');
+  if (state.stopReason !== null && state.stopReason !== undefined) out.push(`_Stop reason: ${line(state.stopReason)}_`, '');
   return out.join('\n');
 }
 
-module.exports = { SessionFold, foldRecording, applyChanges, setSeq, toMarkdown, jsonSize, setKey, LIMIT_NAMES: Object.keys(DEFAULT_LIMITS) };
+module.exports = { SessionFold, RecordingFold, RECORDING_LIMITS, foldRecording, applyChanges, setSeq, toMarkdown, jsonSize, boundValue, setKey, LIMIT_NAMES: Object.keys(DEFAULT_LIMITS) };

@@ -19,6 +19,8 @@ const value = (name, fallback) => {
 };
 
 const stringIds = flag('--string-ids');
+// No `<kind>=<reply>` chunks for permission and request replies (the demo).
+const reports = !flag('--no-reports');
 const protocolVersion = JSON.parse(value('--protocol-version', '1'));
 const stderrBeforeInit = Number(value('--stderr-before-init', '0'));
 if (flag('--ignore-sigterm')) process.on('SIGTERM', () => {});
@@ -162,14 +164,14 @@ async function runScript(id, params) {
         const outcome = reply.result?.outcome;
         const allowed = outcome?.outcome === 'selected' && String(outcome.optionId).startsWith('allow');
         send(update(sessionId, { sessionUpdate: 'tool_call_update', toolCallId: 'call_shell', status: allowed ? 'completed' : 'failed' }));
-        send(update(sessionId, textChunk('agent_message_chunk', `permission=${JSON.stringify(reply)}`)));
+        if (reports) send(update(sessionId, textChunk('agent_message_chunk', `permission=${JSON.stringify(reply)}`)));
         if (outcome?.outcome === 'cancelled') s.cancelled = true;
         break;
       }
       case 'ext':
       case 'request': {
         const reply = await ask(arg, { sessionId, question: 'Proceed?' });
-        send(update(sessionId, textChunk('agent_message_chunk', `${name}=${JSON.stringify(reply)}`)));
+        if (reports) send(update(sessionId, textChunk('agent_message_chunk', `${name}=${JSON.stringify(reply)}`)));
         if (reply.result?.outcome === 'cancelled' || reply.error?.code === -32800) s.cancelled = true;
         break;
       }

@@ -2,7 +2,7 @@
 // every napi target's `acp-native-<platform>` at the root version. This is
 // what `napi pre-publish` writes into the root's optionalDependencies at
 // publish time (the repository's package.json does not declare them: see
-// README, Development, "Lock file").
+// docs/development.md, "Lock file").
 import { createRequire } from 'node:module';
 
 const { TRIPLES } = createRequire(import.meta.url)('../lib/loader.js');

@@ -88,6 +88,7 @@ impl AgentConnection {
 
     #[napi]
     pub fn close_view(&self, id: u32) -> bool {
+        crate::trim::soon();
         self.conn.close_view(id)
     }
 }

@@ -38,6 +38,16 @@ export type SessionEntry =
 /** A tool call with every `tool_call_update` merged in (unknown fields kept). */
 export type SessionToolCall = Partial<Omit<acp.ToolCall, 'toolCallId'>> & { toolCallId: string; [field: string]: unknown };
 
+/**
+ * What a view keeps in place of an agent's array or object over
+ * `maxTotalBytes` (by the view's size count, `bytes`) or nested deeper than
+ * 64 (e.g. a tool call's `rawInput`): see docs/limits.md.
+ */
+export interface OmittedValue {
+  $omitted: 'size' | 'depth';
+  bytes: number;
+}
+
 /** An agent request of this session waiting for the host (e.g. a permission question). */
 export interface PendingAgentRequest {
   /** The JSON-RPC id as the agent sent it. */
@@ -262,5 +272,10 @@ export declare function foldRecordingNative(text: string, limits?: SessionViewLi
  * calls): to keep two copies, give one `structuredClone(changes)`.
  */
 export declare function applyChanges(state: SessionViewState, changes: SessionViewChanges): SessionViewState;
-/** A Markdown transcript of a state. */
-export declare function toMarkdown(state: SessionViewState): string;
+/**
+ * A Markdown transcript of a state. Agent text is escaped (see
+ * escapeMarkdown): it cannot forge a heading, turn, link, image or HTML.
+ * `prompts`: the user's own prompts, each placed before the entry with
+ * index `at` (as `## User`); user messages from the agent say so.
+ */
+export declare function toMarkdown(state: SessionViewState, options?: { prompts?: ReadonlyArray<{ at: number; content: ReadonlyArray<unknown>; cut?: boolean }> }): string;

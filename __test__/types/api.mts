@@ -98,3 +98,11 @@ client.on('exit', (info) => info.stderrTail.length);
 // @ts-expect-error unknown event
 client.on('exitt', () => {});
 void defaultExport.AcpClient;
+
+// Agent text helpers (types/sanitize.d.ts), from the ESM entry.
+import { sanitizeForTerminal, escapeMarkdown, escapeHtml } from 'acp-native';
+const shown: string = sanitizeForTerminal('x', { singleLine: true }) + escapeMarkdown(1) + escapeHtml(null);
+void shown;
+// @ts-expect-error no such option
+escapeMarkdown('x', { html: true });
+void defaultExport.sanitizeForTerminal;

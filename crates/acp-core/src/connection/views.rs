@@ -25,7 +25,7 @@ use super::event::Event;
 use super::handle::Connection;
 use super::reader::session_id_of;
 use crate::acp::methods;
-use crate::view::{Drained, EntryKind, SessionState, ViewOptions};
+use crate::view::{parse_bounded, Caps, Drained, EntryKind, SessionState, ViewOptions};
 
 /// Our requests whose answers a view folds, at most (the oldest is
 /// forgotten first: its answer is then not folded).
@@ -255,13 +255,20 @@ impl Views {
     /// The answer to our request `id` (`result` is `None` for an error),
     /// folded where it is in the stream, after the updates sent before it.
     pub fn on_response(&self, id: u64, result: Option<&str>) -> Option<Event> {
-        let mut inner = self.lock();
+        let (tracked, caps) = {
+            let mut inner = self.lock();
+            let tracked = inner.requests.remove(&id)?;
+            let caps = Caps::of(inner.views.get(&tracked.view)?.state.options());
+            (tracked, caps)
+        };
         let Tracked {
             method,
             view,
             mode_id,
-        } = inner.requests.remove(&id)?;
-        let result = result.and_then(|r| serde_json::from_str::<Value>(r).ok());
+        } = tracked;
+        // Parsed without the views held (a big `session/load` result).
+        let result = result.map(|r| parse_bounded(r, caps));
+        let mut inner = self.lock();
         let state = &mut inner.views.get_mut(&view)?.state;
         match (method, result) {
             (methods::SESSION_PROMPT, result) => state.prompt_ended(result.as_ref()),
@@ -294,12 +301,17 @@ impl Views {
         params: Option<&str>,
     ) -> Option<Event> {
         let session = session_id_of(params?)?;
+        let caps = {
+            let inner = self.lock();
+            let view = *inner.by_session.get(&session)?;
+            Caps::of(inner.views.get(&view)?.state.options())
+        };
+        // Parsed without the views held; within the view's limits: never
+        // a tree of a whole `rawInput` the host's handler also gets.
+        let params = params.map_or(Value::Null, |p| parse_bounded(p, caps));
+        let id = parse_bounded(raw_id, caps);
         let mut inner = self.lock();
         let view = *inner.by_session.get(&session)?;
-        let params = params
-            .and_then(|p| serde_json::from_str(p).ok())
-            .unwrap_or(Value::Null);
-        let id = serde_json::from_str(raw_id).unwrap_or(Value::Null);
         inner
             .views
             .get_mut(&view)?
@@ -371,12 +383,13 @@ impl Connection {
     /// Fold a `session/new|load|resume` result (modes, config options)
     /// into view `id`; false if the view or the JSON is not valid.
     pub fn seed_view(&self, id: u32, result: &str) -> bool {
-        let Ok(result) = serde_json::from_str::<Value>(result) else {
+        if serde_json::from_str::<serde::de::IgnoredAny>(result).is_err() {
             return false;
-        };
+        }
         let mut inner = self.shared().views.lock();
         match inner.views.get_mut(&id) {
             Some(view) => {
+                let result = parse_bounded(result, Caps::of(view.state.options()));
                 view.state.apply_setup(&result);
                 true
             }

@@ -406,6 +406,10 @@ impl SessionState {
         &self.session_id
     }
 
+    pub fn options(&self) -> &ViewOptions {
+        &self.options
+    }
+
     /// Something changed since the last drain.
     pub fn is_dirty(&self) -> bool {
         self.changes.dirty
