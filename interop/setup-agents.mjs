@@ -39,11 +39,10 @@ export class AgentSetupError extends Error {
   }
 }
 
+// The lock alone names what gets installed (package.json's dependencies
+// are in it; the install fails if the two disagree).
 function lockHash() {
-  const h = createHash('sha256');
-  h.update(readFileSync(MANIFEST));
-  h.update(readFileSync(LOCK));
-  return h.digest('hex').slice(0, 16);
+  return createHash('sha256').update(readFileSync(LOCK)).digest('hex').slice(0, 16);
 }
 
 /** The cache directory for this lock (override with ACP_INTEROP_AGENTS_DIR). */
