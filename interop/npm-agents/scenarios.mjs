@@ -40,19 +40,24 @@ function lastEntryText(view, kind) {
 /**
  * The session answers again after a cancel: `say <words>` streams <words>.
  * claude-agent-acp (quirk emptyTurnAfterCancel) answers the first prompt
- * after a cancel at once, empty, and streams that prompt's answer during the
- * next one, before the next one's own: both answers arrive, in order.
+ * after a cancel at once, empty; that prompt's answer streams during the
+ * next prompt, and the next one's own answer may come before or after the
+ * next prompt's result: wait for both answers, then check they came whole
+ * and in order.
  */
 async function promptAfterCancel(recipe, client, seen, sessionId, words) {
   const from = seen.length;
   let expected = words;
   if (recipe.quirks?.emptyTurnAfterCancel) {
-    const first = await client.prompt({ sessionId, prompt: `say queued ${words}` });
+    const first = await client.prompt({ sessionId, prompt: `say ${words} (queued)` });
     assert.equal(first.stopReason, 'end_turn');
-    expected = `queued ${words}${words}`;
+    expected = `${words} (queued)${words}`;
   }
   const r = await client.prompt({ sessionId, prompt: `say ${words}` });
   assert.equal(r.stopReason, 'end_turn');
+  if (recipe.quirks?.emptyTurnAfterCancel) {
+    await until(() => textOf(seen, sessionId, from).trim().endsWith(`)${words}`), `the answer to "say ${words}" never came: ${textOf(seen, sessionId, from)}`);
+  }
   assert.equal(textOf(seen, sessionId, from).trim(), expected);
 }
 
