@@ -99,7 +99,7 @@ export const RECIPES = {
     quirks: { ignoresStdinEof: true, emptyTurnAfterCancel: true, rootSandboxFlag: true },
     notes: [
       'Runs commands and edits files itself (Claude Code tools); asks the host for permission.',
-      "After a cancel (or an abort), the next prompt is answered at once with `end_turn` and no output; that prompt's answer streams during the following prompt, whose own answer follows, sometimes after that prompt's `end_turn`.",
+      "After a cancel (or an abort) the session runs one prompt behind: the next prompt is answered at once with `end_turn` and no output, and each answer streams during the prompt after it; sometimes it catches up, sometimes not. Start a new session after a cancel if answers must match prompts.",
       'Ignores stdin EOF: `close()` ends it with SIGTERM after `closeGraceMs`.',
       'As root with `IS_SANDBOX` set to anything but `1` (e.g. an inherited `yes`), it passes `--dangerously-skip-permissions` to Claude Code, which refuses it under root and exits: `session/new` fails -32603 (`Query closed before response received`). Set `IS_SANDBOX` empty.',
     ],
