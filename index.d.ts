@@ -169,8 +169,9 @@ export declare const AcpError: {
 
 /**
  * Throw (or reject with) this from a request handler to answer the agent
- * with this JSON-RPC error, whatever the method (a permission request
- * too). Anything else thrown is a fault of the host: it is reported
+ * with this JSON-RPC error; it is no fault. A permission or elicitation
+ * request always gets an outcome instead (`cancelled`, `cancel`): agents
+ * take an error there as a broken turn. Anything else thrown is a fault of the host: it is reported
  * (`handlerError`) and the agent gets -32603 without its message (a
  * permission request: `cancelled`; an elicitation: `cancel`).
  */
@@ -262,7 +263,8 @@ type ExtensionHandler = {
  * handled, `elicitation.form`).
  *
  * A handler that throws (or rejects with) an {@link RpcError} answers with
- * that error, whatever the method. If it throws anything else, rejects,
+ * that error (a permission or elicitation request: `cancelled`, `cancel`,
+ * not reported). If it throws anything else, rejects,
  * returns something invalid or outlives `handlerTimeoutMs`, that is a
  * fault (reported as `handlerError`) and the agent still gets an answer:
  * `session/request_permission` `{outcome:{outcome:"cancelled"}}`,
