@@ -2,6 +2,7 @@
 // `export --out`): never through a symlink, never into a FIFO or device,
 // never blocking the host's libuv pool; written whole and renamed.
 import { test } from 'node:test';
+import { createRequire } from 'node:module';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync, lstatSync } from 'node:fs';
@@ -157,4 +158,41 @@ test('record --out and export --out refuse a symlink or FIFO at the target befor
   const ok = await run([CLI, 'export', '--out', out, good]);
   assert.equal(ok.code, 0, ok.stderr);
   assert.match(readFileSync(out, 'utf8'), /chunk0/);
+});
+
+// The temporary file holds the data (a history or recording may carry
+// secrets) before it has the target's permissions: anyone who opens it in
+// that window keeps the descriptor after a chmod. It is created private
+// and widened only once the data is complete.
+test('the temporary file is private from its creation; the result has the usual permissions', { skip: !posix && 'POSIX modes' }, async (t) => {
+  const require = createRequire(import.meta.url);
+  const fsp = require('node:fs/promises');
+  const { writeFileSafely, SafeFileWriter } = require('../lib/safe-write.js');
+  const dir = scratch(t);
+  const umask = process.umask(0o022);
+  t.after(() => process.umask(umask));
+
+  const realOpen = fsp.open;
+  const modesAtOpen = [];
+  fsp.open = async (path, ...rest) => {
+    const handle = await realOpen(path, ...rest);
+    modesAtOpen.push(statSync(path).mode & 0o777);
+    return handle;
+  };
+  t.after(() => (fsp.open = realOpen));
+  const locked = join(dir, 'locked.ndjson');
+  writeFileSync(locked, 'old\n');
+  chmodSync(locked, 0o600);
+  await writeFileSafely(locked, 'secret\n');
+  await writeFileSafely(join(dir, 'new.ndjson'), 'secret\n');
+  fsp.open = realOpen;
+  assert.deepEqual(modesAtOpen, [0o600, 0o600], 'the temporary files, as created');
+  assert.equal(statSync(locked).mode & 0o777, 0o600, 'a replaced file keeps its mode');
+  assert.equal(statSync(join(dir, 'new.ndjson')).mode & 0o777, 0o644, 'a new file: 0666 less the umask');
+
+  const writer = new SafeFileWriter(join(dir, 'recording.ndjson'));
+  writer.write('secret\n');
+  assert.equal(statSync(writer.tempPath).mode & 0o777, 0o600, 'a recording in progress');
+  writer.commit();
+  assert.equal(statSync(join(dir, 'recording.ndjson')).mode & 0o777, 0o644);
 });

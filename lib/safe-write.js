@@ -41,6 +41,15 @@ function checkTarget(target, stat) {
   if (stat && !stat.isFile()) throw unsafe(target, fileType(stat));
 }
 
+/**
+ * The mode the file gets once its data is complete: a replaced file keeps
+ * its own (a history may hold secrets its owner locked down), a new one
+ * gets what a plain write would give it.
+ */
+function finalMode(before) {
+  return before ? before.mode & 0o7777 : 0o666 & ~process.umask();
+}
+
 /** A fresh temporary name next to `target` (same directory: rename stays on one file system). */
 function tempName(target) {
   return path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
@@ -56,12 +65,13 @@ async function writeFileSafely(target, data) {
   const before = await fsp.lstat(target).catch(missing);
   checkTarget(target, before);
   const temp = tempName(target);
-  const handle = await fsp.open(temp, TEMP_FLAGS, 0o666);
+  // Private until complete: a descriptor opened while it was wider would
+  // outlive a later chmod and read (or write) the data.
+  const handle = await fsp.open(temp, TEMP_FLAGS, 0o600);
   try {
-    // A file replaced keeps its permissions (a history may hold secrets its owner locked down).
-    if (before) await handle.chmod(before.mode & 0o7777);
     await handle.writeFile(data);
     await handle.sync();
+    await handle.chmod(finalMode(before));
   } catch (err) {
     await handle.close().catch(() => {});
     await fsp.rm(temp, { force: true });
@@ -93,6 +103,7 @@ function missing(err) {
 class SafeFileWriter {
   #fd;
   #target;
+  #mode;
   tempPath;
 
   constructor(target) {
@@ -104,9 +115,9 @@ class SafeFileWriter {
       missing(err);
     }
     checkTarget(target, stat);
+    this.#mode = finalMode(stat);
     this.tempPath = tempName(target);
-    this.#fd = fs.openSync(this.tempPath, TEMP_FLAGS, 0o666);
-    if (stat) fs.fchmodSync(this.#fd, stat.mode & 0o7777);
+    this.#fd = fs.openSync(this.tempPath, TEMP_FLAGS, 0o600); // private until commit(), as above
   }
 
   write(text) {
@@ -114,6 +125,7 @@ class SafeFileWriter {
   }
 
   commit() {
+    fs.fchmodSync(this.#fd, this.#mode);
     fs.closeSync(this.#fd);
     let stat;
     try {
