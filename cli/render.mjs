@@ -42,15 +42,31 @@ function commandNames(commands) {
   return (Array.isArray(commands) ? commands : []).map((c) => `/${one(c?.name)}`).join(' ') || 'none';
 }
 
-/** Longest option label shown (a longer one is cut with `…`). */
+/** Longest option name shown (a longer one is cut with `…`). */
 const MAX_LABEL = 200;
 
-/** What the permission prompt shows for each option: its name (or id) as one inert line. */
-export function optionLabels(options) {
-  return options.map((option) => {
-    const label = one(option?.name ?? option?.optionId);
-    return label.length > MAX_LABEL ? `${label.slice(0, MAX_LABEL - 1)}…` : label;
+/**
+ * Characters that show as nothing (zero-width spaces and joiners, soft
+ * hyphens, variation selectors, tags, fillers): two option names that
+ * differ only by them would look the same.
+ */
+const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}]/gu;
+
+/** An option's name (or id) as one inert line, its invisible characters shown (`\u200b`), cut to fit. */
+export function optionName(option) {
+  const name = one(option?.name ?? option?.optionId).replace(INVISIBLE, (ch) => {
+    const code = ch.codePointAt(0).toString(16);
+    return code.length > 4 ? `\\u{${code}}` : `\\u${code.padStart(4, '0')}`;
   });
+  return name.length > MAX_LABEL ? `${name.slice(0, MAX_LABEL - 1)}…` : name;
+}
+
+/**
+ * What the permission prompt shows for each option: its name and, after
+ * it, its kind (the name is the agent's to choose: "Reject" may allow).
+ */
+export function optionLabels(options) {
+  return options.map((option) => (typeof option?.kind === 'string' ? `${optionName(option)} [${one(option.kind)}]` : optionName(option)));
 }
 
 export class Renderer {
