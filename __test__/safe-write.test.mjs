@@ -196,3 +196,23 @@ test('the temporary file is private from its creation; the result has the usual 
   writer.commit();
   assert.equal(statSync(join(dir, 'recording.ndjson')).mode & 0o777, 0o644);
 });
+
+// New content is not the program the setuid/setgid bits were granted to
+// (a write through the file would clear them too).
+test('a replaced setuid/setgid file keeps its permissions, not the set-id bits', { skip: !posix && 'POSIX modes' }, async (t) => {
+  const require = createRequire(import.meta.url);
+  const { writeFileSafely, SafeFileWriter } = require('../lib/safe-write.js');
+  const dir = scratch(t);
+  const a = join(dir, 'a');
+  const b = join(dir, 'b');
+  for (const f of [a, b]) {
+    writeFileSync(f, '#!/bin/sh\n');
+    chmodSync(f, 0o6750);
+  }
+  await writeFileSafely(a, 'agent text\n');
+  const writer = new SafeFileWriter(b);
+  writer.write('agent text\n');
+  writer.commit();
+  assert.equal(statSync(a).mode & 0o7777, 0o750);
+  assert.equal(statSync(b).mode & 0o7777, 0o750);
+});

@@ -43,11 +43,12 @@ function checkTarget(target, stat) {
 
 /**
  * The mode the file gets once its data is complete: a replaced file keeps
- * its own (a history may hold secrets its owner locked down), a new one
+ * its own (a history may hold secrets its owner locked down) but not the
+ * setuid/setgid bits (as a write through it would clear them), a new one
  * gets what a plain write would give it.
  */
 function finalMode(before) {
-  return before ? before.mode & 0o7777 : 0o666 & ~process.umask();
+  return before ? before.mode & 0o1777 : 0o666 & ~process.umask();
 }
 
 /** A fresh temporary name next to `target` (same directory: rename stays on one file system). */
