@@ -216,3 +216,39 @@ test('a replaced setuid/setgid file keeps its permissions, not the set-id bits',
   assert.equal(statSync(a).mode & 0o7777, 0o750);
   assert.equal(statSync(b).mode & 0o7777, 0o750);
 });
+
+// Some file systems refuse chmod (vfat, some network mounts): the file is
+// then left private (0600), which is never less safe, and still written.
+test('where chmod is refused, the file is still written, and left private', { skip: !posix && 'POSIX modes' }, async (t) => {
+  const require = createRequire(import.meta.url);
+  const fs = require('node:fs');
+  const fsp = require('node:fs/promises');
+  const { writeFileSafely, SafeFileWriter } = require('../lib/safe-write.js');
+  const dir = scratch(t);
+  const probe = await fsp.open(join(dir, 'probe'), 'w');
+  const FileHandle = Object.getPrototypeOf(probe);
+  await probe.close();
+  const refuse = () => Object.assign(new Error('EPERM: operation not permitted, chmod'), { code: 'EPERM' });
+  const realChmod = FileHandle.chmod;
+  const realFchmodSync = fs.fchmodSync;
+  FileHandle.chmod = async () => {
+    throw refuse();
+  };
+  fs.fchmodSync = () => {
+    throw refuse();
+  };
+  t.after(() => {
+    FileHandle.chmod = realChmod;
+    fs.fchmodSync = realFchmodSync;
+  });
+  await writeFileSafely(join(dir, 'history.ndjson'), 'data\n');
+  const writer = new SafeFileWriter(join(dir, 'recording.ndjson'));
+  writer.write('data\n');
+  writer.commit();
+  FileHandle.chmod = realChmod;
+  fs.fchmodSync = realFchmodSync;
+  for (const name of ['history.ndjson', 'recording.ndjson']) {
+    assert.equal(readFileSync(join(dir, name), 'utf8'), 'data\n');
+    assert.equal(statSync(join(dir, name)).mode & 0o777, 0o600);
+  }
+});

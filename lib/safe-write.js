@@ -51,6 +51,15 @@ function finalMode(before) {
   return before ? before.mode & 0o1777 : 0o666 & ~process.umask();
 }
 
+/**
+ * A file system that refuses chmod (vfat, some network mounts) leaves the
+ * file private: never less safe than asked, so not a failure.
+ */
+function chmodRefused(err) {
+  if (err.code === 'EPERM' || err.code === 'ENOTSUP' || err.code === 'EOPNOTSUPP' || err.code === 'EINVAL') return;
+  throw err;
+}
+
 /** A fresh temporary name next to `target` (same directory: rename stays on one file system). */
 function tempName(target) {
   return path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
@@ -72,7 +81,7 @@ async function writeFileSafely(target, data) {
   try {
     await handle.writeFile(data);
     await handle.sync();
-    await handle.chmod(finalMode(before));
+    await handle.chmod(finalMode(before)).catch(chmodRefused);
   } catch (err) {
     await handle.close().catch(() => {});
     await fsp.rm(temp, { force: true });
@@ -126,7 +135,11 @@ class SafeFileWriter {
   }
 
   commit() {
-    fs.fchmodSync(this.#fd, this.#mode);
+    try {
+      fs.fchmodSync(this.#fd, this.#mode);
+    } catch (err) {
+      chmodRefused(err);
+    }
     fs.closeSync(this.#fd);
     let stat;
     try {
