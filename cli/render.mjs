@@ -42,6 +42,11 @@ function commandNames(commands) {
   return (Array.isArray(commands) ? commands : []).map((c) => `/${one(c?.name)}`).join(' ') || 'none';
 }
 
+/** Tool calls whose title and state the renderer remembers, at most (the oldest are forgotten first). */
+const MAX_REMEMBERED = 10_000;
+/** Longest title remembered for later status lines (the first line shows it whole). */
+const MAX_REMEMBERED_TITLE = 200;
+
 /** Longest option name shown (a longer one is cut with `…`). */
 const MAX_LABEL = 200;
 
@@ -74,7 +79,7 @@ export class Renderer {
   #color;
   #stream = null; // 'agent' | 'thought' | 'user' while a chunk run is open
   #atLineStart = true;
-  #toolTitles = new Map(); // toolCallId → title, for updates that omit it
+  #toolTitles = new Map(); // toolCallId → title, for updates that omit it (see #rememberTitle)
   #beforeWrite;
 
   /**
@@ -91,6 +96,14 @@ export class Renderer {
     if (!this.#color) return text;
     const [on, off] = STYLES[name];
     return `\x1b[${on}m${text}\x1b[${off}m`;
+  }
+
+  /** Remember a tool call's (inert) title, cut, within MAX_REMEMBERED calls: an agent sends as many as it likes. */
+  #rememberTitle(id, title) {
+    // Cut into a copy: a slice would keep the whole title alive.
+    const kept = title.length > MAX_REMEMBERED_TITLE ? structuredClone(`${title.slice(0, MAX_REMEMBERED_TITLE - 1)}…`) : title;
+    this.#toolTitles.set(id, kept);
+    if (this.#toolTitles.size > MAX_REMEMBERED) this.#toolTitles.delete(this.#toolTitles.keys().next().value);
   }
 
   #write(text) {
@@ -160,13 +173,13 @@ export class Renderer {
 
   #toolCall(call) {
     const title = one(call.title ?? call.toolCallId);
-    this.#toolTitles.set(call.toolCallId, title);
+    this.#rememberTitle(call.toolCallId, title);
     const kind = call.kind ? ` [${one(call.kind)}]` : '';
     this.line(`${this.#style('yellow', '▸ tool')} ${this.#style('bold', title)}${kind} ${this.#style('dim', one(call.status ?? 'pending'))}`);
   }
 
   #toolCallUpdate(update) {
-    if (update.title) this.#toolTitles.set(update.toolCallId, one(update.title));
+    if (update.title) this.#rememberTitle(update.toolCallId, one(update.title));
     const title = this.#toolTitles.get(update.toolCallId) ?? one(update.toolCallId);
     const first = (update.content ?? []).map(contentText).find((t) => t !== '');
     // An update with neither status nor content says nothing worth a line.
@@ -277,10 +290,10 @@ export class Renderer {
         if (!call) return;
         if (this.#shownTools.has(call.toolCallId)) return this.#toolStatus(call);
         const title = one(call.title ?? call.toolCallId);
-        this.#toolTitles.set(call.toolCallId, title);
+        this.#rememberTitle(call.toolCallId, title);
         this.#shownTools.set(call.toolCallId, '');
         this.#toolEntries.set(call.toolCallId, entry.index);
-        if (this.#shownTools.size > 10_000) this.#shownTools.delete(this.#shownTools.keys().next().value);
+        if (this.#shownTools.size > MAX_REMEMBERED) this.#shownTools.delete(this.#shownTools.keys().next().value);
         this.line(`${this.#style('yellow', '▸ tool')} ${this.#style('bold', title)}${call.kind ? ` [${one(call.kind)}]` : ''}`);
         return this.#toolStatus(call);
       }
@@ -295,7 +308,7 @@ export class Renderer {
 
   /** One line when a tool call completes or fails. */
   #toolStatus(call) {
-    if (typeof call.title === 'string') this.#toolTitles.set(call.toolCallId, one(call.title));
+    if (typeof call.title === 'string') this.#rememberTitle(call.toolCallId, one(call.title));
     const status = call.status;
     if (status !== 'completed' && status !== 'failed') return;
     if (this.#shownTools.get(call.toolCallId) === status) return;
