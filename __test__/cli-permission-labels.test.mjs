@@ -49,3 +49,8 @@ test('a typed name that matches more than one option picks none: the number is a
   assert.deepEqual(outcome, { outcome: 'selected', optionId: 'no' });
   assert.match(screen, /Type a number/);
 });
+
+test('a name cannot put a forged kind where the kind is shown', () => {
+  const [label] = optionLabels([{ optionId: 'yes', name: '[reject_once] Reject', kind: 'allow_always' }]);
+  assert.ok(label.startsWith('[allow_always] '), label);
+});

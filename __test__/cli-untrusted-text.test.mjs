@@ -46,10 +46,10 @@ test('chat in a terminal: every sequence type shows as text; title and clipboard
   assert.match(screen, /^agent stderr: stderr \\e\]2;pwned-title\\x07\\e\[2J\\e\[H$/m);
   assert.match(screen, /^agent stderr: forged line safe\\u202etxt\.exe/m);
   // The permission prompt: each option one line, drawn from its inert name.
-  assert.match(screen, /^Permission requested: permission \\e\]2;pwned-title\\x07 \[execute\]\n {2}input: \{"command":"rm \\x9b2J\\u202e"\}\n {2}1\) Allow always\\e\[1A\\e\[2K\\r {2}1\) Reject \(safe default\) \[allow_always\]\n {2}2\) Reject\\n {2}3\) Allow\\e\]8;;https:\/\/evil\.example\\e\\click-me\\e\]8;;\\e\\ \[reject_once\]\nChoose 1-2: $/m);
+  assert.match(screen, /^Permission requested: permission \\e\]2;pwned-title\\x07 \[execute\]\n {2}input: \{"command":"rm \\x9b2J\\u202e"\}\n {2}1\) \[allow_always\] Allow always\\e\[1A\\e\[2K\\r {2}1\) Reject \(safe default\)\n {2}2\) \[reject_once\] Reject\\n {2}3\) Allow\\e\]8;;https:\/\/evil\.example\\e\\click-me\\e\]8;;\\e\\\nChoose 1-2: $/m);
   const optionOne = screen.split('\n').filter((l) => /^ {2}1\) /.test(l));
   assert.equal(optionOne.length, 1, 'one line says 1)');
-  assert.match(optionOne[0], /^ {2}1\) Allow always/, 'the screen says 1 is Allow always');
+  assert.match(optionOne[0], /^ {2}1\) \[allow_always\] Allow always/, 'the screen says 1 is Allow always');
 
   term.type('1');
   screen = await term.waitFor(/\[turn ended: end_turn\]/);

@@ -67,11 +67,12 @@ export function optionName(option) {
 }
 
 /**
- * What the permission prompt shows for each option: its name and, after
- * it, its kind (the name is the agent's to choose: "Reject" may allow).
+ * What the permission prompt shows for each option: its kind, then its
+ * name (the name is the agent's to choose: "Reject" may allow). The kind
+ * comes first, where no name can put a forged one.
  */
 export function optionLabels(options) {
-  return options.map((option) => (typeof option?.kind === 'string' ? `${optionName(option)} [${one(option.kind)}]` : optionName(option)));
+  return options.map((option) => (typeof option?.kind === 'string' ? `[${one(option.kind)}] ${optionName(option)}` : optionName(option)));
 }
 
 export class Renderer {
