@@ -252,3 +252,29 @@ test('where chmod is refused, the file is still written, and left private', { sk
     assert.equal(statSync(join(dir, name)).mode & 0o777, 0o600);
   }
 });
+
+// close() can fail (EIO, a network file system's delayed write error):
+// the data may be incomplete, so it is an error and nothing is left behind.
+test('a failed close is an error, the target untouched and no temporary file left', async (t) => {
+  const require = createRequire(import.meta.url);
+  const fsp = require('node:fs/promises');
+  const { writeFileSafely } = require('../lib/safe-write.js');
+  const dir = scratch(t);
+  writeFileSync(join(dir, 'history.ndjson'), 'old\n');
+  // A handle's close() is its own property: the handles open() returns get a failing one.
+  const realOpen = fsp.open;
+  fsp.open = async (...args) => {
+    const handle = await realOpen(...args);
+    const realClose = handle.close.bind(handle);
+    handle.close = async () => {
+      await realClose();
+      throw Object.assign(new Error('EIO: i/o error, close'), { code: 'EIO' });
+    };
+    return handle;
+  };
+  t.after(() => (fsp.open = realOpen));
+  await assert.rejects(writeFileSafely(join(dir, 'history.ndjson'), 'new\n'), { code: 'EIO' });
+  fsp.open = realOpen;
+  assert.equal(readFileSync(join(dir, 'history.ndjson'), 'utf8'), 'old\n');
+  assert.deepEqual(readdirSync(dir), ['history.ndjson']);
+});

@@ -78,16 +78,18 @@ async function writeFileSafely(target, data) {
   // Private until complete: a descriptor opened while it was wider would
   // outlive a later chmod and read (or write) the data.
   const handle = await fsp.open(temp, TEMP_FLAGS, 0o600);
+  let open = true;
   try {
     await handle.writeFile(data);
     await handle.sync();
     await handle.chmod(finalMode(before)).catch(chmodRefused);
+    open = false;
+    await handle.close();
   } catch (err) {
-    await handle.close().catch(() => {});
+    if (open) await handle.close().catch(() => {});
     await fsp.rm(temp, { force: true });
     throw err;
   }
-  await handle.close();
   try {
     // Checked again right before: a trap placed while we wrote is reported, not replaced silently.
     checkTarget(target, await fsp.lstat(target).catch(missing));
