@@ -70,9 +70,8 @@ if (clientName === 'idle') {
   await client.initialize();
   const { sessionId } = await client.newSession({ cwd: process.cwd() });
   const view = client.session(sessionId);
-  const state = view.snapshot();
   let changes = 0;
-  view.on('change', (c) => {
+  const { state } = view.subscribe((c) => {
     changes++;
     applyChanges(state, c);
   });
@@ -82,7 +81,7 @@ if (clientName === 'idle') {
     },
     final: async () => {
       // Everything the agent sent, delivered to the UI's copy.
-      while (view.pending || view.flush() !== null) await new Promise((r) => setImmediate(r));
+      await view.settled();
       return state;
     },
     extra: () => ({ changeEvents: changes }),
