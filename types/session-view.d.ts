@@ -146,7 +146,7 @@ export interface SessionViewChanges {
 
 /** Bounds on a view's memory (defaults in brackets). */
 export interface SessionViewLimits {
-  /** Entries kept; the oldest go first, with the tool call or compaction they introduced [5000]. Also bounds `pending`. */
+  /** Entries kept; the oldest go first, with the tool call or compaction they introduced [50,000]; `maxTotalBytes` is meant to bind first. Also bounds `pending`. */
   maxEntries?: number;
   /** UTF-8 text bytes per entry; a chunk that does not fit is dropped whole and counted [4 MiB]. */
   maxTextBytes?: number;
