@@ -46,7 +46,7 @@ test('the workflow runs what .ci/run runs', () => {
       // Split in the workflow: core tests + JS tests against the downloaded binary.
       assert.match(workflow, /run: cargo test --workspace/);
       assert.match(workflow, /run: npm run test:js/);
-      assert.equal(pkg.scripts.test, `npm run build:debug --silent && cargo test --workspace && ${pkg.scripts['test:js']}`);
+      assert.equal(pkg.scripts.test, `npm run build:debug --silent && cargo test --workspace --quiet && ${pkg.scripts['test:js']}`);
     } else if (command === 'npm run pack-check') {
       assert.ok(workflow.includes('run: npm run pack-check -- --prebuilt "$APP_NAME.linux-x64-gnu.node"'));
     } else {
