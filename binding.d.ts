@@ -40,8 +40,10 @@ export declare class AgentConnection {
   /** Keep Node alive while `true` (pending calls), let it exit when `false`. */
   setRef(keepAlive: boolean): void
   /**
-   * The agent is gone and the host is done with it: leave the
-   * environment's cleanup hook (idempotent).
+   * The agent is gone and the host is done with it (the exit item was
+   * delivered): leave the environment's cleanup hook and let `onBatch`
+   * go, so that this object and the host's state it leads to can be
+   * collected (idempotent).
    */
   release(): void
   /**
@@ -75,10 +77,12 @@ export declare class AgentConnection {
    * string: `[head, plan, modes, config, commands, info, usage, pending,
    * ...entry parts, ...tool call parts, ...compaction parts]` (about
    * 1 MiB each; `$parts` in the head says how many of the last three;
-   * `joinSnapshot` in lib/session-view.js puts them together), first in
-   * the answer; before it, each drain of what had changed (as
-   * `drainView` gives them, `maxText` at a time), taken in the same
-   * hold: the host emits them, then hands out the snapshot.
+   * `joinSnapshot` in lib/session-view.js puts them together), then
+   * the message texts apart (placed by each entry's `$texts`: never
+   * escaped, long ones shared with the view), last in the answer;
+   * before them, each drain of what had changed (as `drainView` gives
+   * them, `maxText` at a time), taken in the same hold: the host emits
+   * them, then hands out the snapshot.
    */
   viewSnapshot(id: number, maxText: number): string[][] | null
   /**

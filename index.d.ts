@@ -13,6 +13,8 @@ export type { acp };
 import type { SessionView, SessionViewOptions } from './types/session-view';
 export * from './types/session-view';
 export * from './types/sanitize';
+export * from './types/agents';
+import type { AgentConnectOptions } from './types/agents';
 // ---- end session views ----
 
 /** The ACP protocol version this client speaks (`1`). */
@@ -115,6 +117,28 @@ export interface AcpUnsafePathError extends AcpErrorBase {
   readonly fileType: 'symlink' | 'fifo' | 'device' | 'directory' | 'socket' | 'other';
 }
 
+/** The agent store's failures (AgentManager, `connect({ agent })`); see docs/agents-manager.md. */
+export interface AcpAgentError extends AcpErrorBase {
+  readonly code:
+    | 'ERR_ACP_AGENT_INDEX'
+    | 'ERR_ACP_AGENT_NOT_FOUND'
+    | 'ERR_ACP_AGENT_NOT_INSTALLED'
+    | 'ERR_ACP_AGENT_DOWNLOAD'
+    | 'ERR_ACP_AGENT_INTEGRITY'
+    | 'ERR_ACP_AGENT_ARCHIVE'
+    | 'ERR_ACP_AGENT_INSTALL';
+  readonly id?: string;
+  readonly version?: string;
+  /** The URL without credentials or query. */
+  readonly url?: string;
+  readonly status?: number;
+  /** ERR_ACP_AGENT_INTEGRITY: the SHA-256 the index gave and the one downloaded (lower-case hex). */
+  readonly expected?: string;
+  readonly actual?: string;
+  /** ERR_ACP_AGENT_INSTALL: the tail of npm's or pip's output. */
+  readonly output?: string;
+}
+
 /**
  * Every error this package throws or rejects with: switch on `code` and
  * the fields narrow.
@@ -136,7 +160,8 @@ export type AcpError =
   | AcpBackpressureError
   | AcpInvalidArgumentError
   | AcpNativeBindingError
-  | AcpUnsafePathError;
+  | AcpUnsafePathError
+  | AcpAgentError;
 export declare const AcpError: {
   new (code: AcpErrorCode, message: string, fields?: Record<string, unknown>): AcpError;
   readonly prototype: AcpError;
@@ -555,8 +580,12 @@ type Unknown<M extends string, Known extends string> = M extends Known ? never :
  */
 export declare class AcpClient extends EventEmitter {
   constructor(options: AcpClientOptions);
-  /** Spawn + `initialize()`; kills the agent if initialize fails. */
-  static connect(options: AcpClientOptions, initializeParams?: Partial<acp.InitializeRequest>): Promise<AcpClient>;
+  /**
+   * Spawn + `initialize()`; kills the agent if initialize fails. With
+   * `{ agent: 'id', agents }` the registry id is resolved (and installed)
+   * by an {@link AgentManager} first.
+   */
+  static connect(options: AcpClientOptions | AgentConnectOptions, initializeParams?: Partial<acp.InitializeRequest>): Promise<AcpClient>;
 
   readonly pid: number;
   /** The `initialize` result, once known. */

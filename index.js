@@ -9,6 +9,7 @@ const { setLogger } = require('./lib/logging.js');
 const { SessionView } = require('./lib/session-view.js');
 const { SessionFold, foldRecording, applyChanges, toMarkdown } = require('./lib/session-fold.js');
 const { sanitizeForTerminal, escapeMarkdown, escapeHtml } = require('./lib/sanitize.js');
+const { AgentManager } = require('./lib/agents/manager.js');
 
 /** Fold a recording in the core: the same result as `foldRecording`. */
 function foldRecordingNative(text, limits) {
@@ -31,4 +32,5 @@ module.exports = {
   sanitizeForTerminal,
   escapeMarkdown,
   escapeHtml,
+  AgentManager,
 };

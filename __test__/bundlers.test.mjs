@@ -54,13 +54,15 @@ test('esbuild CommonJS bundle finds the binary copied next to it, no call needed
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   // CommonJS has no top-level await: the same script inside an async function.
   writeFileSync(join(dir, 'main.js'), `
-const { AcpClient, loadNativeBinding } = require('acp-native');
+const { AcpClient, AgentManager, loadNativeBinding } = require('acp-native');
 (async () => {
   const client = await AcpClient.connect({ command: process.execPath, args: [process.argv[2]] });
   const { sessionId } = await client.newSession();
   const { stopReason } = await client.prompt({ sessionId, prompt: 'say:bundled' });
   await client.close();
-  console.log(JSON.stringify({ stopReason, loaded: loadNativeBinding() }));
+  // The registry snapshot is inlined: an offline list works from the bundle alone.
+  const agents = await new AgentManager({ storeDir: require('node:path').join(__dirname, 'store'), offline: true }).list();
+  console.log(JSON.stringify({ stopReason, loaded: loadNativeBinding(), agents: agents.length }));
 })();`);
   const outfile = join(dir, 'dist', 'main.js');
   const result = await esbuild.build({
@@ -75,5 +77,5 @@ const { AcpClient, loadNativeBinding } = require('acp-native');
   assert.deepEqual(result.warnings.map((w) => w.text), []);
   copyFileSync(join(ROOT, BINARY), join(dir, 'dist', BINARY));
   const out = execFileSync(process.execPath, [outfile, MOCK_AGENT], { cwd: dir, encoding: 'utf8' });
-  assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1)), { stopReason: 'end_turn', loaded: join(dir, 'dist', BINARY) });
+  assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1)), { stopReason: 'end_turn', loaded: join(dir, 'dist', BINARY), agents: 5 });
 });

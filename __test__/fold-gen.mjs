@@ -18,10 +18,20 @@ export function rng(seed) {
   return { next, int, pick, chance };
 }
 
-const WORDS = ['hello', ' world', 'é', '漢字', '🙂', '\n', '"q"', '\\', 'a'.repeat(40), '', ' '];
+// Lone and split surrogates too: the folds keep them as U+FFFD.
+const WORDS = ['hello', ' world', 'é', '漢字', '🙂', '\n', '"q"', '\\', 'a'.repeat(40), '', ' ', '\ud83d', '\ude42', 'x\udc00'];
 const KEYS = ['_meta', 'extra', 'x', '__proto__', 'constructor', 'zz', 'title'];
 
+/** Arrays nested `depth` deep around `inner`. */
+export function nested(depth, inner = 0) {
+  let v = inner;
+  for (let i = 0; i < depth; i++) v = [v];
+  return v;
+}
+
 export function genValue(r, depth = 0) {
+  // Deeper than a view keeps (64), sometimes deeper than serde parses (128).
+  if (depth === 0 && r.chance(0.03)) return nested(60 + r.int(100));
   switch (r.int(depth > 1 ? 4 : 6)) {
     case 0:
       return r.pick(WORDS);

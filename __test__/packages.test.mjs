@@ -73,7 +73,7 @@ test('the root package ships the CLI as a bin and lists every CLI file', () => {
   assert.deepEqual(root.files.filter((f) => f.startsWith('cli/')).sort(), cliFiles);
   // Exact file lists: a new lib/ file must be added to "files" or the package breaks.
   const libFiles = readdirSync(join(ROOT, 'lib'), { recursive: true })
-    .filter((f) => f.endsWith('.js'))
+    .filter((f) => f.endsWith('.js') || f.endsWith('.json'))
     .map((f) => `lib/${f.split(sep).join('/')}`)
     .sort();
   assert.deepEqual(root.files.filter((f) => f.startsWith('lib/')).sort(), libFiles);

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { rng, genUpdate, canonical, entryBytes } from './fold-gen.mjs';
+import { rng, genUpdate, canonical, entryBytes, nested } from './fold-gen.mjs';
 import { HOSTILE_AGENT, MOCK_AGENT } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
@@ -93,6 +93,37 @@ test('random streams through a real pipe: change events rebuild the snapshot, wh
     assert.ok(changes >= 1);
     view.close();
   }
+});
+
+test('wrong shapes: a tool call nested deeper than 128 and lone or split surrogates are folded, as the JS fold does', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-view-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const client = await connect(t);
+  const deep = nested(200, 'x');
+  const updates = [
+    { sessionUpdate: 'tool_call', toolCallId: 'deep', title: 'Hidden?', status: 'pending', rawInput: { path: 'a', deep } },
+    { sessionUpdate: 'tool_call', toolCallId: 'deeper', title: 'Hidden?', rawInput: deep },
+    { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'lone \ud800 end, ' } },
+    { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'split \ud83d' } },
+    { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '\ude00 pair' } },
+    { sessionUpdate: 'tool_call_update', toolCallId: 'deep', status: 'completed', rawOutput: { '\udc00': 'k' } },
+  ];
+  const file = join(dir, 'shapes.ndjson');
+  writeFileSync(file, updates.map((u) => JSON.stringify(u)).join('\n') + '\n');
+  const { sessionId } = await client.newSession();
+  const view = client.session(sessionId, { intervalMs: 0 });
+  await client.prompt({ sessionId, prompt: `updates:${encodeURIComponent(file)}` });
+  const snap = view.snapshot();
+  assert.deepEqual(snap.entries.map((e) => e.kind), ['tool_call', 'tool_call', 'agent']);
+  const depth = { $omitted: 'depth', bytes: jsonSize(deep) };
+  assert.deepEqual(snap.toolCalls.deep, { toolCallId: 'deep', title: 'Hidden?', status: 'completed', rawInput: { path: 'a', deep: depth }, rawOutput: { '\ufffd': 'k' } });
+  assert.deepEqual(snap.toolCalls.deeper.rawInput, depth);
+  assert.equal(snap.entries[2].content[0].text, 'lone \ufffd end, split \ufffd\ufffd pair');
+  const fold = new SessionFold(sessionId);
+  fold.promptStarted();
+  for (const u of updates) fold.applyUpdate(JSON.parse(JSON.stringify(u)));
+  fold.promptEnded({ stopReason: 'end_turn' });
+  assert.equal(canonical(snap), canonical(fold.toJSON()));
 });
 
 test('loadSession replays into the view opened before it', async (t) => {

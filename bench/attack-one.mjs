@@ -167,8 +167,138 @@ const ATTACKS = {
       return { results };
     },
   },
+  '57 MB tool_call line (rawInput [0,0,…]) into a session view': {
+    // The line (read, then held by the reader while it is folded) and the
+    // view's bound (docs/limits.md): the rawInput becomes a marker.
+    budget: 2 * 57 + 2,
+    async run(ask, sid, attack, view) {
+      view(sid);
+      const head = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"${sid}","update":{"sessionUpdate":"tool_call","toolCallId":"big","title":"Big","rawInput":[0`;
+      await attack('raw', { lines: [{ head, repeat: ',0', times: 28_500_000, tail: ']}}}' }] });
+      return { toolCall: globalThis.views[sid].snapshot().toolCalls.big };
+    },
+  },
+  '60 MB permission request (rawInput [0,0,…]) pending, with a session view': {
+    // Pending request bytes, plus the handler's params: V8's own parse of
+    // the line (docs/limits.md: up to ~12 × its bytes while parsing an
+    // array of small numbers); the view keeps a marker.
+    budget: 32 + 2 + 12 * 60,
+    async run(ask, sid, attack, view) {
+      view(sid);
+      const head = `{"jsonrpc":"2.0","id":$ID,"method":"session/request_permission","params":{"sessionId":"${sid}","options":[{"optionId":"a","name":"Allow","kind":"allow_once"}],"toolCall":{"toolCallId":"big","title":"Big","rawInput":[0`;
+      // Answered only when the handler is (never, here).
+      attack('raw', { ask: true, lines: [{ head, repeat: ',0', times: 30_000_000, tail: ']}}}' }] }).catch(() => {});
+      await handed;
+      return { pendingInView: globalThis.views[sid].snapshot().pending.map((p) => p.params.toolCall.rawInput) };
+    },
+  },
+  '21 MB session/load result with a session view': {
+    // The result: V8's parse of it for the caller (~12 × its bytes while
+    // parsing), the view a marker of `_meta.pad`.
+    budget: 2 + 12 * 21,
+    async run(ask, sid, attack, view, client) {
+      view(sid);
+      const result = await client.loadSession({ sessionId: sid, cwd: dir, _meta: { zeros: 10_500_000 } });
+      return { modes: result.modes.currentModeId };
+    },
+  },
+  '4 concurrent reads of 10 MiB of U+0001 × 5': {
+    budget: 2 * 7 * 10 + 64,
+    options: { fs: true },
+    setup() {
+      writeFileSync(join(dir, 'ctl.txt'), Buffer.alloc(10 * MiB, 1));
+    },
+    async run(ask, sid) {
+      const results = {};
+      for (let i = 0; i < 5; i++) tally(results, await ask('fs/read_text_file', { sessionId: sid, path: 'ctl.txt' }, { count: 4 }));
+      return { results };
+    },
+  },
+  'terminal output 16 MiB of \\x01\\xff × 4 × 3': {
+    budget: 2 * 7 * 16 + 2 * 16 + 64,
+    options: { terminals: { maxOutputByteLimit: 16 * MiB } },
+    async run(ask, sid) {
+      const create = await ask('terminal/create', {
+        sessionId: sid,
+        command: process.execPath,
+        args: ['-e', `const b = Buffer.alloc(${16 * MiB}, 1); for (let i = 1; i < b.length; i += 2) b[i] = 0xff; process.stdout.write(b); setTimeout(() => {}, 60000)`],
+        outputByteLimit: 16 * MiB,
+      });
+      const terminalId = create.sample[0].result.terminalId;
+      await untilBig(ask, { sessionId: sid, terminalId });
+      const results = {};
+      for (let i = 0; i < 3; i++) tally(results, await ask('terminal/output', { sessionId: sid, terminalId }, { count: 4 }));
+      return { results };
+    },
+  },
+  'line and limit 2^53 of a 1 TiB sparse file × 4': {
+    budget: 4,
+    options: { fs: true },
+    setup() {
+      const fd = openSync(join(dir, 'sparse.bin'), 'w');
+      ftruncateSync(fd, 2 ** 40);
+      closeSync(fd);
+    },
+    run: (ask, sid) => ask('fs/read_text_file', { sessionId: sid, path: 'sparse.bin', line: 2 ** 53, limit: 2 ** 53 }, { count: 4 }),
+  },
+  'snapshot() of a 64 MiB \\u0001 view while it streams': {
+    // The view (2 × 64 MiB), the event queue, and a snapshot's copy.
+    budget: 2 * 64 + 2 + 64,
+    async run(ask, sid, attack, view) {
+      const v = view(sid);
+      // 2048 chunks of 64 KiB, a new message every 2 MiB: the view holds
+      // its 64 MiB cap of text, then the oldest messages go.
+      const streaming = attack('updates', { sessionId: sid, count: 2048, bytes: 64 * 1024, text: '\u0001', perMessage: 32 });
+      let done = false;
+      void streaming.then(() => (done = true));
+      let worst = 0;
+      let snapshots = 0;
+      while (!done) {
+        await sleep(250);
+        const t = performance.now();
+        v.snapshot();
+        worst = Math.max(worst, performance.now() - t);
+        snapshots++;
+      }
+      return { results: { snapshots, worstSnapshotMs: Math.round(worst) } };
+    },
+  },
+  'history() of a full ring during a flood': {
+    // The queue, and the ring (2000 records of up to 4 KiB).
+    budget: 2 + 8,
+    async run(ask, sid, attack) {
+      const flooding = attack('updates', { sessionId: sid, count: 20000, bytes: 8 * 1024 });
+      let done = false;
+      void flooding.then(() => (done = true));
+      let worst = 0;
+      let calls = 0;
+      while (!done) {
+        await sleep(100);
+        const t = performance.now();
+        hostile.history();
+        worst = Math.max(worst, performance.now() - t);
+        calls++;
+      }
+      return { results: { calls, worstHistoryMs: Math.round(worst) } };
+    },
+  },
   'none (baseline)': { budget: 0, options: {}, run: () => sleep(1000) },
 };
+
+/** Add an ask's answer kinds to `results`. */
+function tally(results, got) {
+  for (const [k, n] of Object.entries(got.results)) results[k] = (results[k] ?? 0) + n;
+}
+
+/** Until a terminal's output is over 4 KiB (the fixture summarizes such replies as "result:big"). */
+async function untilBig(ask, params) {
+  for (let i = 0; i < 100; i++) {
+    const probe = await ask('terminal/output', params);
+    if (probe.results['result:big']) break;
+    await sleep(100);
+  }
+  await sleep(200);
+}
 
 /** SIGKILL the groups of the writers that escaped with `setsid` (ours: by marker). */
 function killMarked(marker) {
@@ -196,6 +326,9 @@ let measuring = false;
 const victim = new AcpClient({
   command: process.execPath,
   args: [HOSTILE],
+  fs: true,
+  // Enough to keep the attack's reads (among its ticks, one a ms).
+  historySize: 20000,
   onNotification: (params, { method }) => {
     if (method !== '_stream/tick' || !measuring) return;
     ticks++;
@@ -203,12 +336,37 @@ const victim = new AcpClient({
   },
 });
 await victim.initialize();
-await victim.newSession({ cwd: dir });
+const { sessionId: victimSession } = await victim.newSession({ cwd: dir });
+writeFileSync(join(dir, 'victim.txt'), 'a small file\n');
+// The victim's built-in reads while the attack runs: its agent asks, the
+// core reads and answers, the agent tells the host (the round trip).
+let readWorst = 0;
+let reads = 0;
+let readErrors = 0;
+async function victimReads() {
+  while (measuring) {
+    const t = performance.now();
+    const got = await victim.request('_attack/ask', { method: 'fs/read_text_file', params: { sessionId: victimSession, path: 'victim.txt' } }, { timeoutMs: 0 });
+    if (!measuring) break;
+    if (!got.results.result) readErrors++;
+    readWorst = Math.max(readWorst, performance.now() - t);
+    reads++;
+    await sleep(10);
+  }
+}
 
+// A permission request reached the host's handler.
+let handedOver;
+const handed = new Promise((resolve) => (handedOver = resolve));
 const hostile = new AcpClient({
   command: process.execPath,
   args: [HOSTILE],
-  handlers: { 'session/request_permission': (params, { signal }) => new Promise((resolve) => signal.addEventListener('abort', () => resolve({ outcome: { outcome: 'cancelled' } }))) },
+  handlers: {
+    'session/request_permission': (params, { signal }) => {
+      handedOver();
+      return new Promise((resolve) => signal.addEventListener('abort', () => resolve({ outcome: { outcome: 'cancelled' } })));
+    },
+  },
   ...attack.options,
 });
 await hostile.initialize();
@@ -226,15 +384,21 @@ writeFileSync('/proc/self/clear_refs', '5');
 const loop = monitorEventLoopDelay({ resolution: 1 });
 loop.enable();
 measuring = true;
+const reading = victimReads();
 const t0 = performance.now();
 // A UI on the hostile session, when the attack needs one: it reads every
 // change (what a renderer does) and keeps nothing.
 let changes = 0;
-const openView = (sid) => hostile.session(sid).on('change', () => changes++);
-const got = await attack.run(ask, sessionId, call, openView);
+globalThis.views = {};
+const openView = (sid) => (globalThis.views[sid] = hostile.session(sid).on('change', () => changes++));
+const got = await attack.run(ask, sessionId, call, openView, hostile);
 const ms = performance.now() - t0;
 await sleep(100); // deliveries delayed by the attack's tail
 measuring = false;
+await reading;
+// The victim's reads inside the host: request read to reply sent (the
+// core's wait for a turn and the job), apart from the agents' side.
+const hostRead = Math.max(0, ...victim.history().filter((r) => r.kind === 'response' && r.method === 'fs/read_text_file').map((r) => r.durationMs));
 loop.disable();
 const growth = status('VmHWM') - base;
 if (ticks === 0) {
@@ -250,6 +414,10 @@ console.log(
     rssGrowthMB: Math.round(growth),
     worstDelayMs: Math.round(worst * 10) / 10,
     ticks,
+    readWorstMs: Math.round(readWorst * 10) / 10,
+    readInHostMs: Math.round(hostRead * 10) / 10,
+    reads,
+    readErrors,
     loopStallMs: Math.round(loop.max / 1e5) / 10,
     attackMs: Math.round(ms),
     answers: got?.results ?? (changes > 0 ? { ...got, changeEvents: changes } : got),

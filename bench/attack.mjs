@@ -21,6 +21,14 @@ const ATTACKS = [
   '300 MiB of stderr',
   'line 2 of a 1 TiB sparse file × 4',
   '8 MiB write then $/cancel_request × 10',
+  '57 MB tool_call line (rawInput [0,0,…]) into a session view',
+  '60 MB permission request (rawInput [0,0,…]) pending, with a session view',
+  '21 MB session/load result with a session view',
+  '4 concurrent reads of 10 MiB of U+0001 × 5',
+  'terminal output 16 MiB of \\x01\\xff × 4 × 3',
+  'line and limit 2^53 of a 1 TiB sparse file × 4',
+  'snapshot() of a 64 MiB \\u0001 view while it streams',
+  'history() of a full ring during a flood',
 ];
 const only = process.argv[2];
 const loadBefore = loadavg();
@@ -40,15 +48,16 @@ for (const attack of ATTACKS.filter((a) => !only || a.includes(only))) {
 }
 const load = (l) => l.map((x) => x.toFixed(2)).join(' ');
 console.log(`Load average before: ${load(loadBefore)}, after: ${load(loadavg())} (2 shared cores: delays include waiting for a CPU).`);
-console.log('| attack | budget MB | host RSS growth MB | within budget + 50 | victim worst delay ms (ticks seen) | ≤ 50 ms | host loop stall ms | attack ms | what the attacker got |');
-console.log('|---|---|---|---|---|---|---|---|---|');
+console.log('| attack | budget MB | host RSS growth MB | within budget + 50 | victim worst delay ms (ticks seen) | victim worst read ms (reads) | of which in the host ms | ≤ 50 ms | host loop stall ms | attack ms | what the attacker got |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
   if (r.error) {
-    console.log(`| ${r.attack} | — | — | — | — | — | — | — | failed: ${r.error} |`);
+    console.log(`| ${r.attack} | — | — | — | — | — | — | — | — | — | failed: ${r.error} |`);
     continue;
   }
   const okMem = r.rssGrowthMB <= r.budgetMB + 50 ? 'yes' : '**no**';
-  const okDelay = r.worstDelayMs <= 50 ? 'yes' : '**no**';
+  const okDelay = r.worstDelayMs <= 50 && r.readWorstMs <= 50 && r.readErrors === 0 ? 'yes' : '**no**';
   const answers = JSON.stringify(r.answers ?? {}).replaceAll('|', '\\|');
-  console.log(`| ${r.attack} | ${r.budgetMB} | ${r.rssGrowthMB} | ${okMem} | ${r.worstDelayMs} (${r.ticks}) | ${okDelay} | ${r.loopStallMs} | ${r.attackMs} | ${answers} |`);
+  const read = `${r.readWorstMs} (${r.reads}${r.readErrors ? `, ${r.readErrors} failed` : ''})`;
+  console.log(`| ${r.attack} | ${r.budgetMB} | ${r.rssGrowthMB} | ${okMem} | ${r.worstDelayMs} (${r.ticks}) | ${read} | ${r.readInHostMs} | ${okDelay} | ${r.loopStallMs} | ${r.attackMs} | ${answers} |`);
 }

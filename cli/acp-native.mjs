@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// acp-native CLI: `chat`, `record`, `replay`, `export` and `doctor` (see `acp-native --help`).
+// acp-native CLI: `chat`, `record`, `replay`, `export`, `agents` and `doctor` (see `acp-native --help`).
 import { createRequire } from 'node:module';
 import { parseArgs, UsageError, USAGE } from './args.mjs';
 
@@ -20,7 +20,8 @@ async function main(argv) {
     process.stderr.write(`acp-native: ${sanitizeForTerminal(err.message)}\n\n${USAGE}`);
     return 2;
   }
-  const { command, options = {}, agent, file } = parsed;
+  const { command, options = {}, file } = parsed;
+  let { agent } = parsed;
   switch (command) {
     case 'help':
       process.stdout.write(USAGE);
@@ -30,7 +31,20 @@ async function main(argv) {
       return 0;
     case 'chat': {
       const { runChat } = await import('./chat.mjs');
-      return runChat({ agent, cwd: options.cwd, showStderr: options.stderr === true, clientOptions: builtins(options) });
+      let env;
+      if (parsed.agentId !== undefined) {
+        // A registry id: installed (with a progress bar) and launched without a wrapper.
+        const { makeManager, progressPrinter } = await import('./agents.mjs');
+        const launch = await reportingOwnErrors(() => makeManager(options).launch(parsed.agentId, { onProgress: progressPrinter() }));
+        if (launch === 1) return 1;
+        agent = { command: launch.command, args: launch.args };
+        env = launch.env;
+      }
+      return runChat({ agent, cwd: options.cwd, showStderr: options.stderr === true, clientOptions: { ...builtins(options), ...(env ? { env } : {}) } });
+    }
+    case 'agents': {
+      const { runAgents } = await import('./agents.mjs');
+      return reportingOwnErrors(() => runAgents({ sub: parsed.sub, id: parsed.id, options }));
     }
     case 'record': {
       const { runRecord } = await import('./record.mjs');
@@ -56,6 +70,17 @@ async function main(argv) {
     }
   }
   return 2;
+}
+
+/** An error of ours (a bad index, a refused archive…): its message, not a stack. */
+async function reportingOwnErrors(run) {
+  try {
+    return await run();
+  } catch (err) {
+    if (typeof err?.code !== 'string' || !err.code.startsWith('ERR_ACP_')) throw err;
+    process.stderr.write(`acp-native: ${sanitizeForTerminal(err.message)}\n`);
+    return 1;
+  }
 }
 
 main(process.argv.slice(2)).then(

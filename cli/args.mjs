@@ -3,6 +3,8 @@
 
 export const USAGE = `Usage:
   acp-native chat [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
+  acp-native chat --agent ID [--store DIR] [--index URL|FILE] [--cwd DIR] [--stderr] [--fs] [--terminals]
+  acp-native agents list|info ID|install ID|remove ID|probe ID [--store DIR] [--index URL|FILE] [--offline] [--json]
   acp-native record --out FILE [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
   acp-native replay [--realtime] FILE
   acp-native export [--format md|json] [--session ID] [--out FILE] [LIMITS] FILE
@@ -16,6 +18,9 @@ record   the same, and write every wire message to FILE as NDJSON
 replay   act as an ACP agent over stdio that replays a recorded session
 export   a session's transcript (Markdown, or the session view's state as
          JSON) from a recording, or from an agent that replays session ID
+agents   the agents of the ACP registry (or --index): list them, show
+         one, install one into the store, remove it, or probe it (start,
+         initialize, open a session: ready, needs-auth or failed)
 doctor   show the native binary this install runs (path, SHA-256, glibc it
          needs) and whether it loads; exit 1 if it does not
 
@@ -37,7 +42,15 @@ Options:
                 from a recording also --max-sessions N (100) and
                 --max-line-bytes N (128 MiB): longer lines, lines nested
                 deeper than 512 and later sessions are skipped (and said)
-  --json        (doctor) print the report as JSON
+  --agent ID    (chat) run the registry agent ID, installed first if needed
+  --store DIR   the agent store (default: $ACP_NATIVE_AGENTS_DIR, else a
+                per-user data directory)
+  --index SRC   the agent index: an http(s) URL or a JSON file (default:
+                the public ACP registry, cached; offline: the cached copy)
+  --offline     (agents) do not fetch the index
+  --version V   (agents install|remove) this version
+  --refresh     (agents probe) probe again, not the cached result
+  --json        (doctor, agents) print the report as JSON
   --binary FILE (doctor) check this .node file instead of the installed one
 `;
 
@@ -45,7 +58,7 @@ Options:
 export class UsageError extends Error {}
 
 const SPECS = {
-  chat: { values: ['--cwd'], flags: ['--stderr', '--fs', '--terminals'], agent: true },
+  chat: { values: ['--cwd', '--agent', '--store', '--index'], flags: ['--stderr', '--fs', '--terminals'], agent: true },
   record: { values: ['--cwd', '--out'], flags: ['--stderr', '--fs', '--terminals'], agent: true, required: ['--out'] },
   replay: { values: [], flags: ['--realtime'], agent: false },
   // With --load, the positionals are the agent command; else one FILE.
@@ -55,7 +68,10 @@ const SPECS = {
     agent: false,
   },
   doctor: { values: ['--binary'], flags: ['--json'], agent: false, file: false },
+  agents: { values: ['--store', '--index', '--version', '--cwd'], flags: ['--json', '--offline', '--refresh'], agent: false },
 };
+
+const AGENTS_SUBCOMMANDS = { list: false, info: true, install: true, remove: true, probe: true }; // → needs an ID
 
 /**
  * Parse `argv` (without node and the script). Returns
@@ -99,6 +115,17 @@ export function parseArgs(argv) {
     if (options[name.slice(2)] === undefined) throw new UsageError(`${command} needs ${name} FILE`);
   }
 
+  if (command === 'agents') {
+    const [sub, id, ...extra] = positional;
+    if (!(sub in AGENTS_SUBCOMMANDS)) throw new UsageError(`agents needs one of ${Object.keys(AGENTS_SUBCOMMANDS).join(', ')}`);
+    if (AGENTS_SUBCOMMANDS[sub] && id === undefined) throw new UsageError(`agents ${sub} needs an agent ID`);
+    if (extra.length || (!AGENTS_SUBCOMMANDS[sub] && id !== undefined)) throw new UsageError(`agents ${sub}: unexpected argument '${extra[0] ?? id}'`);
+    return { command, options, sub, id };
+  }
+  if (command === 'chat' && options.agent !== undefined) {
+    if (positional.length > 0) throw new UsageError('chat takes --agent ID or an agent command, not both');
+    return { command, options, agentId: options.agent };
+  }
   if (spec.agent || (command === 'export' && options.load !== undefined)) {
     if (positional.length === 0) throw new UsageError(`${command} needs the agent command after --`);
     const [agentCommand, ...agentArgs] = positional;

@@ -11,6 +11,7 @@ const { SessionView } = require('./session-view.js');
 const { LIMIT_NAMES } = require('./session-fold.js');
 const { invalidArgument } = require('./errors.js');
 const { UpdateStream, SESSION_ENDED } = require('./updates.js');
+const { resolveAgentOptions } = require('./agents/connect.js');
 
 const PACKAGE_VERSION = require('../package.json').version;
 
@@ -50,7 +51,8 @@ class AcpClient extends ConnectionBase {
   /** Spawn the agent and run `initialize`; resolves to the ready client. */
   static connect(options, initializeParams) {
     return rejecting(async () => {
-      const client = new AcpClient(options);
+      // `{agent: 'id', agents}`: a registry id, installed and resolved first.
+      const client = new AcpClient(options?.agent !== undefined ? await resolveAgentOptions(options) : options);
       try {
         await client.initialize(initializeParams);
       } catch (err) {

@@ -58,6 +58,129 @@ function jsonSize(v) {
 
 const memberSize = (k, v) => ITEM + Buffer.byteLength(k, 'utf8') + jsonSize(v);
 
+// What a view keeps of an agent's value (crates/acp-core/src/view/bounded.rs,
+// which must decide the same): an array or object over maxTotalBytes
+// (jsonSize), or any value nested deeper than MAX_DEPTH, becomes
+// `{$omitted: 'size'|'depth', bytes}`; except that an object of at most
+// maxKeys members is opened (through MAX_DESCENTS objects at most) and its
+// members are weighed the same way, and while they add up to more than
+// twice maxTotalBytes (more than a merge could ever take), the biggest
+// array or object among them (ties: by UTF-8 key) becomes a marker.
+// Strings, numbers and literals cost their bytes (no tree) and stay. Lone
+// surrogates become U+FFFD first, keys too.
+const MAX_DEPTH = 64;
+const MAX_DESCENTS = 3;
+
+const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const LONE_ALL = new RegExp(LONE.source, 'g');
+const isWellFormed = String.prototype.isWellFormed ? (s) => s.isWellFormed() : (s) => !LONE.test(s);
+const toWellFormed = String.prototype.toWellFormed ? (s) => s.toWellFormed() : (s) => s.replace(LONE_ALL, '\ufffd');
+
+/** jsonSize, depth (a scalar 0, a container 1 + its deepest member's) and whether a string or key is not well formed. */
+function measure(v) {
+  let size = 0;
+  let depth = 0;
+  let lone = false;
+  const todo = [v, 0];
+  while (todo.length > 0) {
+    const d = todo.pop();
+    const x = todo.pop();
+    if (typeof x === 'string') {
+      size += Buffer.byteLength(x, 'utf8');
+      if (!lone && !isWellFormed(x)) lone = true;
+    } else if (x === null || typeof x !== 'object') size += SCALAR;
+    else {
+      if (d + 1 > depth) depth = d + 1;
+      if (Array.isArray(x)) {
+        size += ITEM * x.length;
+        for (const y of x) todo.push(y, d + 1);
+      } else {
+        for (const k of Object.keys(x)) {
+          size += ITEM + Buffer.byteLength(k, 'utf8');
+          if (!lone && !isWellFormed(k)) lone = true;
+          todo.push(x[k], d + 1);
+        }
+      }
+    }
+  }
+  return { size, depth, lone };
+}
+
+/** A copy of `v` with every string and key well formed (any depth). */
+function wellFormed(v) {
+  const fix = (x) => (typeof x === 'string' ? toWellFormed(x) : x);
+  const copy = (x) => (x === null || typeof x !== 'object' ? fix(x) : Array.isArray(x) ? [] : {});
+  const root = copy(v);
+  const todo = [[v, root]];
+  while (todo.length > 0) {
+    const [from, to] = todo.pop();
+    if (from === null || typeof from !== 'object') continue;
+    for (const k of Object.keys(from)) {
+      const y = copy(from[k]);
+      if (Array.isArray(to)) to.push(y);
+      else setKey(to, toWellFormed(k), y);
+      todo.push([from[k], y]);
+    }
+  }
+  return root;
+}
+
+/**
+ * The plain-text chunk the core folds on its fast path, without bounding
+ * (crates/acp-core/src/view/fast.rs, `TextChunk`): exactly these keys, a
+ * text block, well-formed strings.
+ */
+function plainTextChunk(u) {
+  if (!isObject(u) || !hasOwn(CHUNK_KINDS, u.sessionUpdate) || !isObject(u.content)) return false;
+  for (const k of Object.keys(u)) if (k !== 'sessionUpdate' && k !== 'content' && k !== 'messageId') return false;
+  const { content, messageId } = u;
+  const keys = Object.keys(content);
+  if (keys.length !== 2 || content.type !== 'text' || typeof content.text !== 'string' || !hasOwn(content, 'text')) return false;
+  if (messageId !== undefined && messageId !== null && (typeof messageId !== 'string' || !isWellFormed(messageId))) return false;
+  return isWellFormed(content.text);
+}
+
+const omitted = (reason, bytes) => ({ $omitted: reason, bytes });
+const markerSize = (reason) => jsonSize(omitted(reason, 0));
+const isContainer = (v) => v !== null && typeof v === 'object';
+const byKeyBytes = (a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+
+/** `v` as a view with `limits` keeps it (see above). */
+function boundValue(v, limits) {
+  const caps = { value: limits.maxTotalBytes, keys: limits.maxKeys, total: 2 * limits.maxTotalBytes };
+  const m = measure(v);
+  return bound(m.lone ? wellFormed(v) : v, m, caps, MAX_DEPTH, MAX_DESCENTS).value;
+}
+
+/** `{value, size}`: what is kept of `v` (measured `m`), and its jsonSize. */
+function bound(v, m, caps, depthLeft, descents) {
+  if (m.depth <= depthLeft && (m.size <= caps.value || !isContainer(v))) return { value: v, size: m.size };
+  const reason = m.depth > depthLeft ? 'depth' : 'size';
+  const marker = { value: omitted(reason, m.size), size: markerSize(reason) };
+  if (descents === 0 || depthLeft === 0 || !isObject(v) || Object.keys(v).length > caps.keys) return marker;
+  const items = Object.keys(v).map((k) => {
+    const inner = measure(v[k]);
+    const kept = bound(v[k], inner, caps, depthLeft - 1, descents - 1);
+    return { k, measured: inner.size, value: kept.value, size: ITEM + Buffer.byteLength(k, 'utf8') + kept.size, container: isContainer(v[k]) };
+  });
+  let total = items.reduce((n, it) => n + it.size, 0);
+  if (total > caps.total) {
+    const order = [...items].sort((a, b) => b.size - a.size || byKeyBytes(a.k, b.k));
+    for (const it of order) {
+      if (total <= caps.total) break;
+      const now = ITEM + Buffer.byteLength(it.k, 'utf8') + markerSize('size');
+      if (now < it.size && it.container) {
+        total += now - it.size;
+        it.value = omitted('size', it.measured);
+        it.size = now;
+      }
+    }
+  }
+  const out = {};
+  for (const it of items) setKey(out, it.k, it.value);
+  return { value: out, size: total };
+}
+
 const CHUNK_KINDS = { user_message_chunk: 'user', agent_message_chunk: 'agent', agent_thought_chunk: 'thought' };
 const MERGED = {
   current_mode_update: 'modes',
@@ -251,6 +374,7 @@ class SessionFold {
 
   /** Fold one `session/update`'s `update` value. */
   applyUpdate(update) {
+    if (!plainTextChunk(update)) update = boundValue(update, this.#limits);
     if (!isObject(update) || typeof update.sessionUpdate !== 'string') return this.#unknown(update);
     const variant = update.sessionUpdate;
     const kind = hasOwn(CHUNK_KINDS, variant) ? CHUNK_KINDS[variant] : undefined;
@@ -336,9 +460,22 @@ class SessionFold {
 
   /** The result of `session/new`, `session/load` or `session/resume`. */
   applySetup(result) {
+    result = boundValue(result, this.#limits);
     if (!isObject(result)) return;
     if (isObject(result.modes)) this.#mergeField('modes', result.modes, []);
     if (hasOwn(result, 'configOptions')) this.#mergeField('config', { configOptions: result.configOptions }, []);
+  }
+
+  /**
+   * The result of the client's own `session/set_config_option`, which
+   * agents do not echo: folded as the update an agent would send, from the
+   * result bounded as any result is (as the core's views do).
+   */
+  configOptionsSet(result) {
+    result = boundValue(result, this.#limits);
+    if (isObject(result) && Array.isArray(result.configOptions)) {
+      this.applyUpdate({ sessionUpdate: 'config_option_update', configOptions: result.configOptions });
+    }
   }
 
   /** The index the next entry will have. */
@@ -353,12 +490,13 @@ class SessionFold {
   /** The answer to a `session/prompt`: its result, or undefined for an error. */
   promptEnded(result) {
     this.running = false;
+    if (result !== undefined) result = boundValue(result, this.#limits);
     if (isObject(result) && hasOwn(result, 'stopReason')) this.stopReason = result.stopReason;
   }
 
   requestWaiting(key, id, method, params) {
     if (this.pending.length >= this.#limits.maxEntries) this.pending.shift();
-    this.pending.push({ key, id, method, params });
+    this.pending.push({ key, id: boundValue(id, this.#limits), method, params: boundValue(params, this.#limits) });
   }
 
   requestSettled(key) {
@@ -533,9 +671,7 @@ class RecordingFold {
           this.#state(req.sid)?.applyUpdate({ sessionUpdate: 'current_mode_update', currentModeId: req.modeId });
         }
       } else if (req.method === 'session/set_config_option' && req.sid !== undefined) {
-        if (isObject(result) && Array.isArray(result.configOptions)) {
-          this.#state(req.sid)?.applyUpdate({ sessionUpdate: 'config_option_update', configOptions: result.configOptions });
-        }
+        if (result !== undefined) this.#state(req.sid)?.configOptionsSet(result);
       }
     } else if (sent && method !== undefined && key !== undefined) {
       const sid = sessionOf(params);
@@ -731,4 +867,4 @@ function toMarkdown(state, { prompts = [] } = {}) {
   return out.join('\n');
 }
 
-module.exports = { SessionFold, RecordingFold, RECORDING_LIMITS, foldRecording, applyChanges, setSeq, toMarkdown, jsonSize, setKey, LIMIT_NAMES: Object.keys(DEFAULT_LIMITS) };
+module.exports = { SessionFold, RecordingFold, RECORDING_LIMITS, foldRecording, applyChanges, setSeq, toMarkdown, jsonSize, boundValue, setKey, LIMIT_NAMES: Object.keys(DEFAULT_LIMITS) };

@@ -29,15 +29,30 @@ const FLUSH_MAX_EVENTS = 64;
  * follow), then the session-wide fields one JSON value each, then JSON
  * arrays of entries and of `[id, fields]` pairs. Parts, not one JSON text:
  * V8 caps a string at ~512 MiB, and escaping can make a view's text 6×
- * longer in JSON than the bytes its limits count
- * (crates/acp-core/src/view/state.rs, `snapshot_parts`).
+ * longer in JSON than the bytes its limits count. The message texts come
+ * apart, never escaped (`texts`): an entry's `$texts` lists `[block,
+ * pieces]`, each block's text the next `pieces` texts joined
+ * (crates/acp-core/src/view/state.rs, `snapshot_apart`).
  */
-function joinSnapshot(parts) {
+function joinSnapshot(parts, texts) {
   const head = JSON.parse(parts[0]);
   const [plan, modes, config, commands, info, usage, pending] = parts.slice(1, 8).map((p) => JSON.parse(p));
   let k = 8;
   const entries = [];
-  for (let i = 0; i < head.$parts[0]; i++) for (const entry of JSON.parse(parts[k++])) entries.push(entry);
+  let t = 0;
+  for (let i = 0; i < head.$parts[0]; i++) {
+    for (const entry of JSON.parse(parts[k++])) {
+      if (entry.$texts !== undefined) {
+        for (const [block, pieces] of entry.$texts) {
+          let text = '';
+          for (let j = 0; j < pieces; j++) text += texts[t++];
+          entry.content[block].text = text;
+        }
+        delete entry.$texts;
+      }
+      entries.push(entry);
+    }
+  }
   const keyed = (n) => {
     const byId = {};
     for (let i = 0; i < n; i++) for (const [id, fields] of JSON.parse(parts[k++])) setKey(byId, id, fields);
@@ -151,6 +166,7 @@ class SessionView extends EventEmitter {
   snapshot() {
     const all = this.#port.native().viewSnapshot(this.#id, CHANGE_TEXT_BYTES);
     if (all === null || all === undefined) throw new Error(`session view of ${this.sessionId} is closed`);
+    const texts = all.pop();
     const parts = all.pop();
     if (all.length > 0) {
       this.#unschedule();
@@ -162,7 +178,7 @@ class SessionView extends EventEmitter {
       }
       queueMicrotask(() => this.#pump());
     }
-    return joinSnapshot(parts);
+    return joinSnapshot(parts, texts);
   }
 
   /**

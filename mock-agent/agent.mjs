@@ -7,11 +7,13 @@
 //
 // Flags: --string-ids (agent→client ids like agentao's "srv_<hex>"),
 // --protocol-version N, --banner (noise on stdout at start),
-// --stderr-before-init BYTES, --stderr-line TEXT, --ignore-eof, --ignore-sigterm, --wire-log FILE.
+// --stderr-before-init BYTES, --stderr-line TEXT, --ignore-eof, --ignore-sigterm, --wire-log FILE,
+// --require-auth (an auth method; session/new answers -32000 until authenticate).
 import { createInterface } from 'node:readline';
 import { appendFileSync, readFileSync } from 'node:fs';
 
 const argv = process.argv.slice(2);
+let authenticated = false; // --require-auth: session/new answers -32000 until `authenticate`
 const flag = (name) => argv.includes(name);
 const value = (name, fallback) => {
   const i = argv.indexOf(name);
@@ -356,10 +358,11 @@ function onRequest(msg) {
         protocolVersion,
         agentCapabilities: { loadSession: true, promptCapabilities: { image: false, audio: false, embeddedContext: true } },
         agentInfo: { name: 'mock-agent', version: '1.0.0' },
-        authMethods: [],
+        authMethods: flag('--require-auth') ? [{ id: 'mock-login', name: 'Mock login', description: 'authenticate, then open sessions' }] : [],
         _meta: { pid: process.pid, receivedClientCapabilities: params.clientCapabilities, receivedClientInfo: params.clientInfo, receivedProtocolVersion: params.protocolVersion },
       });
     case 'session/new': {
+      if (flag('--require-auth') && !authenticated) return fail(id, -32000, 'Authentication required');
       const sessionId = `sess_${++sessionCounter}`;
       session(sessionId);
       // Like `agentao --resume`: history replays before the id is known.
@@ -388,8 +391,10 @@ function onRequest(msg) {
       });
     case 'session/close':
     case 'session/delete':
-    case 'session/resume':
     case 'authenticate':
+      authenticated = true;
+      return respond(id, { _meta: { method, params } });
+    case 'session/resume':
     case 'logout':
       return respond(id, { _meta: { method, params } });
     case 'session/prompt':

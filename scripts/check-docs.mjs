@@ -224,7 +224,7 @@ function checkReference() {
   if (missingExports.length) fail('docs/api.md', `exports not documented: ${missingExports.join(', ')}`);
 
   // error-codes.md: the AcpError codes, and the built-ins' data.reason values.
-  const codes = new Set([...read('index.d.ts').matchAll(/readonly code: '(ERR_ACP_\w+)'/g)].map((m) => m[1]));
+  const codes = new Set([...read('index.d.ts').matchAll(/'(ERR_ACP_[A-Z_]+)'/g)].map((m) => m[1]));
   const codeTable = tableNames('docs/error-codes.md', { section: '`AcpError` codes' });
   compare('docs/error-codes.md', codeTable, codes, 'error codes');
   const errorRs = readFileSync(join(ROOT, 'crates/acp-core/src/builtin/error.rs'), 'utf8');

@@ -206,6 +206,22 @@ function main() {
 
   const app = mkdtempSync(join(tmpdir(), 'acp-native-pack-check-'));
   try {
+    // The runtime dependencies (the agent manager's archive parsers) come from
+    // the registry like any user's install: fetched into npm's cache first
+    // (`npm ci` caches their tarballs but not the metadata an install needs),
+    // so the install below stays offline and never asks the registry about
+    // acp-native's own (unpublished) platform packages.
+    step('the runtime dependencies in the npm cache', () => {
+      const specs = Object.entries(pkg.dependencies ?? {}).map(([name, version]) => `${name}@${version}`);
+      if (specs.length === 0) return;
+      const scratch = mkdtempSync(join(tmpdir(), 'acp-native-pack-deps-'));
+      try {
+        writeFileSync(join(scratch, 'package.json'), JSON.stringify({ name: 'pack-check-deps', version: '1.0.0', private: true }));
+        run('npm', ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', ...specs], { cwd: scratch });
+      } finally {
+        rmSync(scratch, { recursive: true, force: true });
+      }
+    });
     step('offline install of both tarballs into a fresh directory', () => {
       writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'pack-check-app', version: '1.0.0', private: true }));
       run('npm', ['install', '--offline', '--no-audit', '--no-fund', rootTgz, platformTgz], { cwd: app });

@@ -29,6 +29,8 @@ pub struct AgentConnection {
 impl Drop for AgentConnection {
     fn drop(&mut self) {
         cleanup::forget(self.cleanup_key);
+        // Its views, history and buffers go with it.
+        crate::trim::soon();
     }
 }
 
@@ -151,11 +153,14 @@ impl AgentConnection {
         self.sink.0.set_ref(&env, keep_alive)
     }
 
-    /// The agent is gone and the host is done with it: leave the
-    /// environment's cleanup hook (idempotent).
+    /// The agent is gone and the host is done with it (the exit item was
+    /// delivered): leave the environment's cleanup hook and let `onBatch`
+    /// go, so that this object and the host's state it leads to can be
+    /// collected (idempotent).
     #[napi]
     pub fn release(&self) {
         cleanup::forget(self.cleanup_key);
+        self.sink.0.release();
     }
 
     /// The last bytes the agent wrote to stderr (`stderrTailBytes`), read

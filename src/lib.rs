@@ -10,6 +10,7 @@ mod logging;
 mod options;
 mod runtime;
 mod sink;
+mod trim;
 mod view;
 
 use napi_derive::napi;

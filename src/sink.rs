@@ -5,6 +5,8 @@ use napi::bindgen_prelude::{Function, ToNapiValue};
 use napi::threadsafe_function::{
     ThreadsafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
 };
+use std::sync::Mutex;
+
 use napi::{sys, Env, Result, Status};
 
 use acp_core::connection::Batch;
@@ -118,11 +120,15 @@ unsafe fn external_latin1(
         return Err(text);
     }
     unsafe extern "C" fn free_text(
-        _env: napi::sys::node_api_basic_env,
+        env: napi::sys::node_api_basic_env,
         _data: *mut std::ffi::c_void,
         hint: *mut std::ffi::c_void,
     ) {
-        drop(Box::from_raw(hint.cast::<DrainText>()));
+        let text = Box::from_raw(hint.cast::<DrainText>());
+        let len = text.as_str().len();
+        drop(text);
+        external_memory(env.cast(), -(len as i64));
+        crate::trim::freed(len);
     }
     // The bytes stay where they are when the box moves: a String's (or the
     // shared String's) heap buffer, never written again.
@@ -132,6 +138,9 @@ unsafe fn external_latin1(
         (s.as_ptr(), s.len())
     };
     let hint = Box::into_raw(boxed);
+    // V8 sees a few bytes of string header: told of the text, it collects
+    // these strings as their bytes add up, not only as its own heap does.
+    external_memory(env, len as i64);
     let mut out = std::ptr::null_mut();
     let mut copied = false;
     let status = napi_sys::node_api_create_external_string_latin1(
@@ -146,10 +155,18 @@ unsafe fn external_latin1(
     if status != sys::Status::napi_ok {
         // Not taken: the text is still ours.
         EXTERNAL_STRINGS.store(false, Ordering::Relaxed);
+        external_memory(env, -(len as i64));
         return Err(*Box::from_raw(hint));
     }
     // Taken, or copied and already freed by the finalizer.
     Ok(out)
+}
+
+/// Tell V8 that `change` bytes of native memory are now held (or, when
+/// negative, let go) by JS values.
+unsafe fn external_memory(env: sys::napi_env, change: i64) {
+    let mut total = 0;
+    sys::napi_adjust_external_memory(env, change, &mut total);
 }
 
 unsafe fn latin1_copy(env: sys::napi_env, text: &str) -> Result<sys::napi_value> {
@@ -165,9 +182,14 @@ unsafe fn latin1_copy(env: sys::napi_env, text: &str) -> Result<sys::napi_value>
     Ok(out)
 }
 
-/// A JS function that takes one string, callable from any thread.
+/// A JS function that takes one string, callable from any thread, until
+/// [`JsTextCallback::release`].
 pub struct JsTextCallback {
-    tsfn: TextFn,
+    /// A threadsafe function holds its JS function through a strong
+    /// reference that V8 cannot trace: the callback leads back to the
+    /// object holding this, so the pair is never collected until the
+    /// function is released.
+    tsfn: Mutex<Option<TextFn>>,
 }
 
 impl JsTextCallback {
@@ -177,28 +199,43 @@ impl JsTextCallback {
             .callee_handled::<false>()
             .weak::<true>()
             .build_callback(|ctx: ThreadsafeCallContext<JsText>| Ok(ctx.value))?;
-        Ok(Self { tsfn })
+        Ok(Self {
+            tsfn: Mutex::new(Some(tsfn)),
+        })
     }
 
-    /// Queue a call on the JS thread; false once JS is gone.
+    fn tsfn(&self) -> std::sync::MutexGuard<'_, Option<TextFn>> {
+        self.tsfn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queue a call on the JS thread; false once JS is gone or the
+    /// callback released.
     pub fn send(&self, text: JsText) -> bool {
-        self.tsfn
-            .call(text, ThreadsafeFunctionCallMode::NonBlocking)
-            == Status::Ok
+        self.tsfn()
+            .as_ref()
+            .is_some_and(|f| f.call(text, ThreadsafeFunctionCallMode::NonBlocking) == Status::Ok)
+    }
+
+    /// Let the JS function go (calls already queued still run): nothing
+    /// is sent after this.
+    pub fn release(&self) {
+        let tsfn = self.tsfn().take();
+        drop(tsfn);
     }
 
     /// Keep the Node event loop alive (`true`) while calls are pending, or
     /// let it exit (`false`), like `socket.ref()` / `socket.unref()`.
     pub fn set_ref(&self, env: &Env, keep_alive: bool) -> Result<()> {
-        if self.tsfn.aborted() {
+        let tsfn = self.tsfn();
+        let Some(tsfn) = tsfn.as_ref().filter(|f| !f.aborted()) else {
             return Ok(());
-        }
+        };
         // SAFETY: called on the JS thread that owns the env and the tsfn.
         let status = unsafe {
             if keep_alive {
-                napi::sys::napi_ref_threadsafe_function(env.raw(), self.tsfn.raw())
+                napi::sys::napi_ref_threadsafe_function(env.raw(), tsfn.raw())
             } else {
-                napi::sys::napi_unref_threadsafe_function(env.raw(), self.tsfn.raw())
+                napi::sys::napi_unref_threadsafe_function(env.raw(), tsfn.raw())
             }
         };
         match status {

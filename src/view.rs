@@ -60,15 +60,18 @@ impl AgentConnection {
     /// string: `[head, plan, modes, config, commands, info, usage, pending,
     /// ...entry parts, ...tool call parts, ...compaction parts]` (about
     /// 1 MiB each; `$parts` in the head says how many of the last three;
-    /// `joinSnapshot` in lib/session-view.js puts them together), first in
-    /// the answer; before it, each drain of what had changed (as
-    /// `drainView` gives them, `maxText` at a time), taken in the same
-    /// hold: the host emits them, then hands out the snapshot.
+    /// `joinSnapshot` in lib/session-view.js puts them together), then
+    /// the message texts apart (placed by each entry's `$texts`: never
+    /// escaped, long ones shared with the view), last in the answer;
+    /// before them, each drain of what had changed (as `drainView` gives
+    /// them, `maxText` at a time), taken in the same hold: the host emits
+    /// them, then hands out the snapshot.
     #[napi(ts_return_type = "string[][] | null")]
     pub fn view_snapshot(&self, id: u32, max_text: u32) -> Option<Vec<Vec<JsText>>> {
-        let (drained, parts) = self.conn.view_snapshot(id, max_text as usize)?;
-        let mut out: Vec<Vec<JsText>> = drained.into_iter().map(drain_texts).collect();
-        out.push(parts.into_iter().map(JsText::new).collect());
+        let snapshot = self.conn.view_snapshot(id, max_text as usize)?;
+        let mut out: Vec<Vec<JsText>> = snapshot.drained.into_iter().map(drain_texts).collect();
+        out.push(snapshot.parts.into_iter().map(JsText::new).collect());
+        out.push(snapshot.texts.into_iter().map(JsText::kept).collect());
         Some(out)
     }
 
@@ -88,6 +91,7 @@ impl AgentConnection {
 
     #[napi]
     pub fn close_view(&self, id: u32) -> bool {
+        crate::trim::soon();
         self.conn.close_view(id)
     }
 }

@@ -38,6 +38,16 @@ export type SessionEntry =
 /** A tool call with every `tool_call_update` merged in (unknown fields kept). */
 export type SessionToolCall = Partial<Omit<acp.ToolCall, 'toolCallId'>> & { toolCallId: string; [field: string]: unknown };
 
+/**
+ * What a view keeps in place of an agent's array or object over
+ * `maxTotalBytes` (by the view's size count, `bytes`) or nested deeper than
+ * 64 (e.g. a tool call's `rawInput`): see docs/limits.md.
+ */
+export interface OmittedValue {
+  $omitted: 'size' | 'depth';
+  bytes: number;
+}
+
 /** An agent request of this session waiting for the host (e.g. a permission question). */
 export interface PendingAgentRequest {
   /** The JSON-RPC id as the agent sent it. */

@@ -106,3 +106,18 @@ void shown;
 // @ts-expect-error no such option
 escapeMarkdown('x', { html: true });
 void defaultExport.sanitizeForTerminal;
+
+// Agents by registry id (types/agents.d.ts), from the ESM entry.
+import { AgentManager, type AgentProbe, type AgentInstallProgress } from 'acp-native';
+const agents = new AgentManager({ storeDir: '/abs/store', index: { agents: [] }, presets: { mine: { command: 'my-agent' } } });
+const picked = await agents.launch('mine', { onProgress: (p: AgentInstallProgress) => (p.phase === 'download' ? p.receivedBytes : 0) });
+const byId = await AcpClient.connect({ agent: 'codex-acp', agents, cwd: '/abs/project' });
+void byId;
+const probed: AgentProbe = await agents.probe('mine');
+const status: 'ready' | 'needs-auth' | 'failed' = probed.status;
+void [picked.command, picked.args, picked.env, status];
+// @ts-expect-error storeDir is required
+new AgentManager({});
+// @ts-expect-error agent and command are exclusive
+await AcpClient.connect({ agent: 'x', agents, command: 'y' });
+void defaultExport.AgentManager;

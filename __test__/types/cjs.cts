@@ -7,3 +7,4 @@ const version: number = acp.PROTOCOL_VERSION;
 void version;
 // @ts-expect-error no such export
 acp.NotAThing;
+acp.AgentManager;

@@ -17,7 +17,7 @@ pub struct BuiltinError {
     pub code: i64,
     /// `invalidParams`, `outsideRoots`, `notAFile`, `tooLarge`, `notUtf8`,
     /// `scanLimit`, `notFound`, `tooManyTerminals`, `outputBudget`,
-    /// `spawnFailed`, `shellDisabled`, `io`, `internal`, `cancelled` or
+    /// `spawnFailed`, `shellDisabled`, `noThread`, `io`, `internal`, `cancelled` or
     /// `methodNotFound`.
     pub reason: &'static str,
     pub message: String,
@@ -100,6 +100,16 @@ impl BuiltinError {
             ErrorCode::INTERNAL_ERROR,
             "outputBudget",
             format!("open terminals already keep {max} bytes of output; release one first"),
+        )
+    }
+
+    /// No thread could be had for the work (the system is out of
+    /// processes or threads): try again later.
+    pub fn no_thread(why: &str) -> Self {
+        Self::new(
+            ErrorCode::INTERNAL_ERROR,
+            "noThread",
+            format!("no thread could be started for this request ({why}); try again later"),
         )
     }
 

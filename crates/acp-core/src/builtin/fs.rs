@@ -10,7 +10,10 @@ use super::error::BuiltinError;
 use super::jobs::Cancel;
 use super::lines::{read_window, Bounds, WindowError};
 use super::roots::Scope;
-use crate::rpc::{json_str_len, push_json_str, ENVELOPE_SLACK};
+use crate::rpc::{json_str_len, push_json_str_in_pieces, ENVELOPE_SLACK};
+
+/// Bytes of text escaped between two checkpoints of the work.
+pub(super) const ESCAPE_PIECE: usize = 256 * 1024;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -64,7 +67,7 @@ pub fn read(
     let bounds = Bounds {
         cap: max_bytes,
         max_scan: cfg.max_scan_bytes,
-        stop: &|| cancel.requested(),
+        stop: &|| cancel.checkpoint(),
     };
     let bytes = read_window(
         BufReader::with_capacity(256 * 1024, file),
@@ -83,10 +86,13 @@ pub fn read(
     let content = String::from_utf8(bytes).map_err(|_| BuiltinError::not_utf8(&p.path))?;
     cancel.check()?;
     // Escaped straight into a buffer of the exact size (plus room for the
-    // envelope): no intermediate JSON value, no reallocation.
+    // envelope): no intermediate JSON value, no reallocation. In pieces,
+    // between which another agent's job may take the CPU.
     let mut out = String::with_capacity(json_str_len(&content) + 16 + ENVELOPE_SLACK);
     out.push_str(r#"{"content":"#);
-    push_json_str(&mut out, &content);
+    if !push_json_str_in_pieces(&mut out, &content, ESCAPE_PIECE, || cancel.checkpoint()) {
+        return Err(BuiltinError::cancelled());
+    }
     out.push('}');
     Ok(out)
 }

@@ -5,44 +5,80 @@
 //! request is settled: the task waiting for the work holds a guard whose
 //! drop (the task aborted on cancel or close) raises the flag the work
 //! checks between chunks.
+//!
+//! The machine's share of the CPU for such work ([`Machine`]) goes to
+//! connections in turn, not to jobs in arrival order: one agent's four
+//! huge reads queued first must not make another agent's small read wait
+//! for all four. A job also gives its turn up between chunks
+//! ([`Cancel::checkpoint`]) once it has computed for [`SLICE`] while another
+//! connection waits, so no single job holds the others back for long.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinHandle;
 
 use super::error::BuiltinError;
 
-/// Raised when the request the work answers was settled without it.
+/// Raised when the request the work answers was settled without it; also
+/// carries the job's turn on the machine while the work computes.
 #[derive(Debug, Clone, Default)]
-pub struct Cancel(Arc<AtomicBool>);
+pub struct Cancel {
+    flag: Arc<AtomicBool>,
+    turn: Arc<Mutex<Option<Turn>>>,
+}
 
 impl Cancel {
     pub fn requested(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.flag.load(Ordering::Relaxed)
     }
 
     /// `Err(cancelled)` once raised: for `?` between chunks of work.
     pub fn check(&self) -> Result<(), BuiltinError> {
-        if self.requested() {
+        if self.checkpoint() {
             Err(BuiltinError::cancelled())
         } else {
             Ok(())
         }
     }
 
+    /// Between chunks of work: let another connection's job compute if
+    /// this one has had its slice (blocks until its turn comes back), then
+    /// say whether the work is still wanted (true: stop).
+    pub fn checkpoint(&self) -> bool {
+        Turn::share(&mut lock(&self.turn));
+        self.requested()
+    }
+
     /// A guard that raises the flag when dropped.
     pub fn raise_on_drop(&self) -> RaiseOnDrop {
         RaiseOnDrop(self.clone())
     }
+
+    /// The work computes with `turn` (none: it runs without one).
+    fn begin(&self, turn: Option<Turn>) {
+        *lock(&self.turn) = turn;
+    }
+
+    /// The computing is done (what is left is waiting for the agent to
+    /// read its reply): give the machine's share to another job.
+    pub fn end_turn(&self) {
+        lock(&self.turn).take();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 pub struct RaiseOnDrop(Cancel);
 
 impl Drop for RaiseOnDrop {
     fn drop(&mut self) {
-        self.0 .0.store(true, Ordering::Relaxed);
+        self.0.flag.store(true, Ordering::Relaxed);
     }
 }
 
@@ -74,70 +110,505 @@ pub fn lower_thread_priority() {
     }
 }
 
-/// The job slots of one connection.
-pub struct Jobs {
-    slots: Arc<Semaphore>,
+/// The longest a job computes while another connection's job waits for
+/// the machine, between two of its checkpoints.
+const SLICE: Duration = Duration::from_millis(2);
+
+/// How long a new job of an agent holding no turn waits for one before it
+/// runs without (see [`Machine::gives_up`]): the job holding the turn may
+/// not reach its next checkpoint soon, stuck in the kernel (a read from a
+/// dead network mount) or merely not given a CPU by the OS on a busy
+/// machine, and another agent's built-in must not wait for that.
+const GUEST_WAIT: Duration = Duration::from_millis(10);
+
+/// How long a job that handed its turn over waits for the next before it
+/// runs without (its agent holding no turn meanwhile).
+const MACHINE_WAIT: Duration = Duration::from_secs(1);
+
+/// One job waiting for a turn.
+#[derive(Default)]
+struct Ticket {
+    /// Set under the machine's lock when the turn is given.
+    granted: AtomicBool,
+    wake: Notify,
 }
 
-/// A job's right to run: one of its connection's slots and, while it
-/// computes, one of the machine's.
-pub struct Slot {
-    _connection: OwnedSemaphorePermit,
-    machine: Option<OwnedSemaphorePermit>,
+/// A connection's jobs waiting for turns, oldest first.
+struct Waiting {
+    conn: u64,
+    tickets: VecDeque<Arc<Ticket>>,
 }
 
-impl Slot {
-    /// The computing is done (what is left is waiting for the agent to
-    /// read its reply): give the machine's slot to another job.
-    pub fn release_machine(&mut self) {
-        self.machine = None;
-    }
+struct MachineState {
+    free: usize,
+    /// Connections with jobs waiting, in the order they get turns: one
+    /// that just had a turn goes to the back.
+    waiting: VecDeque<Waiting>,
+    /// Turns held, by connection.
+    running: HashMap<u64, usize>,
 }
 
-/// Slots shared by every connection of the process: built-in work takes
+/// Turns shared by every connection of the process: built-in work takes
 /// all cores but one at most, so the JS thread and the runtime worker
 /// always have a core. (On 2 cores, two jobs of one agent scanning a
 /// sparse file kept the JS thread waiting for a CPU 70 ms at a time, even
-/// at a lower priority.) Fair: waiting jobs get slots in turn, whichever
-/// connection they belong to.
-fn machine_slots() -> &'static Arc<Semaphore> {
-    static SLOTS: OnceLock<Arc<Semaphore>> = OnceLock::new();
-    SLOTS.get_or_init(|| {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Arc::new(Semaphore::new(cores.saturating_sub(1).max(1)))
-    })
+/// at a lower priority.) Fair between connections: a connection with no
+/// turn is served before one that has one, the others in turn.
+pub struct Machine {
+    state: Mutex<MachineState>,
+    /// [`GUEST_WAIT`], unless a test says otherwise.
+    guest_wait: Duration,
 }
 
-/// How long a job waits for a machine slot before it runs anyway: a job
-/// stuck in the kernel (a read from a dead network mount) must not stop
-/// every agent's built-ins, only slow them this much.
-const MACHINE_SLOT_WAIT: Duration = Duration::from_secs(1);
-
-impl Jobs {
-    pub fn new(max_jobs: usize) -> Self {
+impl Machine {
+    fn new(turns: usize, guest_wait: Duration) -> Self {
         Self {
-            slots: Arc::new(Semaphore::new(max_jobs.max(1))),
+            state: Mutex::new(MachineState {
+                free: turns.max(1),
+                waiting: VecDeque::new(),
+                running: HashMap::new(),
+            }),
+            guest_wait,
         }
     }
 
-    /// Wait for a free slot of this connection, then of the machine (for
-    /// [`MACHINE_SLOT_WAIT`] at most); the work keeps it until it ends
-    /// (even if the request was settled meanwhile, until it notices).
+    fn global() -> &'static Machine {
+        static MACHINE: OnceLock<Machine> = OnceLock::new();
+        MACHINE.get_or_init(|| {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            Machine::new(cores.saturating_sub(1), GUEST_WAIT)
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, MachineState> {
+        lock(&self.state)
+    }
+
+    /// Wait for a turn for a new job of connection `conn`; `None` when
+    /// none came in time (the job runs without one).
+    async fn turn(&'static self, conn: u64) -> Option<Turn> {
+        let wait = self.guest_wait;
+        let ticket = Arc::new(Ticket::default());
+        self.lock().enqueue(conn, &ticket);
+        let mut pending = Pending {
+            machine: self,
+            conn,
+            ticket: Some(ticket.clone()),
+        };
+        // Aborted while waiting: `pending` withdraws the ticket (or gives
+        // back the turn granted meanwhile).
+        while tokio::time::timeout(wait, ticket.wake.notified())
+            .await
+            .is_err()
+        {
+            if self.gives_up(conn) {
+                break;
+            }
+        }
+        pending.settle()
+    }
+
+    /// A job of `conn` waited in vain for a turn: it runs without one
+    /// unless its own connection holds one. The turns are then held by
+    /// jobs that did not reach their checkpoints in time, which must not
+    /// hold up the other agents' built-ins; a job of an agent that holds
+    /// a turn only waits for its own agent's work.
+    fn gives_up(&self, conn: u64) -> bool {
+        !self.lock().running.contains_key(&conn)
+    }
+}
+
+impl MachineState {
+    fn enqueue(&mut self, conn: u64, ticket: &Arc<Ticket>) {
+        match self.waiting.iter_mut().find(|w| w.conn == conn) {
+            Some(w) => w.tickets.push_back(ticket.clone()),
+            None => self.waiting.push_back(Waiting {
+                conn,
+                tickets: VecDeque::from([ticket.clone()]),
+            }),
+        }
+        self.grant();
+    }
+
+    /// Give the free turns to waiting jobs.
+    fn grant(&mut self) {
+        while self.free > 0 {
+            let idle = self
+                .waiting
+                .iter()
+                .position(|w| !self.running.contains_key(&w.conn));
+            let Some(at) = idle.or((!self.waiting.is_empty()).then_some(0)) else {
+                return;
+            };
+            let mut w = self.waiting.remove(at).expect("found");
+            let ticket = w.tickets.pop_front().expect("no empty queue is kept");
+            let conn = w.conn;
+            if !w.tickets.is_empty() {
+                self.waiting.push_back(w);
+            }
+            ticket.granted.store(true, Ordering::Relaxed);
+            ticket.wake.notify_one();
+            self.free -= 1;
+            *self.running.entry(conn).or_default() += 1;
+        }
+    }
+
+    /// Forget a ticket not granted.
+    fn withdraw(&mut self, conn: u64, ticket: &Arc<Ticket>) {
+        if let Some(at) = self.waiting.iter().position(|w| w.conn == conn) {
+            let w = &mut self.waiting[at];
+            w.tickets.retain(|t| !Arc::ptr_eq(t, ticket));
+            if w.tickets.is_empty() {
+                self.waiting.remove(at);
+            }
+        }
+    }
+
+    /// A turn of `conn` ended: its waiting jobs go after the others'.
+    fn release(&mut self, conn: u64) {
+        self.free += 1;
+        if let Some(n) = self.running.get_mut(&conn) {
+            *n -= 1;
+            if *n == 0 {
+                self.running.remove(&conn);
+            }
+        }
+        if let Some(at) = self.waiting.iter().position(|w| w.conn == conn) {
+            let w = self.waiting.remove(at).expect("found");
+            self.waiting.push_back(w);
+        }
+        self.grant();
+    }
+
+    fn others_wait(&self, conn: u64) -> bool {
+        self.waiting.iter().any(|w| w.conn != conn)
+    }
+}
+
+/// A ticket being waited for: settled into a turn or withdrawn, also when
+/// the waiter is dropped.
+struct Pending {
+    machine: &'static Machine,
+    conn: u64,
+    ticket: Option<Arc<Ticket>>,
+}
+
+impl Pending {
+    fn settle(&mut self) -> Option<Turn> {
+        let ticket = self.ticket.take()?;
+        let mut st = self.machine.lock();
+        if ticket.granted.load(Ordering::Relaxed) {
+            return Some(Turn {
+                machine: self.machine,
+                conn: self.conn,
+                since: Instant::now(),
+            });
+        }
+        st.withdraw(self.conn, &ticket);
+        None
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        // A turn granted to a waiter gone is given back.
+        drop(self.settle());
+    }
+}
+
+/// A job's turn on the machine, given back when dropped.
+#[derive(Debug)]
+pub struct Turn {
+    machine: &'static Machine,
+    conn: u64,
+    since: Instant,
+}
+
+impl std::fmt::Debug for Machine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Machine")
+    }
+}
+
+impl Turn {
+    /// Give the turn to another connection's job if this one has had its
+    /// slice and one waits; blocks (a blocking-pool thread) until a turn
+    /// comes back (see [`Machine::gives_up`]).
+    fn share(slot: &mut Option<Turn>) {
+        let Some(turn) = slot.as_mut() else {
+            return;
+        };
+        if turn.since.elapsed() < SLICE {
+            return;
+        }
+        let (machine, conn) = (turn.machine, turn.conn);
+        let ticket = Arc::new(Ticket::default());
+        {
+            let mut st = machine.lock();
+            if !st.others_wait(conn) {
+                turn.since = Instant::now();
+                return;
+            }
+            // Given back here, under the same hold as the new ticket.
+            std::mem::forget(slot.take());
+            st.enqueue(conn, &ticket);
+            st.release(conn);
+        }
+        let mut pending = Pending {
+            machine,
+            conn,
+            ticket: Some(ticket.clone()),
+        };
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            while rt
+                .block_on(tokio::time::timeout(MACHINE_WAIT, ticket.wake.notified()))
+                .is_err()
+            {
+                if machine.gives_up(conn) {
+                    break;
+                }
+            }
+        }
+        *slot = pending.settle();
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        self.machine.lock().release(self.conn);
+    }
+}
+
+/// The job slots of one connection.
+pub struct Jobs {
+    slots: Arc<Semaphore>,
+    /// This connection, for the machine's turns.
+    id: u64,
+    machine: &'static Machine,
+    #[cfg(test)]
+    no_thread: AtomicBool,
+}
+
+/// A job's right to run: one of its connection's slots and, while it
+/// computes, a turn on the machine.
+pub struct Slot {
+    _connection: OwnedSemaphorePermit,
+    turn: Option<Turn>,
+}
+
+impl Slot {
+    /// The work starts: `cancel`'s checkpoints share the turn from now on.
+    pub fn begin(&mut self, cancel: &Cancel) {
+        cancel.begin(self.turn.take());
+    }
+}
+
+impl Jobs {
+    pub fn new(max_jobs: usize) -> Self {
+        Self::on(Machine::global(), max_jobs)
+    }
+
+    fn on(machine: &'static Machine, max_jobs: usize) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Self {
+            slots: Arc::new(Semaphore::new(max_jobs.max(1))),
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            machine,
+            #[cfg(test)]
+            no_thread: AtomicBool::new(false),
+        }
+    }
+
+    /// Wait for a free slot of this connection, then for a turn on the
+    /// machine (see [`Machine::gives_up`]); the work keeps the slot
+    /// until it ends (even if the request was settled meanwhile, until it
+    /// notices).
     pub async fn slot(&self) -> Option<Slot> {
         let connection = self.slots.clone().acquire_owned().await.ok()?;
-        let machine =
-            tokio::time::timeout(MACHINE_SLOT_WAIT, machine_slots().clone().acquire_owned())
-                .await
-                .ok()
-                .and_then(Result::ok);
+        let turn = self.machine.turn(self.id).await;
         Some(Slot {
             _connection: connection,
-            machine,
+            turn,
         })
     }
 
     /// Slots of this connection free right now (for tests and status).
     pub fn free(&self) -> usize {
         self.slots.available_permits()
+    }
+}
+
+impl Jobs {
+    /// Run `job` with `slot` on the blocking pool, or say that no thread
+    /// can be had: with no pool thread alive and the OS refusing a new one
+    /// (pids exhausted), tokio panics rather than return an error, and the
+    /// request must still get an answer. The slot is then given back at
+    /// once; the job, already queued in the pool, may run once a thread
+    /// starts: it finds its slot gone and does nothing.
+    pub fn run(
+        &self,
+        slot: Slot,
+        job: impl FnOnce(Slot) + Send + 'static,
+    ) -> Result<JoinHandle<()>, BuiltinError> {
+        let held = Arc::new(Mutex::new(Some(slot)));
+        let job_held = Arc::clone(&held);
+        let job = move || {
+            if let Some(slot) = lock(&job_held).take() {
+                job(slot);
+            }
+        };
+        #[cfg(test)]
+        let injected = self.no_thread.load(Ordering::Relaxed);
+        #[cfg(not(test))]
+        let injected = false;
+        let spawned = if injected {
+            Err(BuiltinError::no_thread("injected"))
+        } else {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                tokio::task::spawn_blocking(job)
+            }))
+            .map_err(|panic| {
+                let why = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("the blocking pool refused the job");
+                BuiltinError::no_thread(why)
+            })
+        };
+        if spawned.is_err() {
+            drop(lock(&held).take());
+        }
+        spawned
+    }
+
+    /// Make [`Jobs::run`] fail as it does when the OS has no thread to
+    /// give (where the OS cannot be made to refuse one).
+    #[cfg(test)]
+    fn inject_no_thread(&self) {
+        self.no_thread.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Its waits are long: what a test sees does not depend on how soon
+    /// a thread gets a CPU.
+    fn machine(turns: usize) -> &'static Machine {
+        Box::leak(Box::new(Machine::new(turns, Duration::from_secs(3600))))
+    }
+
+    #[tokio::test]
+    async fn a_connection_waiting_gets_the_next_turn_before_one_that_had_it() {
+        let m = machine(1);
+        let (a, b) = (Arc::new(Jobs::on(m, 4)), Arc::new(Jobs::on(m, 4)));
+        let first = a.slot().await.unwrap();
+        assert!(first.turn.is_some());
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks = Vec::new();
+        // A queues two more jobs, then B one: B is served next.
+        for (jobs, name) in [(&a, "a2"), (&a, "a3"), (&b, "b1")] {
+            let (jobs, order) = (Arc::clone(jobs), Arc::clone(&order));
+            tasks.push(tokio::spawn(async move {
+                let slot = jobs.slot().await.unwrap();
+                lock(&order).push((name, slot.turn.is_some()));
+            }));
+            // It waits for its turn now (queued in this order).
+            tokio::task::yield_now().await;
+        }
+        assert!(lock(&order).is_empty());
+        drop(first);
+        for t in tasks {
+            t.await.unwrap();
+        }
+        assert_eq!(*lock(&order), [("b1", true), ("a2", true), ("a3", true)]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_long_job_gives_its_turn_to_another_connection_at_a_checkpoint() {
+        let m = machine(1);
+        let (a, b) = (Jobs::on(m, 1), Jobs::on(m, 1));
+        let mut slot = a.slot().await.unwrap();
+        let b_done = Arc::new(AtomicBool::new(false));
+        let job_done = Arc::clone(&b_done);
+        // A job that would run until B has had a turn: it never ends
+        // unless its checkpoints hand the turn over.
+        let job = tokio::task::spawn_blocking(move || {
+            let cancel = Cancel::default();
+            slot.begin(&cancel);
+            let mut checkpoints = 0u64;
+            while !job_done.load(Ordering::Relaxed) {
+                assert!(!cancel.checkpoint());
+                checkpoints += 1;
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            // Its turn came back after B's.
+            assert!(lock(&cancel.turn).is_some());
+            checkpoints
+        });
+        let got = b.slot().await.unwrap();
+        let had_turn = got.turn.is_some();
+        b_done.store(true, Ordering::Relaxed);
+        drop(got);
+        assert!(job.await.unwrap() > 0);
+        // A turn, not the wait's end: the running job gave it.
+        assert!(had_turn);
+        assert_eq!(m.lock().free, 1, "every turn given back");
+    }
+
+    #[tokio::test]
+    async fn a_job_no_thread_can_run_gives_its_slot_and_turn_back_and_never_runs() {
+        let m = machine(1);
+        let a = Jobs::on(m, 1);
+        a.inject_no_thread();
+        let ran = Arc::new(AtomicBool::new(false));
+        let job_ran = Arc::clone(&ran);
+        let slot = a.slot().await.unwrap();
+        let err = a
+            .run(slot, move |_| job_ran.store(true, Ordering::Relaxed))
+            .unwrap_err();
+        assert_eq!((err.reason, err.code), ("noThread", -32603));
+        assert_eq!(a.free(), 1, "the connection's slot is free again");
+        assert_eq!(m.lock().free, 1, "and the machine's turn");
+        assert!(!ran.load(Ordering::Relaxed));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn only_a_connection_holding_no_turn_runs_without_one_after_the_wait() {
+        let m = machine(1);
+        let (a, b) = (Arc::new(Jobs::on(m, 2)), Jobs::on(m, 1));
+        // A job that never reaches a checkpoint (stuck in the kernel).
+        let stuck = a.slot().await.unwrap();
+        let a2 = {
+            let a = Arc::clone(&a);
+            tokio::spawn(async move { a.slot().await.map(|s| s.turn.is_some()) })
+        };
+        // B waits its time, then runs without a turn.
+        let b1 = b.slot().await.unwrap();
+        assert!(b1.turn.is_none());
+        drop(b1);
+        // A's second job waits for A's own work, however long.
+        tokio::time::sleep(Duration::from_secs(3600 * 5)).await;
+        assert!(!a2.is_finished());
+        drop(stuck);
+        assert_eq!(a2.await.unwrap(), Some(true));
+    }
+
+    #[tokio::test]
+    async fn a_waiter_dropped_gives_back_the_turn_it_was_granted() {
+        let m = machine(1);
+        let (a, b) = (Jobs::on(m, 1), Jobs::on(m, 1));
+        let first = a.slot().await.unwrap();
+        let waiting = tokio::spawn(async move { b.slot().await.map(|s| s.turn.is_some()) });
+        tokio::task::yield_now().await;
+        // Granted to B as A gives it back, then B's task is gone.
+        drop(first);
+        waiting.abort();
+        let _ = waiting.await;
+        assert_eq!(m.lock().free, 1);
+        assert!(m.lock().waiting.is_empty());
+        assert!(m.lock().running.is_empty());
     }
 }

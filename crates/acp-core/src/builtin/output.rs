@@ -96,20 +96,50 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// See [`OutputBuffer::text`].
+    #[cfg(test)]
     pub fn text(self) -> (String, bool) {
+        self.text_in_pieces(&|| false).expect("never stopped")
+    }
+
+    /// See [`OutputBuffer::text`]; invalid bytes are replaced in pieces,
+    /// asking `stop` between them: `None` once it says so.
+    pub fn text_in_pieces(self, stop: &dyn Fn() -> bool) -> Option<(String, bool)> {
         // Valid UTF-8 (the usual case) keeps the snapshot's buffer.
-        let mut text = String::from_utf8(self.bytes)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        let mut text = match String::from_utf8(self.bytes) {
+            Ok(text) => text,
+            Err(e) => lossy(e.as_bytes(), stop)?,
+        };
         if text.len() <= self.limit {
-            return (text, false);
+            return Some((text, false));
         }
         let mut cut = text.len() - self.limit;
         while !text.is_char_boundary(cut) {
             cut += 1;
         }
         text.drain(..cut);
-        (text, true)
+        Some((text, true))
     }
+}
+
+/// `String::from_utf8_lossy`, asking `stop` every [`LOSSY_PIECE`] bytes
+/// (output of invalid bytes only is one replacement per byte).
+fn lossy(bytes: &[u8], stop: &dyn Fn() -> bool) -> Option<String> {
+    const LOSSY_PIECE: usize = 256 * 1024;
+    let mut text = String::with_capacity(bytes.len());
+    let mut next = LOSSY_PIECE;
+    for chunk in bytes.utf8_chunks() {
+        text.push_str(chunk.valid());
+        if !chunk.invalid().is_empty() {
+            text.push(char::REPLACEMENT_CHARACTER);
+        }
+        if text.len() >= next {
+            if stop() {
+                return None;
+            }
+            next = text.len() + LOSSY_PIECE;
+        }
+    }
+    Some(text)
 }
 
 fn is_continuation(b: u8) -> bool {

@@ -10,7 +10,10 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::rpc::{json_str_len, push_json_str, ENVELOPE_SLACK};
+use super::error::BuiltinError;
+use super::fs::ESCAPE_PIECE;
+use super::jobs::Cancel;
+use crate::rpc::{json_str_len, push_json_str_in_pieces, ENVELOPE_SLACK};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::watch;
 
@@ -121,19 +124,25 @@ impl Terminal {
     }
 
     /// The `TerminalOutputResponse` as JSON text, in one buffer of the
-    /// exact size (the output may be megabytes that escape six-fold).
-    pub fn output_json(&self) -> String {
+    /// exact size (the output may be megabytes that escape six-fold),
+    /// made in pieces between which another agent's job may take the CPU.
+    pub fn output_json(&self, cancel: &Cancel) -> Result<String, BuiltinError> {
         // Exit first: output read after it is complete.
         let exit = self.exit_status().map(|e| e.to_json().to_string());
         let out = lock(&self.output);
         let (snapshot, truncated) = (out.snapshot(exit.is_some()), out.truncated());
         drop(out);
-        let (text, cut) = snapshot.text();
+        let stop = || cancel.checkpoint();
+        let (text, cut) = snapshot
+            .text_in_pieces(&stop)
+            .ok_or_else(BuiltinError::cancelled)?;
         let truncated = truncated || cut;
         let exit_len = exit.as_ref().map_or(0, |e| e.len() + 16);
         let mut v = String::with_capacity(json_str_len(&text) + exit_len + 40 + ENVELOPE_SLACK);
         v.push_str(r#"{"output":"#);
-        push_json_str(&mut v, &text);
+        if !push_json_str_in_pieces(&mut v, &text, ESCAPE_PIECE, stop) {
+            return Err(BuiltinError::cancelled());
+        }
         drop(text);
         v.push_str(if truncated {
             r#","truncated":true"#
@@ -145,7 +154,7 @@ impl Terminal {
             v.push_str(&exit);
         }
         v.push('}');
-        v
+        Ok(v)
     }
 
     /// Resolves when the command has exited.

@@ -179,7 +179,7 @@ impl Terminals {
     /// shared worker: it may be megabytes of escaped text).
     pub fn output(&self, r: &TerminalRef) -> Result<BlockingWork, BuiltinError> {
         let terminal = self.get(r)?;
-        Ok(Box::new(move |_| Ok(terminal.output_json())))
+        Ok(Box::new(move |cancel| terminal.output_json(cancel)))
     }
 
     /// Resolves with the `{exitCode, signal}` once the command exits (the

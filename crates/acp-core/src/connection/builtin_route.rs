@@ -43,7 +43,8 @@ pub(super) fn try_serve(
                 let cancel = Cancel::default();
                 // Aborted (cancelled, closed): the work sees the flag.
                 let _raise = cancel.raise_on_drop();
-                let Some(slot) = task_shared.builtins.jobs().slot().await else {
+                let jobs = task_shared.builtins.jobs();
+                let Some(slot) = jobs.slot().await else {
                     return;
                 };
                 let job_shared = Arc::clone(&task_shared);
@@ -51,17 +52,17 @@ pub(super) fn try_serve(
                 // The reply is built and written from the blocking thread
                 // too: tens of megabytes of JSON never touch the worker
                 // every connection shares.
-                let job = tokio::task::spawn_blocking(move || {
-                    let mut slot = slot;
+                let job = jobs.run(slot, move |mut slot| {
                     lower_thread_priority();
                     if job_cancel.requested() {
                         return;
                     }
+                    slot.begin(&job_cancel);
                     let reply =
                         work(&job_cancel).map_or_else(BuiltinError::into_reply, Reply::Result);
                     // An agent slow to read its reply holds its own slot,
-                    // not the machine's.
-                    slot.release_machine();
+                    // not the machine's turn.
+                    job_cancel.end_turn();
                     // Backpressure, not loss: a big reply waits (holding
                     // its slot) for an agent slow to read its stdin, until
                     // the connection ends. Not until `job_cancel`: taking
@@ -70,9 +71,15 @@ pub(super) fn try_serve(
                         job_shared.send_reply_waiting(&req, reply);
                     }
                 });
-                if let Err(e) = job.await {
-                    let reply = BuiltinError::internal(format!("the built-in failed: {e}"));
-                    answer(&task_shared, token, reply.into_reply());
+                let failed = match job {
+                    Ok(job) => job
+                        .await
+                        .err()
+                        .map(|e| BuiltinError::internal(format!("the built-in failed: {e}"))),
+                    Err(no_thread) => Some(no_thread),
+                };
+                if let Some(error) = failed {
+                    answer(&task_shared, token, error.into_reply());
                 }
             });
             shared.incoming.set_timer(token, task.abort_handle());

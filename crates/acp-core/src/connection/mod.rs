@@ -23,4 +23,4 @@ pub use event::{Event, ItemKind};
 pub use exit::ExitInfo;
 pub use handle::{CallError, Connection, WeakConnection};
 pub use trace::TraceConfig;
-pub use views::ViewBusy;
+pub use views::{ViewBusy, ViewSnapshot};

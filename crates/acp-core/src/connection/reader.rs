@@ -71,7 +71,8 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
         for turn in buf[..n].chunks(TURN_BYTES) {
             framer.push(turn, |frame| {
                 lines += 1;
-                on_frame(&shared, frame, at, &mut run, &mut ready)
+                let big = matches!(frame, Frame::Line(line) if line.len() >= BIG_LINE_BYTES);
+                off_worker_if(big, || on_frame(&shared, frame, at, &mut run, &mut ready));
             });
             run.flush(&shared, &mut ready);
             for event in ready.drain(..) {
@@ -100,6 +101,28 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
     ready.extend(failed);
     for event in ready.drain(..) {
         queue(&shared, event).await;
+    }
+}
+
+/// Lines this long are handled with the worker handed over to another
+/// thread: checking, classifying, tracing and folding one walks it a few
+/// times (a 57 MB line: ~0.6 s), which the other connections' tasks on the
+/// shared worker would otherwise wait for.
+const BIG_LINE_BYTES: usize = 1024 * 1024;
+
+/// Run `handle` (one frame's work) in place; for a big line, with this
+/// thread's worker given to another thread first, so that the other
+/// connections keep being read meanwhile. Order is kept: this reader
+/// goes on only once the line is handled.
+fn off_worker_if(big: bool, handle: impl FnOnce()) {
+    let multi_thread = || {
+        tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+    };
+    if big && multi_thread() {
+        tokio::task::block_in_place(handle);
+    } else {
+        handle();
     }
 }
 

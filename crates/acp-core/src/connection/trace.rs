@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::acp::methods;
@@ -144,7 +144,7 @@ struct KeptShape {
 /// Consecutive records and their texts, back to back: one stream through
 /// memory, not a string per record at scattered places (a flood of small
 /// messages wrote to a cold cache line of a different string for each).
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Block {
     /// The number of `records[0]`.
     first_seq: u64,
@@ -275,10 +275,13 @@ impl Block {
 /// The recent messages, in blocks: a reader's batch becomes a block as it
 /// is (it was copied record by record: a seventh of a flood's reader
 /// thread went to the history), and a dropped block becomes the next
-/// batch. Only the front block can be partly dropped.
+/// batch. Only the front block can be partly dropped. Blocks are shared
+/// with a history being encoded, outside the lock (see
+/// [`Tracer::history_json`]); the back block, the only one that grows, is
+/// copied first if one is.
 #[derive(Default)]
 struct Ring {
-    blocks: VecDeque<Block>,
+    blocks: VecDeque<Arc<Block>>,
     /// Records dropped from the front block.
     dropped_records: usize,
     /// Records kept.
@@ -302,9 +305,12 @@ impl Ring {
                 return;
             }
             over -= left;
-            let mut gone = self.blocks.pop_front().unwrap_or_default();
-            gone.clear();
-            self.spare = Some(gone);
+            let gone = self.blocks.pop_front().unwrap_or_default();
+            // Still in a history being encoded: it goes with that.
+            if let Ok(mut gone) = Arc::try_unwrap(gone) {
+                gone.clear();
+                self.spare = Some(gone);
+            }
             self.dropped_records = 0;
         }
     }
@@ -317,7 +323,7 @@ impl Ring {
             self.dropped_records = skip;
         }
         self.len += block.records.len() - skip;
-        self.blocks.push_back(block);
+        self.blocks.push_back(Arc::new(block));
     }
 
     /// The block a single record numbered `seq` goes into.
@@ -329,9 +335,9 @@ impl Ring {
         if !fits {
             let mut block = self.spare.take().unwrap_or_default();
             block.first_seq = seq;
-            self.blocks.push_back(block);
+            self.blocks.push_back(Arc::new(block));
         }
-        let block = self.blocks.back_mut().expect("just pushed");
+        let block = Arc::make_mut(self.blocks.back_mut().expect("just pushed"));
         debug_assert_eq!(block.first_seq + block.records.len() as u64, seq);
         block
     }
@@ -525,6 +531,7 @@ impl Tracer {
             let back = ring.blocks.back_mut().filter(|b| {
                 skip == 0 && n < SMALL_BATCH && b.records.len() + n <= RECORDS_PER_BLOCK
             });
+            let back = back.map(Arc::make_mut);
             if let Some(back) = back {
                 debug_assert_eq!(back.first_seq + back.records.len() as u64, first_seq);
                 back.extend_from(&batch.block);
@@ -542,21 +549,30 @@ impl Tracer {
     }
 
     /// The remembered messages, oldest first, as a JSON array of records.
+    /// Encoded outside the ring's lock, from its blocks as they are now:
+    /// the reader (on the worker every connection shares) records on
+    /// meanwhile instead of waiting for the whole history.
     pub fn history_json(&self) -> String {
-        let ring = self.ring.lock().unwrap_or_else(|e| e.into_inner());
-        let text_len: usize = ring.blocks.iter().map(|b| b.text.len()).sum();
-        let mut out = String::with_capacity(text_len + ring.len * 320);
+        let (blocks, dropped, len) = {
+            let ring = self.ring.lock().unwrap_or_else(|e| e.into_inner());
+            let blocks: Vec<Arc<Block>> = ring.blocks.iter().cloned().collect();
+            (blocks, ring.dropped_records, ring.len)
+        };
+        let text_len: usize = blocks.iter().map(|b| b.text.len()).sum();
+        let mut out = String::with_capacity(text_len + len * 320);
         out.push('[');
         let mut first = true;
         let mut line = String::new();
-        for (b, block) in ring.blocks.iter().enumerate() {
-            let skip = if b == 0 { ring.dropped_records } else { 0 };
+        for (b, block) in blocks.iter().enumerate() {
+            let skip = if b == 0 { dropped } else { 0 };
             for (i, seq) in (skip..block.records.len()).zip(block.first_seq + skip as u64..) {
                 if !first {
                     out.push(',');
                 }
                 first = false;
                 self.encode(&block.full(i, seq, &mut line), &mut out);
+                #[cfg(test)]
+                tests::ENCODED.with(|hook| hook.get().map(|f| f(self)));
             }
         }
         out.push(']');
@@ -627,7 +643,41 @@ const MAX_NAME_BYTES: usize = 256;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
     use std::time::Duration;
+
+    thread_local! {
+        /// Called after each record a history encodes.
+        pub(super) static ENCODED: Cell<Option<fn(&Tracer)>> = const { Cell::new(None) };
+    }
+
+    #[test]
+    fn a_history_is_encoded_with_the_ring_free_and_keeps_its_moment() {
+        let t = Tracer::new(TraceConfig {
+            history: 300,
+            ..TraceConfig::default()
+        });
+        for _ in 0..300 {
+            t.record(meta("before"), r#"{"m":"before"}"#);
+        }
+        // While the history is being encoded, the reader records on (it
+        // would wait for the lock until the whole history was done).
+        ENCODED.with(|hook| {
+            hook.set(Some(|t: &Tracer| {
+                assert!(t.ring.try_lock().is_ok(), "the ring is held while encoding");
+                t.record(meta("during"), r#"{"m":"during"}"#);
+            }))
+        });
+        let history = t.history_json();
+        ENCODED.with(|hook| hook.set(None));
+        let records: Vec<serde_json::Value> = serde_json::from_str(&history).unwrap();
+        assert_eq!(records.len(), 300);
+        assert!(records.iter().all(|r| r["method"] == "before"));
+        // The ring went on: the last 300 are those recorded meanwhile.
+        let after = history_of(&t);
+        assert_eq!(after.len(), 300);
+        assert!(after.iter().all(|(_, m, _)| m == "during"));
+    }
 
     fn meta(method: &str) -> WireMeta<'_> {
         WireMeta {

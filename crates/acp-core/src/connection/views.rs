@@ -25,7 +25,7 @@ use super::event::Event;
 use super::handle::Connection;
 use super::reader::session_id_of;
 use crate::acp::methods;
-use crate::view::{Drained, EntryKind, SessionState, ViewOptions};
+use crate::view::{parse_bounded, Caps, DrainText, Drained, EntryKind, SessionState, ViewOptions};
 
 /// Our requests whose answers a view folds, at most (the oldest is
 /// forgotten first: its answer is then not folded).
@@ -89,6 +89,15 @@ struct Tracked {
 pub(super) struct Views {
     open: AtomicUsize,
     inner: Mutex<Inner>,
+}
+
+/// [`Connection::view_snapshot`]: the drains taken first, then the state.
+pub struct ViewSnapshot {
+    pub drained: Vec<Drained>,
+    /// The state's JSON texts ([`SessionState::snapshot_apart`]).
+    pub parts: Vec<String>,
+    /// Its message texts, in the order the parts place them.
+    pub texts: Vec<DrainText>,
 }
 
 /// [`Connection::drain_view`] without waiting found the views in use.
@@ -255,13 +264,20 @@ impl Views {
     /// The answer to our request `id` (`result` is `None` for an error),
     /// folded where it is in the stream, after the updates sent before it.
     pub fn on_response(&self, id: u64, result: Option<&str>) -> Option<Event> {
-        let mut inner = self.lock();
+        let (tracked, caps) = {
+            let mut inner = self.lock();
+            let tracked = inner.requests.remove(&id)?;
+            let caps = Caps::of(inner.views.get(&tracked.view)?.state.options());
+            (tracked, caps)
+        };
         let Tracked {
             method,
             view,
             mode_id,
-        } = inner.requests.remove(&id)?;
-        let result = result.and_then(|r| serde_json::from_str::<Value>(r).ok());
+        } = tracked;
+        // Parsed without the views held (a big `session/load` result).
+        let result = result.map(|r| parse_bounded(r, caps));
+        let mut inner = self.lock();
         let state = &mut inner.views.get_mut(&view)?.state;
         match (method, result) {
             (methods::SESSION_PROMPT, result) => state.prompt_ended(result.as_ref()),
@@ -294,12 +310,17 @@ impl Views {
         params: Option<&str>,
     ) -> Option<Event> {
         let session = session_id_of(params?)?;
+        let caps = {
+            let inner = self.lock();
+            let view = *inner.by_session.get(&session)?;
+            Caps::of(inner.views.get(&view)?.state.options())
+        };
+        // Parsed without the views held; within the view's limits: never
+        // a tree of a whole `rawInput` the host's handler also gets.
+        let params = params.map_or(Value::Null, |p| parse_bounded(p, caps));
+        let id = parse_bounded(raw_id, caps);
         let mut inner = self.lock();
         let view = *inner.by_session.get(&session)?;
-        let params = params
-            .and_then(|p| serde_json::from_str(p).ok())
-            .unwrap_or(Value::Null);
-        let id = serde_json::from_str(raw_id).unwrap_or(Value::Null);
         inner
             .views
             .get_mut(&view)?
@@ -371,12 +392,13 @@ impl Connection {
     /// Fold a `session/new|load|resume` result (modes, config options)
     /// into view `id`; false if the view or the JSON is not valid.
     pub fn seed_view(&self, id: u32, result: &str) -> bool {
-        let Ok(result) = serde_json::from_str::<Value>(result) else {
+        if serde_json::from_str::<serde::de::IgnoredAny>(result).is_err() {
             return false;
-        };
+        }
         let mut inner = self.shared().views.lock();
         match inner.views.get_mut(&id) {
             Some(view) => {
+                let result = parse_bounded(result, Caps::of(view.state.options()));
                 view.state.apply_setup(&result);
                 true
             }
@@ -385,12 +407,14 @@ impl Connection {
     }
 
     /// The whole state of view `id` as JSON texts, entries and tool calls
-    /// by about 1 MiB ([`SessionState::snapshot_parts`]), after draining
-    /// what changed (as [`Connection::drain_view`], `max_text` at a time)
-    /// in the same hold of the views: the snapshot holds exactly the
-    /// changes drained so far, which its `$seq` numbers, so a copy of it
-    /// stays exact under the later ones. The host emits the drains first.
-    pub fn view_snapshot(&self, id: u32, max_text: usize) -> Option<(Vec<Drained>, Vec<String>)> {
+    /// by about 1 MiB, its message texts apart
+    /// ([`SessionState::snapshot_apart`]: shared, never escaped), after
+    /// draining what changed (as [`Connection::drain_view`], `max_text` at
+    /// a time) in the same hold of the views: the snapshot holds exactly
+    /// the changes drained so far, which its `$seq` numbers, so a copy of
+    /// it stays exact under the later ones. The host emits the drains
+    /// first.
+    pub fn view_snapshot(&self, id: u32, max_text: usize) -> Option<ViewSnapshot> {
         let shared = self.shared();
         let mut inner = shared.views.lock();
         let view = inner.views.get_mut(&id)?;
@@ -400,7 +424,12 @@ impl Connection {
         let drained = std::iter::from_fn(|| view.state.drain_parts(max_text))
             .take(MAX_SNAPSHOT_DRAINS)
             .collect();
-        Some((drained, view.state.snapshot_parts(SNAPSHOT_PART_BYTES)))
+        let (parts, texts) = view.state.snapshot_apart(SNAPSHOT_PART_BYTES);
+        Some(ViewSnapshot {
+            drained,
+            parts,
+            texts,
+        })
     }
 
     /// What changed in view `id` since the last drain, at most about

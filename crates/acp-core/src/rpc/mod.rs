@@ -13,6 +13,9 @@ pub use ascii::all_ascii;
 pub use codes::ErrorCode;
 pub use envelope::{classify, Inbound, Invalid};
 pub use given_up::GivenUp;
-pub use json_text::{floor_char_boundary, json_str, json_str_len, push_json_str, ENVELOPE_SLACK};
+pub use json_text::{
+    floor_char_boundary, json_str, json_str_len, push_json_str, push_json_str_in_pieces,
+    ENVELOPE_SLACK,
+};
 pub use outgoing::{error_response, notification, request, response};
 pub use pending::{Full, IncomingRequest, IncomingTable, OutgoingRequest, OutgoingTable};

@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::bounded::{self, Caps};
 use super::state::{text_fits, text_only_mut, EntryKind, SessionState};
 
 /// `session/update` params holding just a plain-text chunk, read by
@@ -83,9 +84,8 @@ impl SessionState {
                 }
             }
         }
-        let value = update
-            .and_then(|u| serde_json::from_str::<Value>(u).ok())
-            .unwrap_or(Value::Null);
+        let caps = Caps::of(&self.options);
+        let value = update.map_or(Value::Null, |u| bounded::parse(u, caps));
         self.apply_update(value);
     }
 

@@ -8,12 +8,14 @@
 //! - [`fast`], [`scan`]: the hot path, a plain-text chunk folded without
 //!   a JSON tree (from the params, or from the whole line in one pass);
 //! - [`replay`]: fold a recording (trace records) offline, the same way;
-//! - [`size`]: the byte count of what a view keeps (`max_total_bytes`).
+//! - [`size`]: the byte count of what a view keeps (`max_total_bytes`);
+//! - [`bounded`]: what a view parses of an agent's value, within its limits.
 //!
 //! The fold is the contract shared with the plain JS reference fold in
 //! `lib/session-fold.js`; a property test folds the same random streams in
 //! both and compares the results, so change one only with the other.
 
+mod bounded;
 mod changes;
 mod fast;
 mod lent;
@@ -22,6 +24,7 @@ mod scan;
 mod size;
 mod state;
 
+pub(crate) use bounded::{parse as parse_bounded, Caps};
 pub use changes::Drained;
 #[cfg(test)]
 pub(crate) use fast::TextParams;

@@ -5,9 +5,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::bounded::{self, Caps};
 use super::state::{SessionState, ViewOptions};
 
 #[derive(Default)]
@@ -27,8 +29,37 @@ struct Ours {
     mode_id: Option<String>,
 }
 
-fn session_of(params: Option<&Value>) -> Option<String> {
-    params?.get("sessionId")?.as_str().map(str::to_owned)
+/// A message's members, their values as text: parsed only as far as the
+/// fold needs (and then within the view's limits, see [`bounded`]), as a
+/// live view does; a whole payload parsed as one tree refused a value
+/// nested deeper than 128 and made trees of any size.
+type Members<'a> = BTreeMap<String, &'a RawValue>;
+
+/// `params.sessionId`, when `params` is an object with a string there.
+fn session_of(params: Option<&RawValue>) -> Option<String> {
+    #[derive(Deserialize)]
+    struct P {
+        #[serde(rename = "sessionId")]
+        session_id: Option<Value>,
+    }
+    let params = params?.get();
+    if !params.trim_start().starts_with('{') {
+        return None;
+    }
+    match serde_json::from_str::<P>(params).ok()?.session_id? {
+        Value::String(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// A member of an object's text, if the text is an object that has it.
+fn member<'a>(object: Option<&'a RawValue>, key: &str) -> Option<Option<&'a RawValue>> {
+    let object = object?.get();
+    if !object.trim_start().starts_with('{') {
+        return None;
+    }
+    let members = serde_json::from_str::<Members<'a>>(object).ok()?;
+    Some(members.get(key).copied())
 }
 
 impl Replay {
@@ -39,31 +70,35 @@ impl Replay {
             .or_insert_with(|| SessionState::new(id, options))
     }
 
-    fn message(&mut self, sent: bool, msg: Value) {
-        let Value::Object(mut msg) = msg else { return };
-        let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
-        let id = msg.get("id").map(|id| id.to_string());
-        let params = msg.remove("params");
-        match (sent, method, id) {
+    fn parse(&self, raw: &RawValue) -> Value {
+        bounded::parse(raw.get(), Caps::of(&self.options))
+    }
+
+    fn message(&mut self, sent: bool, msg: &Members<'_>) {
+        let method = msg
+            .get("method")
+            .and_then(|m| serde_json::from_str::<String>(m.get()).ok());
+        let id = msg.get("id").map(|id| self.parse(id));
+        let key = id.as_ref().map(Value::to_string);
+        let params = msg.get("params").copied();
+        match (sent, method, key) {
             (false, Some(method), None) if method == "session/update" => {
-                let Some(sid) = session_of(params.as_ref()) else {
+                let Some(sid) = session_of(params) else {
                     return;
                 };
                 // As text, like a live view gets it (its fast path included).
-                let update = params.and_then(|p| p.get("update").map(Value::to_string));
-                self.state(&sid).apply_update_json(update.as_deref());
+                let update = member(params, "update").flatten();
+                self.state(&sid)
+                    .apply_update_json(update.map(RawValue::get));
             }
             (false, Some(method), Some(key)) => {
-                let Some(sid) = session_of(params.as_ref()) else {
+                let Some(sid) = session_of(params) else {
                     return;
                 };
-                let wire_id = msg.remove("id").unwrap_or(Value::Null);
-                self.state(&sid).request_waiting(
-                    key.clone(),
-                    wire_id,
-                    &method,
-                    params.unwrap_or(Value::Null),
-                );
+                let params = params.map_or(Value::Null, |p| self.parse(p));
+                let wire_id = id.unwrap_or(Value::Null);
+                self.state(&sid)
+                    .request_waiting(key.clone(), wire_id, &method, params);
                 self.theirs.insert(key, sid);
             }
             (false, None, Some(key)) => {
@@ -75,18 +110,23 @@ impl Replay {
                 else {
                     return;
                 };
-                let result = msg.get("result").filter(|_| msg.get("error").is_none());
+                let result = msg
+                    .get("result")
+                    .filter(|_| !msg.contains_key("error"))
+                    .map(|r| self.parse(r));
                 match (method.as_str(), sid) {
-                    ("session/prompt", Some(sid)) => self.state(&sid).prompt_ended(result),
+                    ("session/prompt", Some(sid)) => self.state(&sid).prompt_ended(result.as_ref()),
                     ("session/new", _) => {
-                        if let Some(sid) = result.and_then(|r| r.get("sessionId")?.as_str()) {
+                        if let Some(sid) =
+                            result.as_ref().and_then(|r| r.get("sessionId")?.as_str())
+                        {
                             let sid = sid.to_owned();
-                            let result = result.expect("checked").clone();
+                            let result = result.expect("checked");
                             self.state(&sid).apply_setup(&result);
                         }
                     }
                     ("session/load" | "session/resume", Some(sid)) => {
-                        if let Some(result) = result.cloned() {
+                        if let Some(result) = result {
                             self.state(&sid).apply_setup(&result);
                         }
                     }
@@ -101,6 +141,7 @@ impl Replay {
                     }
                     ("session/set_config_option", Some(sid)) => {
                         if let Some(options) = result
+                            .as_ref()
                             .and_then(|r| r.get("configOptions"))
                             .filter(|o| o.is_array())
                         {
@@ -115,16 +156,15 @@ impl Replay {
                 }
             }
             (true, Some(method), Some(key)) => {
-                let sid = session_of(params.as_ref());
+                let sid = session_of(params);
                 if method == "session/prompt" {
                     if let Some(sid) = &sid {
                         self.state(sid).prompt_started();
                     }
                 }
-                let mode_id = params
-                    .as_ref()
-                    .and_then(|p| p.get("modeId")?.as_str())
-                    .map(str::to_owned);
+                let mode_id = member(params, "modeId")
+                    .flatten()
+                    .and_then(|m| serde_json::from_str::<String>(m.get()).ok());
                 self.ours.insert(
                     key,
                     Ours {
@@ -165,8 +205,8 @@ pub fn fold_recording(text: &str, options: ViewOptions) -> String {
         let Some(payload) = record.get("payload").and_then(Value::as_str) else {
             continue;
         };
-        if let Ok(msg) = serde_json::from_str::<Value>(payload) {
-            replay.message(sent, msg);
+        if let Ok(msg) = serde_json::from_str::<Members<'_>>(payload) {
+            replay.message(sent, &msg);
         }
     }
     // Serialized from the states where they are: a copy as JSON values

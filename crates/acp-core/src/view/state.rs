@@ -40,13 +40,14 @@
 //! `droppedKeys`). A notice or unknown update is one line, kept whole.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
 
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::changes::ChangeSet;
-use super::lent::{Lent, LentBlock};
+use super::lent::{DrainText, Lent, LentBlock};
 use super::size;
 
 /// Bounds on what one view keeps. `Default` gives the documented defaults.
@@ -404,6 +405,10 @@ impl SessionState {
 
     pub fn session_id(&self) -> &str {
         &self.session_id
+    }
+
+    pub fn options(&self) -> &ViewOptions {
+        &self.options
     }
 
     /// Something changed since the last drain.
@@ -811,20 +816,8 @@ impl SessionState {
     /// `part_bytes` long (an element longer than that is a part of its
     /// own).
     pub fn snapshot_parts(&self, part_bytes: usize) -> Vec<String> {
-        fn json<T: Serialize>(value: T) -> String {
-            serde_json::to_string(&value).expect("a state always serializes")
-        }
-        let mut parts = vec![
-            String::new(),
-            json(&self.plan),
-            json(&self.modes),
-            json(&self.config),
-            json(&self.commands),
-            json(&self.info),
-            json(&self.usage),
-            json(pending_json(self.pending.iter())),
-        ];
-        let entries = self.entries.iter().map(|e| EntryJson(e, None));
+        let mut parts = self.session_wide_parts();
+        let entries = self.entries.iter().map(|e| EntryJson(e, None, None));
         let entries = pack(entries, part_bytes, &mut parts);
         let keyed = |map: &HashMap<String, Keyed>, parts: &mut Vec<String>| {
             pack(map.iter().map(|(id, k)| (id, &k.fields)), part_bytes, parts)
@@ -833,6 +826,62 @@ impl SessionState {
         let compactions = keyed(&self.compactions, &mut parts);
         parts[0] = json(Snapshot(self, Some([entries, tools, compactions])));
         parts
+    }
+
+    /// [`Self::snapshot_parts`] with the message texts apart, as drains
+    /// carry them: each text-only block's text is `""` in the JSON, and
+    /// its entry says where its pieces go, `"$texts": [[block, pieces],
+    /// ...]` (last, after the entry's own keys), the pieces taken from
+    /// the texts in order. Texts are never escaped (a control character
+    /// would take six bytes) nor copied when long: a growing text of at
+    /// least [`super::LEND_MIN_BYTES`] is frozen into a segment first
+    /// (when every change was drained, as a host's snapshot does), and
+    /// segments are shared with the host. What is left to serialize is
+    /// the state's other content, so the views' lock is held for that,
+    /// not for the text the agent streamed.
+    pub fn snapshot_apart(&mut self, part_bytes: usize) -> (Vec<String>, Vec<DrainText>) {
+        // Only text the host has seen all of: drains carry unseen text
+        // from where they left it, which a freeze would move.
+        if !self.is_dirty() {
+            for e in &mut self.entries {
+                freeze_texts(e);
+            }
+        }
+        let mut texts = Vec::new();
+        let places: Vec<Vec<(usize, usize)>> = self
+            .entries
+            .iter()
+            .map(|e| texts_of(e, &mut texts))
+            .collect();
+        let mut parts = self.session_wide_parts();
+        let entries = self
+            .entries
+            .iter()
+            .zip(&places)
+            .map(|(e, at)| EntryJson(e, None, (!at.is_empty()).then_some(at.as_slice())));
+        let entries = pack(entries, part_bytes, &mut parts);
+        let keyed = |map: &HashMap<String, Keyed>, parts: &mut Vec<String>| {
+            pack(map.iter().map(|(id, k)| (id, &k.fields)), part_bytes, parts)
+        };
+        let tools = keyed(&self.tool_calls, &mut parts);
+        let compactions = keyed(&self.compactions, &mut parts);
+        parts[0] = json(Snapshot(self, Some([entries, tools, compactions])));
+        (parts, texts)
+    }
+
+    /// The head's place and the session-wide fields (see
+    /// [`Self::snapshot_parts`]).
+    fn session_wide_parts(&self) -> Vec<String> {
+        vec![
+            String::new(),
+            json(&self.plan),
+            json(&self.modes),
+            json(&self.config),
+            json(&self.commands),
+            json(&self.info),
+            json(&self.usage),
+            json(pending_json(self.pending.iter())),
+        ]
     }
 
     /// The whole state as a JSON value.
@@ -844,6 +893,56 @@ impl SessionState {
     pub(crate) fn whole(&self) -> impl Serialize + '_ {
         Snapshot(self, None)
     }
+}
+
+fn json<T: Serialize>(value: T) -> String {
+    serde_json::to_string(&value).expect("a state always serializes")
+}
+
+/// Freeze each long growing text of `e`'s text-only blocks into a shared
+/// segment (where the entry's segments may go: one block holds them).
+fn freeze_texts(e: &mut Entry) {
+    for (i, block) in e.content.iter_mut().enumerate() {
+        let Some(open) = text_only_mut(block) else {
+            continue;
+        };
+        let lent = e.lent.len_of(i);
+        let len = open.len();
+        // Declined (short, or another block holds segments): copied.
+        let _ = e.lent.share(i, open, lent, lent + len);
+    }
+}
+
+/// The texts of `e`'s text-only blocks, appended to `texts` in order:
+/// `(block, pieces)` for each block with text.
+fn texts_of(e: &Entry, texts: &mut Vec<DrainText>) -> Vec<(usize, usize)> {
+    let mut places = Vec::new();
+    if !matches!(
+        e.kind,
+        EntryKind::User | EntryKind::Agent | EntryKind::Thought | EntryKind::Compaction
+    ) {
+        return places;
+    }
+    for (i, block) in e.content.iter().enumerate() {
+        let Some(open) = text_only(block) else {
+            continue;
+        };
+        let before = texts.len();
+        if e.lent.len_of(i) > 0 {
+            texts.extend(e.lent.segments.iter().map(|segment| DrainText::Shared {
+                text: Arc::clone(segment),
+                start: 0,
+                end: segment.len(),
+            }));
+        }
+        if !open.is_empty() {
+            texts.push(DrainText::Owned(open.to_string()));
+        }
+        if texts.len() > before {
+            places.push((i, texts.len() - before));
+        }
+    }
+    places
 }
 
 /// `items` as JSON arrays of about `part_bytes` each, appended to `parts`;
@@ -944,8 +1043,14 @@ pub(crate) fn append_text(
 struct Snapshot<'a>(&'a SessionState, Option<[usize; 3]>);
 
 /// An entry; with `Some(text)`, its last block (text-only) carries `text`
-/// instead of its own (a drain's cut, see `changes`).
-pub(crate) struct EntryJson<'a>(pub &'a Entry, pub Option<&'a str>);
+/// instead of its own (a drain's cut, see `changes`); with `Some(places)`,
+/// its text-only blocks' texts are apart (see
+/// [`SessionState::snapshot_apart`]).
+pub(crate) struct EntryJson<'a>(
+    pub &'a Entry,
+    pub Option<&'a str>,
+    pub Option<&'a [(usize, usize)]>,
+);
 
 impl Serialize for EntryJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -969,10 +1074,11 @@ impl Serialize for EntryJson<'_> {
             if let Some(id) = &e.message_id {
                 m.serialize_entry("messageId", id)?;
             }
-            match self.1 {
-                Some(text) => m.serialize_entry("content", &CutContent(&e.content, text))?,
-                None if e.lent.len > 0 => m.serialize_entry("content", &LentContent(e))?,
-                None => m.serialize_entry("content", &e.content)?,
+            match (self.1, self.2) {
+                (_, Some(_)) => m.serialize_entry("content", &ApartContent(&e.content))?,
+                (Some(text), _) => m.serialize_entry("content", &CutContent(&e.content, text))?,
+                _ if e.lent.len > 0 => m.serialize_entry("content", &LentContent(e))?,
+                _ => m.serialize_entry("content", &e.content)?,
             }
             if !e.extra.is_empty() {
                 m.serialize_entry("extra", &e.extra)?;
@@ -982,6 +1088,9 @@ impl Serialize for EntryJson<'_> {
             }
             if e.dropped_blocks > 0 {
                 m.serialize_entry("droppedBlocks", &e.dropped_blocks)?;
+            }
+            if let Some(places) = self.2 {
+                m.serialize_entry("$texts", places)?;
             }
         }
         m.end()
@@ -1002,6 +1111,22 @@ impl Serialize for LentContent<'_> {
                     seq.serialize_element(&LentBlock(&e.lent.segments, open))?
                 }
                 _ => seq.serialize_element(block)?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// Content blocks, the text-only ones' texts left out (`""`).
+struct ApartContent<'a>(&'a [Value]);
+
+impl Serialize for ApartContent<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for block in self.0 {
+            match text_only(block) {
+                Some(_) => seq.serialize_element(&TextBlock(""))?,
+                None => seq.serialize_element(block)?,
             }
         }
         seq.end()
@@ -1093,7 +1218,7 @@ impl Serialize for Snapshot<'_> {
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("sessionId", &st.session_id)?;
         if whole {
-            let entries = st.entries.iter().map(|e| EntryJson(e, None));
+            let entries = st.entries.iter().map(|e| EntryJson(e, None, None));
             m.serialize_entry("entries", &Seq(entries))?;
         }
         m.serialize_entry("droppedEntries", &st.dropped_entries)?;
@@ -1131,10 +1256,10 @@ impl<I: Iterator<Item = T> + Clone, T: Serialize> Serialize for Seq<I> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use serde_json::{json, Value};
 
-    use super::{size, EntryKind, SessionState, ViewOptions};
+    use super::{size, Arc, DrainText, EntryKind, SessionState, ViewOptions};
 
     fn capped(max_total_bytes: usize) -> SessionState {
         SessionState::new(
@@ -1306,6 +1431,59 @@ mod tests {
     }
 
     /// `joinSnapshot` of lib/session-view.js, ported.
+    /// [`join`] of a snapshot whose texts are apart (as
+    /// lib/session-view.js joins it).
+    pub(crate) fn join_apart(parts: &[String], texts: &[DrainText]) -> Value {
+        let mut whole = join(parts);
+        let mut texts = texts.iter();
+        for entry in whole["entries"].as_array_mut().unwrap() {
+            let Some(places) = entry.as_object_mut().unwrap().remove("$texts") else {
+                continue;
+            };
+            for place in places.as_array().unwrap() {
+                let (block, pieces) = (place[0].as_u64().unwrap(), place[1].as_u64().unwrap());
+                let text: String = texts
+                    .by_ref()
+                    .take(pieces as usize)
+                    .map(DrainText::as_str)
+                    .collect();
+                entry["content"][block as usize]["text"] = text.into();
+            }
+        }
+        assert!(texts.next().is_none(), "every text is placed");
+        whole
+    }
+
+    #[test]
+    fn a_snapshot_holds_its_texts_apart_unescaped_and_shared() {
+        let mut s = SessionState::new("s", ViewOptions::default());
+        // A long message of control characters, a short one, and text
+        // blocks around a non-text block.
+        text(&mut s, &"\u{1}".repeat(300_000));
+        s.apply_update(json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hi"}}));
+        s.apply_update(json!({"sessionUpdate": "user_message_chunk", "content": {"type": "image", "data": "x"}}));
+        s.apply_update(json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "\u{1}after"}}));
+        s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "x"}));
+        let whole = s.snapshot_value();
+        while s.drain_parts(1 << 20).is_some() {}
+        let (parts, texts) = s.snapshot_apart(1 << 20);
+        assert_eq!(join_apart(&parts, &texts), whole);
+        // The JSON holds no text: not six bytes per control character.
+        let json_bytes: usize = parts.iter().map(String::len).sum();
+        assert!(json_bytes < 4096, "{json_bytes} bytes of JSON");
+        // The long text is frozen and shared with the entry, not copied.
+        assert!(matches!(&texts[0], DrainText::Shared { end: 300_000, .. }));
+        let DrainText::Shared { text: shared, .. } = &texts[0] else {
+            unreachable!()
+        };
+        assert!(Arc::ptr_eq(shared, &s.entries[0].lent.segments[0]));
+        // Later chunks and drains go on from there; a second snapshot agrees.
+        text(&mut s, "more");
+        while s.drain_parts(1000).is_some() {}
+        let (parts, texts) = s.snapshot_apart(1 << 20);
+        assert_eq!(join_apart(&parts, &texts), s.snapshot_value());
+    }
+
     fn join(parts: &[String]) -> Value {
         let mut head: Value = serde_json::from_str(&parts[0]).unwrap();
         let counts = head.as_object_mut().unwrap().remove("$parts").unwrap();
