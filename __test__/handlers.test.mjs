@@ -53,7 +53,7 @@ test('permission: a throwing handler answers cancelled, never an error', async (
   assert.equal(result.stopReason, 'cancelled');
 });
 
-test('permission: a thrown (or rejected) RpcError is sent as that error; any other throw answers cancelled and is reported', async () => {
+test('permission: a thrown (or rejected) RpcError answers cancelled and is no fault; any other throw answers cancelled and is reported', async () => {
   for (const chosen of [
     () => {
       throw new RpcError(-32001, 'denied by policy', { rule: 'no-rm' });
@@ -64,7 +64,9 @@ test('permission: a thrown (or rejected) RpcError is sent as that error; any oth
     const { client, sessionId, updates } = await mockSession({ handlers: { 'session/request_permission': chosen } });
     client.on('handlerError', (err) => faults.push(err));
     await client.prompt({ sessionId, prompt: 'permission' });
-    assert.deepEqual(reported(updates, 'permission').error, { code: -32001, message: 'denied by policy', data: { rule: 'no-rm' } });
+    const reply = reported(updates, 'permission');
+    assert.deepEqual(reply.result, CANCELLED);
+    assert.equal(reply.error, undefined);
     assert.deepEqual(faults, [], 'a chosen answer is no fault');
     await client.close();
   }

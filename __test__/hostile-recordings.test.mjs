@@ -122,3 +122,33 @@ test('export of a recording with 300k sessions, a 100k-deep update and a 150 MB 
   assert.equal(replay.code, 1, replay.stderr.slice(-2000));
   assert.match(replay.stderr, new RegExp(`huge\\.ndjson:${300_005}: nested deeper than 512`));
 });
+
+test('export and replay of lines wide enough to blow up when parsed (60 MB of [0,0,…], in the payload and in the record): skipped or an error naming the line, within a 256 MB heap', async (t) => {
+  const dir = scratch(t);
+  const file = join(dir, 'wide.ndjson');
+  const out = createWriteStream(file);
+  await writeAll(out, [`${HEADER}\n${INIT_REQ}\n${INIT_RES}\n${CHUNK}\n`]);
+  // A tool call whose rawInput is 30 million zeros: 60 MB of text, a tree several times that.
+  const zeros = function* (open, close) {
+    yield open;
+    const chunk = ',0'.repeat(512 * 1024);
+    for (let i = 0; i < 60; i++) yield chunk;
+    yield close;
+  };
+  await writeAll(out, zeros(`{"direction":"receive","kind":"notification","payload":"{\\"jsonrpc\\":\\"2.0\\",\\"method\\":\\"session/update\\",\\"params\\":{\\"sessionId\\":\\"s1\\",\\"update\\":{\\"sessionUpdate\\":\\"tool_call\\",\\"toolCallId\\":\\"c1\\",\\"title\\":\\"t\\",\\"rawInput\\":[0`, ']}}}"}\n'));
+  // The same width beside the payload, in the record itself.
+  await writeAll(out, zeros('{"direction":"receive","kind":"notification","payload":"{}","extra":[0', ']}\n'));
+  await writeAll(out, [`${CHUNK}\n`]);
+  await new Promise((resolve, reject) => out.end((err) => (err ? reject(err) : resolve())));
+
+  const res = await run(['export', '--session', 's1', file], { nodeFlags: ['--max-old-space-size=256'] });
+  assert.equal(res.signal, null, res.stderr.slice(-2000));
+  assert.equal(res.code, 0, res.stderr.slice(-2000));
+  assert.match(res.stdout, /## Agent\n\nhellohello\n/);
+  assert.match(res.stderr, /skipped 2 line\(s\) with more than 1000000 JSON values/);
+
+  const replay = await run(['replay', file], { nodeFlags: ['--max-old-space-size=256'] });
+  assert.equal(replay.signal, null, replay.stderr.slice(-2000));
+  assert.equal(replay.code, 1, replay.stderr.slice(-2000));
+  assert.match(replay.stderr, /wide\.ndjson:5: more than 1000000 JSON values/);
+});

@@ -2,6 +2,7 @@
 // `export --out`): never through a symlink, never into a FIFO or device,
 // never blocking the host's libuv pool; written whole and renamed.
 import { test } from 'node:test';
+import { createRequire } from 'node:module';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync, lstatSync } from 'node:fs';
@@ -157,4 +158,123 @@ test('record --out and export --out refuse a symlink or FIFO at the target befor
   const ok = await run([CLI, 'export', '--out', out, good]);
   assert.equal(ok.code, 0, ok.stderr);
   assert.match(readFileSync(out, 'utf8'), /chunk0/);
+});
+
+// The temporary file holds the data (a history or recording may carry
+// secrets) before it has the target's permissions: anyone who opens it in
+// that window keeps the descriptor after a chmod. It is created private
+// and widened only once the data is complete.
+test('the temporary file is private from its creation; the result has the usual permissions', { skip: !posix && 'POSIX modes' }, async (t) => {
+  const require = createRequire(import.meta.url);
+  const fsp = require('node:fs/promises');
+  const { writeFileSafely, SafeFileWriter } = require('../lib/safe-write.js');
+  const dir = scratch(t);
+  const umask = process.umask(0o022);
+  t.after(() => process.umask(umask));
+
+  const realOpen = fsp.open;
+  const modesAtOpen = [];
+  fsp.open = async (path, ...rest) => {
+    const handle = await realOpen(path, ...rest);
+    modesAtOpen.push(statSync(path).mode & 0o777);
+    return handle;
+  };
+  t.after(() => (fsp.open = realOpen));
+  const locked = join(dir, 'locked.ndjson');
+  writeFileSync(locked, 'old\n');
+  chmodSync(locked, 0o600);
+  await writeFileSafely(locked, 'secret\n');
+  await writeFileSafely(join(dir, 'new.ndjson'), 'secret\n');
+  fsp.open = realOpen;
+  assert.deepEqual(modesAtOpen, [0o600, 0o600], 'the temporary files, as created');
+  assert.equal(statSync(locked).mode & 0o777, 0o600, 'a replaced file keeps its mode');
+  assert.equal(statSync(join(dir, 'new.ndjson')).mode & 0o777, 0o644, 'a new file: 0666 less the umask');
+
+  const writer = new SafeFileWriter(join(dir, 'recording.ndjson'));
+  writer.write('secret\n');
+  assert.equal(statSync(writer.tempPath).mode & 0o777, 0o600, 'a recording in progress');
+  writer.commit();
+  assert.equal(statSync(join(dir, 'recording.ndjson')).mode & 0o777, 0o644);
+});
+
+// New content is not the program the setuid/setgid bits were granted to
+// (a write through the file would clear them too).
+test('a replaced setuid/setgid file keeps its permissions, not the set-id bits', { skip: !posix && 'POSIX modes' }, async (t) => {
+  const require = createRequire(import.meta.url);
+  const { writeFileSafely, SafeFileWriter } = require('../lib/safe-write.js');
+  const dir = scratch(t);
+  const a = join(dir, 'a');
+  const b = join(dir, 'b');
+  for (const f of [a, b]) {
+    writeFileSync(f, '#!/bin/sh\n');
+    chmodSync(f, 0o6750);
+  }
+  await writeFileSafely(a, 'agent text\n');
+  const writer = new SafeFileWriter(b);
+  writer.write('agent text\n');
+  writer.commit();
+  assert.equal(statSync(a).mode & 0o7777, 0o750);
+  assert.equal(statSync(b).mode & 0o7777, 0o750);
+});
+
+// Some file systems refuse chmod (vfat, some network mounts): the file is
+// then left private (0600), which is never less safe, and still written.
+test('where chmod is refused, the file is still written, and left private', { skip: !posix && 'POSIX modes' }, async (t) => {
+  const require = createRequire(import.meta.url);
+  const fs = require('node:fs');
+  const fsp = require('node:fs/promises');
+  const { writeFileSafely, SafeFileWriter } = require('../lib/safe-write.js');
+  const dir = scratch(t);
+  const probe = await fsp.open(join(dir, 'probe'), 'w');
+  const FileHandle = Object.getPrototypeOf(probe);
+  await probe.close();
+  const refuse = () => Object.assign(new Error('EPERM: operation not permitted, chmod'), { code: 'EPERM' });
+  const realChmod = FileHandle.chmod;
+  const realFchmodSync = fs.fchmodSync;
+  FileHandle.chmod = async () => {
+    throw refuse();
+  };
+  fs.fchmodSync = () => {
+    throw refuse();
+  };
+  t.after(() => {
+    FileHandle.chmod = realChmod;
+    fs.fchmodSync = realFchmodSync;
+  });
+  await writeFileSafely(join(dir, 'history.ndjson'), 'data\n');
+  const writer = new SafeFileWriter(join(dir, 'recording.ndjson'));
+  writer.write('data\n');
+  writer.commit();
+  FileHandle.chmod = realChmod;
+  fs.fchmodSync = realFchmodSync;
+  for (const name of ['history.ndjson', 'recording.ndjson']) {
+    assert.equal(readFileSync(join(dir, name), 'utf8'), 'data\n');
+    assert.equal(statSync(join(dir, name)).mode & 0o777, 0o600);
+  }
+});
+
+// close() can fail (EIO, a network file system's delayed write error):
+// the data may be incomplete, so it is an error and nothing is left behind.
+test('a failed close is an error, the target untouched and no temporary file left', async (t) => {
+  const require = createRequire(import.meta.url);
+  const fsp = require('node:fs/promises');
+  const { writeFileSafely } = require('../lib/safe-write.js');
+  const dir = scratch(t);
+  writeFileSync(join(dir, 'history.ndjson'), 'old\n');
+  // A handle's close() is its own property: the handles open() returns get a failing one.
+  const realOpen = fsp.open;
+  fsp.open = async (...args) => {
+    const handle = await realOpen(...args);
+    const realClose = handle.close.bind(handle);
+    handle.close = async () => {
+      await realClose();
+      throw Object.assign(new Error('EIO: i/o error, close'), { code: 'EIO' });
+    };
+    return handle;
+  };
+  t.after(() => (fsp.open = realOpen));
+  await assert.rejects(writeFileSafely(join(dir, 'history.ndjson'), 'new\n'), { code: 'EIO' });
+  fsp.open = realOpen;
+  assert.equal(readFileSync(join(dir, 'history.ndjson'), 'utf8'), 'old\n');
+  assert.deepEqual(readdirSync(dir), ['history.ndjson']);
 });

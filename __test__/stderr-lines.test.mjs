@@ -47,3 +47,12 @@ test('stderr: a line longer than 64 KiB comes in pieces of 64 KiB or more, never
     assert.ok(!piece.includes('\n'));
   }
 });
+
+test('stderr: a long line of multi-byte characters is cut between characters, never inside one', { timeout: 30_000 }, async () => {
+  // 3-byte and 4-byte characters: 64 KiB is a multiple of neither.
+  const long = '€'.repeat(100_000) + '😀'.repeat(50_000);
+  const events = await stderrEvents([['€', 100_000], ['😀', 50_000], '\n']);
+  assert.ok(events.length > 2, 'the line came in pieces');
+  assert.ok(!events.some((e) => e.includes('\ufffd')), 'no piece holds a replacement character');
+  assert.equal(events.join(''), `${long}\n`);
+});

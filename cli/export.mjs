@@ -74,13 +74,14 @@ function numericOptions(options) {
 
 async function fromRecording(file, sessionId, viewLimits, { maxSessions = FOLD_LIMITS.maxSessions, maxLineBytes = RECORDING_LIMITS.maxLineBytes }) {
   const fold = new RecordingFold(viewLimits, { maxSessions });
-  const skipped = { tooLong: 0, tooDeep: 0 };
+  const skipped = { tooLong: 0, tooDeep: 0, tooWide: 0 };
   for await (const entry of recordingEntries(file, { maxLineBytes, maxDepth: RECORDING_LIMITS.maxDepth })) {
     if (entry.skipped) skipped[entry.skipped]++;
     else if (entry.record && entry.msg) fold.push(entry.record, entry.msg);
   }
   if (skipped.tooLong > 0) say(`${file}: skipped ${skipped.tooLong} line(s) longer than ${maxLineBytes} bytes (--max-line-bytes)`);
   if (skipped.tooDeep > 0) say(`${file}: skipped ${skipped.tooDeep} line(s) nested deeper than ${RECORDING_LIMITS.maxDepth}`);
+  if (skipped.tooWide > 0) say(`${file}: skipped ${skipped.tooWide} line(s) with more than ${RECORDING_LIMITS.maxValues} JSON values`);
   if (fold.skippedUpdates > 0) say(`${file}: skipped ${fold.skippedUpdates} message(s) of sessions after the first ${maxSessions} (--max-sessions)`);
   const ids = fold.sessionIds();
   const one = (id) => ({ state: fold.state(id), prompts: fold.prompts(id) });

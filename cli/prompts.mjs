@@ -2,7 +2,7 @@
 // choices and agent questions, so typed-ahead or piped lines are consumed
 // in order, and a pending question can be withdrawn (turn cancelled).
 import { createInterface } from 'node:readline';
-import { optionLabels } from './render.mjs';
+import { optionName } from './render.mjs';
 
 export class LineInput {
   #rl;
@@ -118,7 +118,7 @@ export class LineInput {
  */
 export async function choosePermission(input, renderer, params, signal) {
   const options = Array.isArray(params.options) ? params.options : [];
-  const labels = optionLabels(options);
+  const names = options.map(optionName);
   renderer.permission({ ...params, options });
   if (options.length === 0) return { outcome: 'cancelled' };
   for (;;) {
@@ -126,9 +126,9 @@ export async function choosePermission(input, renderer, params, signal) {
     if (answer === null) return { outcome: 'cancelled' };
     const text = answer.trim();
     const n = Number(text);
-    const option =
-      (Number.isInteger(n) && n >= 1 && n <= options.length ? options[n - 1] : undefined) ??
-      options.find((o, i) => o?.optionId === text || labels[i].toLowerCase() === text.toLowerCase());
+    // A name picks an option only if it names one: look-alikes need the number.
+    const named = options.filter((o, i) => o?.optionId === text || names[i].toLowerCase() === text.toLowerCase());
+    const option = (Number.isInteger(n) && n >= 1 && n <= options.length ? options[n - 1] : undefined) ?? (named.length === 1 ? named[0] : undefined);
     if (option) return { outcome: 'selected', optionId: option?.optionId };
     renderer.note(`Type a number from 1 to ${options.length} (Ctrl-C cancels the turn).`);
   }

@@ -14,10 +14,11 @@ export const VERSION = 1;
  * maxLineBytes: a longer line is not read into memory (a whole 64 MiB
  * wire line, the client's default limit, escaped into a record fits);
  * maxDepth: a payload nested deeper is not parsed into objects;
+ * maxValues: nor one with more values (members and elements);
  * maxReplayBytes: what `replay` keeps in memory (payloads, and
  * RECORD_OVERHEAD bytes per message).
  */
-export const RECORDING_LIMITS = Object.freeze({ maxLineBytes: 128 * 1024 * 1024, maxDepth: 512, maxReplayBytes: 256 * 1024 * 1024 });
+export const RECORDING_LIMITS = Object.freeze({ maxLineBytes: 128 * 1024 * 1024, maxDepth: 512, maxValues: 1_000_000, maxReplayBytes: 256 * 1024 * 1024 });
 
 // What one record kept for replay costs besides its payload (its object, for the replay budget).
 const RECORD_OVERHEAD = 256;
@@ -86,9 +87,15 @@ function decode(parts) {
   return text.endsWith('\r') ? text.slice(0, -1) : text;
 }
 
-/** True when JSON `text` nests arrays/objects deeper than `max` (checked before parsing). */
-export function nestsDeeperThan(text, max) {
+/**
+ * Why JSON `text` is not parsed into objects, checked on its text before
+ * parsing: `'tooDeep'` (arrays/objects nested deeper than `maxDepth`),
+ * `'tooWide'` (more than `maxValues` values: a tree costs many times its
+ * text, `[0,0,…]` or `[{},{},…]` tens of bytes a value), or null.
+ */
+export function tooBigToParse(text, maxDepth, maxValues) {
   let depth = 0;
+  let values = 1;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -96,23 +103,26 @@ export function nestsDeeperThan(text, max) {
       if (c === 0x5c) i++;
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return true;
+    else if (c === 0x2c) {
+      if (++values > maxValues) return 'tooWide';
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > maxDepth) return 'tooDeep';
+      if (++values > maxValues) return 'tooWide';
     } else if (c === 0x7d || c === 0x5d) depth--;
   }
-  return false;
+  return null;
 }
 
 /**
  * The entries of a recording, checked: `{ line, header }` for a metadata
  * line (no `direction`), `{ line, record, msg }` for a trace record
  * (`msg` its parsed payload; undefined for kind `invalid`), or
- * `{ line, skipped: 'tooLong' | 'tooDeep' }` for a line over the limits.
+ * `{ line, skipped: 'tooLong' | 'tooDeep' | 'tooWide' }` for a line over the limits.
  * Throws RecordingError (file:line and why) for a line that is not JSON,
  * not a trace record, or whose payload is cut or not JSON.
  */
 export async function* recordingEntries(path, limits = RECORDING_LIMITS) {
-  const { maxLineBytes = RECORDING_LIMITS.maxLineBytes, maxDepth = RECORDING_LIMITS.maxDepth } = limits;
+  const { maxLineBytes = RECORDING_LIMITS.maxLineBytes, maxDepth = RECORDING_LIMITS.maxDepth, maxValues = RECORDING_LIMITS.maxValues } = limits;
   for await (const item of readLines(path, maxLineBytes)) {
     const at = `${path}:${item.line}`;
     if (item.tooLong) {
@@ -120,9 +130,10 @@ export async function* recordingEntries(path, limits = RECORDING_LIMITS) {
       continue;
     }
     if (item.text.trim() === '') continue;
-    // The record wraps its payload in a string: only the payload can nest deep.
-    if (nestsDeeperThan(item.text, maxDepth)) {
-      yield { line: item.line, skipped: 'tooDeep' };
+    // The record wraps its payload in a string; what else it holds is checked too.
+    const recordTooBig = tooBigToParse(item.text, maxDepth, maxValues);
+    if (recordTooBig) {
+      yield { line: item.line, skipped: recordTooBig };
       continue;
     }
     let value;
@@ -146,8 +157,9 @@ export async function* recordingEntries(path, limits = RECORDING_LIMITS) {
       yield { line: item.line, record: value, msg: undefined };
       continue;
     }
-    if (nestsDeeperThan(value.payload, maxDepth)) {
-      yield { line: item.line, skipped: 'tooDeep' };
+    const payloadTooBig = tooBigToParse(value.payload, maxDepth, maxValues);
+    if (payloadTooBig) {
+      yield { line: item.line, skipped: payloadTooBig };
       continue;
     }
     let msg;
@@ -173,11 +185,12 @@ export async function* recordingEntries(path, limits = RECORDING_LIMITS) {
  * and the payloads kept at most `maxReplayBytes`.
  */
 export async function readRecording(path, limits = RECORDING_LIMITS) {
-  const { maxLineBytes = RECORDING_LIMITS.maxLineBytes, maxDepth = RECORDING_LIMITS.maxDepth, maxReplayBytes = RECORDING_LIMITS.maxReplayBytes } = limits;
+  const { maxLineBytes = RECORDING_LIMITS.maxLineBytes, maxDepth = RECORDING_LIMITS.maxDepth, maxValues = RECORDING_LIMITS.maxValues, maxReplayBytes = RECORDING_LIMITS.maxReplayBytes } = limits;
   let head = null;
   const records = [];
   let bytes = 0;
-  for await (const entry of recordingEntries(path, { maxLineBytes, maxDepth })) {
+  for await (const entry of recordingEntries(path, { maxLineBytes, maxDepth, maxValues })) {
+    if (entry.skipped === 'tooWide') throw new RecordingError(`${path}:${entry.line}: more than ${maxValues} JSON values`, entry.line);
     if (entry.skipped === 'tooLong') throw new RecordingError(`${path}:${entry.line}: a line of more than ${maxLineBytes} bytes`, entry.line);
     if (entry.skipped === 'tooDeep') throw new RecordingError(`${path}:${entry.line}: nested deeper than ${maxDepth}`, entry.line);
     if (entry.header) {

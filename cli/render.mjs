@@ -42,15 +42,37 @@ function commandNames(commands) {
   return (Array.isArray(commands) ? commands : []).map((c) => `/${one(c?.name)}`).join(' ') || 'none';
 }
 
-/** Longest option label shown (a longer one is cut with `…`). */
+/** Tool calls whose title and state the renderer remembers, at most (the oldest are forgotten first). */
+const MAX_REMEMBERED = 10_000;
+/** Longest title remembered for later status lines (the first line shows it whole). */
+const MAX_REMEMBERED_TITLE = 200;
+
+/** Longest option name shown (a longer one is cut with `…`). */
 const MAX_LABEL = 200;
 
-/** What the permission prompt shows for each option: its name (or id) as one inert line. */
-export function optionLabels(options) {
-  return options.map((option) => {
-    const label = one(option?.name ?? option?.optionId);
-    return label.length > MAX_LABEL ? `${label.slice(0, MAX_LABEL - 1)}…` : label;
+/**
+ * Characters that show as nothing (zero-width spaces and joiners, soft
+ * hyphens, variation selectors, tags, fillers): two option names that
+ * differ only by them would look the same.
+ */
+const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}]/gu;
+
+/** An option's name (or id) as one inert line, its invisible characters shown (`\u200b`), cut to fit. */
+export function optionName(option) {
+  const name = one(option?.name ?? option?.optionId).replace(INVISIBLE, (ch) => {
+    const code = ch.codePointAt(0).toString(16);
+    return code.length > 4 ? `\\u{${code}}` : `\\u${code.padStart(4, '0')}`;
   });
+  return name.length > MAX_LABEL ? `${name.slice(0, MAX_LABEL - 1)}…` : name;
+}
+
+/**
+ * What the permission prompt shows for each option: its kind, then its
+ * name (the name is the agent's to choose: "Reject" may allow). The kind
+ * comes first, where no name can put a forged one.
+ */
+export function optionLabels(options) {
+  return options.map((option) => (typeof option?.kind === 'string' ? `[${one(option.kind)}] ${optionName(option)}` : optionName(option)));
 }
 
 export class Renderer {
@@ -58,7 +80,7 @@ export class Renderer {
   #color;
   #stream = null; // 'agent' | 'thought' | 'user' while a chunk run is open
   #atLineStart = true;
-  #toolTitles = new Map(); // toolCallId → title, for updates that omit it
+  #toolTitles = new Map(); // toolCallId → title, for updates that omit it (see #rememberTitle)
   #beforeWrite;
 
   /**
@@ -75,6 +97,14 @@ export class Renderer {
     if (!this.#color) return text;
     const [on, off] = STYLES[name];
     return `\x1b[${on}m${text}\x1b[${off}m`;
+  }
+
+  /** Remember a tool call's (inert) title, cut, within MAX_REMEMBERED calls: an agent sends as many as it likes. */
+  #rememberTitle(id, title) {
+    // Cut into a copy: a slice would keep the whole title alive.
+    const kept = title.length > MAX_REMEMBERED_TITLE ? structuredClone(`${title.slice(0, MAX_REMEMBERED_TITLE - 1)}…`) : title;
+    this.#toolTitles.set(id, kept);
+    if (this.#toolTitles.size > MAX_REMEMBERED) this.#toolTitles.delete(this.#toolTitles.keys().next().value);
   }
 
   #write(text) {
@@ -144,13 +174,13 @@ export class Renderer {
 
   #toolCall(call) {
     const title = one(call.title ?? call.toolCallId);
-    this.#toolTitles.set(call.toolCallId, title);
+    this.#rememberTitle(call.toolCallId, title);
     const kind = call.kind ? ` [${one(call.kind)}]` : '';
     this.line(`${this.#style('yellow', '▸ tool')} ${this.#style('bold', title)}${kind} ${this.#style('dim', one(call.status ?? 'pending'))}`);
   }
 
   #toolCallUpdate(update) {
-    if (update.title) this.#toolTitles.set(update.toolCallId, one(update.title));
+    if (update.title) this.#rememberTitle(update.toolCallId, one(update.title));
     const title = this.#toolTitles.get(update.toolCallId) ?? one(update.toolCallId);
     const first = (update.content ?? []).map(contentText).find((t) => t !== '');
     // An update with neither status nor content says nothing worth a line.
@@ -261,10 +291,10 @@ export class Renderer {
         if (!call) return;
         if (this.#shownTools.has(call.toolCallId)) return this.#toolStatus(call);
         const title = one(call.title ?? call.toolCallId);
-        this.#toolTitles.set(call.toolCallId, title);
+        this.#rememberTitle(call.toolCallId, title);
         this.#shownTools.set(call.toolCallId, '');
         this.#toolEntries.set(call.toolCallId, entry.index);
-        if (this.#shownTools.size > 10_000) this.#shownTools.delete(this.#shownTools.keys().next().value);
+        if (this.#shownTools.size > MAX_REMEMBERED) this.#shownTools.delete(this.#shownTools.keys().next().value);
         this.line(`${this.#style('yellow', '▸ tool')} ${this.#style('bold', title)}${call.kind ? ` [${one(call.kind)}]` : ''}`);
         return this.#toolStatus(call);
       }
@@ -279,7 +309,7 @@ export class Renderer {
 
   /** One line when a tool call completes or fails. */
   #toolStatus(call) {
-    if (typeof call.title === 'string') this.#toolTitles.set(call.toolCallId, one(call.title));
+    if (typeof call.title === 'string') this.#rememberTitle(call.toolCallId, one(call.title));
     const status = call.status;
     if (status !== 'completed' && status !== 'failed') return;
     if (this.#shownTools.get(call.toolCallId) === status) return;

@@ -1,20 +1,22 @@
-// A fake OpenAI-compatible Chat Completions server, so real agents run
-// offline and deterministically. It listens on 127.0.0.1 (random port),
-// streams SSE chunks (text, reasoning and tool-call deltas) chosen by a
-// keyword script, records every request it received, and closes itself
-// after `lifetimeMs` even if a test forgets to.
+// A fake model server, so real agents run offline and deterministically:
+// OpenAI Chat Completions and Responses, Anthropic Messages and Gemini, all
+// streamed (fake-llm-wires.mjs). It listens on 127.0.0.1 (random port),
+// streams SSE events (text, reasoning and tool calls) chosen by a keyword
+// script, records every request it received, and closes itself after
+// `lifetimeMs` even if a test forgets to.
 //
 // Script: the user's words in the conversation's last user message (minus
-// the agent's <system-reminder> blocks) are matched against each rule's
-// `match` (substring or RegExp); the first rule that matches answers.
-// `steps[i]` answers the i-th model call of that turn (i = assistant
-// messages since that user message), so a tool call in
+// the agents' wrapper blocks such as <system-reminder>) are matched against
+// each rule's `match` (substring or RegExp); the first rule that matches
+// answers. `steps[i]` answers the i-th model call of that turn (i = model
+// answers since that user message), so a tool call in
 // step 0 is followed by step 1 once the agent sends the tool's result.
 // A step is an object or `(ctx) => object`:
 //   { text, reasoning, toolCalls: [{ name, arguments }], trickle, status, error }
 // `trickle: 'word '` streams that text forever (until the agent hangs up):
 // a turn that only ends when cancelled.
 import http from 'node:http';
+import { WIRES, wireOf } from './fake-llm-wires.mjs';
 
 /** The script the interop tests and the example host use. */
 export const DEFAULT_SCRIPT = [
@@ -78,40 +80,6 @@ function after(text, marker) {
   return text.slice(text.indexOf(marker) + marker.length).split('\n')[0].trim();
 }
 
-function contentText(content) {
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p) => (typeof p === 'string' ? p : p?.text ?? '')).join('');
-  return '';
-}
-
-// Agents wrap the user's words in reminders (date, task list) and may add
-// user messages that hold only a reminder; match only the user's words.
-function userWords(message) {
-  return contentText(message.content).replace(/<system-reminder>[\s\S]*?<\/system-reminder>\s*/g, '').trim();
-}
-
-/** Where in the conversation a request is: the last user turn and the model calls since. */
-function turnContext(body) {
-  const messages = Array.isArray(body?.messages) ? body.messages : [];
-  let lastUser = -1;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i]?.role === 'user' && userWords(messages[i]) !== '') {
-      lastUser = i;
-      break;
-    }
-  }
-  const since = lastUser < 0 ? [] : messages.slice(lastUser + 1);
-  const toolResults = since.filter((m) => m.role === 'tool').map((m) => contentText(m.content));
-  return {
-    body,
-    messages,
-    turnText: lastUser < 0 ? '' : userWords(messages[lastUser]),
-    step: since.filter((m) => m.role === 'assistant').length,
-    toolResults,
-    lastToolResult: toolResults.at(-1) ?? '',
-  };
-}
-
 function pickStep(script, ctx) {
   for (const rule of script) {
     const hit = rule.match instanceof RegExp ? rule.match.test(ctx.turnText) : ctx.turnText.includes(rule.match);
@@ -122,12 +90,34 @@ function pickStep(script, ctx) {
   return { text: 'Done.' };
 }
 
-/** Split text into a few pieces so the agent sees a real stream. */
-function pieces(text) {
-  const words = text.match(/\S+\s*/g) ?? [text];
-  const out = [];
-  for (let i = 0; i < words.length; i += 3) out.push(words.slice(i, i + 3).join(''));
-  return out;
+/** A value of a JSON schema's shape (the agents' side calls that ask for JSON). */
+function fromSchema(schema, name = '') {
+  if (!schema || typeof schema !== 'object') return null;
+  if (Array.isArray(schema.enum)) return name === 'next_speaker' && schema.enum.includes('user') ? 'user' : schema.enum[0];
+  const type = String(schema.type ?? '').toLowerCase();
+  if (type === 'object' || schema.properties) {
+    const out = {};
+    for (const [k, v] of Object.entries(schema.properties ?? {})) out[k] = fromSchema(v, k);
+    return out;
+  }
+  if (type === 'array') return [];
+  if (type === 'number' || type === 'integer') return schema.minimum ?? 0;
+  if (type === 'boolean') return false;
+  return 'fake';
+}
+
+/**
+ * The step that answers a request: the script's, except for an agent's
+ * side calls (titles, summaries, checks), which offer no tools: those get
+ * text (or the JSON their schema asks for) instead of a scripted tool call.
+ */
+function answer(script, ctx) {
+  const config = ctx.body?.generationConfig ?? {};
+  const schema = config.responseJsonSchema ?? config.responseSchema;
+  if (schema || config.responseMimeType === 'application/json') return { text: JSON.stringify(fromSchema(schema ?? { type: 'object' })) };
+  const step = pickStep(script, ctx);
+  if (step.toolCalls?.length && !ctx.hasTools) return { text: 'Done.' };
+  return step;
 }
 
 /**
@@ -164,86 +154,54 @@ export async function startFakeLlm({ script = DEFAULT_SCRIPT, lifetimeMs = 180_0
         body = { unparsable: raw };
       }
       const entry = { method: req.method, path: req.url, headers: req.headers, body, aborted: false };
-      if (req.method === 'GET' && req.url.endsWith('/models')) {
+      const path = req.url.split('?')[0];
+      if (req.method === 'GET' && path.endsWith('/models')) {
         record(entry);
         return json(res, 200, { object: 'list', data: [{ id: model, object: 'model', owned_by: 'fake' }] });
       }
-      if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
+      if (req.method === 'POST' && path.endsWith('/count_tokens')) {
+        record(entry);
+        return json(res, 200, { input_tokens: 10 });
+      }
+      if (req.method === 'POST' && path.endsWith(':countTokens')) {
+        record(entry);
+        return json(res, 200, { totalTokens: 10 });
+      }
+      const route = wireOf(req.method, req.url);
+      if (!route) {
         record(entry);
         return json(res, 404, { error: { message: `no route ${req.method} ${req.url}` } });
       }
-      const ctx = turnContext(body);
+      const wire = WIRES[route.wire];
+      const ctx = wire.read(body);
       let step;
       try {
-        step = pickStep(script, ctx);
+        step = answer(script, ctx);
       } catch (err) {
         step = { status: 500, error: { message: `fake-llm script failed: ${err.message}` } };
       }
-      entry.step = step;
+      Object.assign(entry, { wire: route.wire, turnText: ctx.turnText, stepIndex: ctx.step, step });
       res.on('close', () => {
         if (!res.writableFinished) entry.aborted = true;
       });
       record(entry);
       if (step.status) return json(res, step.status, { error: step.error ?? { message: `status ${step.status}` } });
-      stream(res, body?.model ?? model, step);
+      wire.stream(res, step, {
+        model: body?.model ?? model,
+        body,
+        streamed: route.streamed,
+        trickleMs,
+        timers,
+        stopped: () => closed,
+        seq: () => nextCompletion++,
+        callId: () => `call_fake_${nextCall++}`,
+      });
     });
   });
 
   function json(res, status, value) {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(value));
-  }
-
-  function stream(res, modelName, step) {
-    const id = `chatcmpl-fake-${nextCompletion++}`;
-    const created = Math.floor(Date.now() / 1000);
-    const chunk = (delta, finishReason = null, extra = {}) =>
-      `data: ${JSON.stringify({
-        id,
-        object: 'chat.completion.chunk',
-        created,
-        model: modelName,
-        choices: [{ index: 0, delta, finish_reason: finishReason }],
-        ...extra,
-      })}\n\n`;
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    res.write(chunk({ role: 'assistant', content: '' }));
-    for (const p of step.reasoning ? pieces(step.reasoning) : []) res.write(chunk({ reasoning_content: p }));
-    for (const p of step.text ? pieces(step.text) : []) res.write(chunk({ content: p }));
-    if (step.trickle) {
-      // Keeps streaming until the agent hangs up or the server closes.
-      const timer = setInterval(() => {
-        if (res.destroyed || closed) {
-          clearInterval(timer);
-          timers.delete(timer);
-          return;
-        }
-        res.write(chunk({ content: step.trickle }));
-      }, trickleMs);
-      timers.add(timer);
-      return;
-    }
-    const calls = step.toolCalls ?? [];
-    calls.forEach((call, index) => {
-      const args = JSON.stringify(call.arguments ?? {});
-      const half = Math.ceil(args.length / 2);
-      const callId = `call_fake_${nextCall++}`;
-      res.write(chunk({ tool_calls: [{ index, id: callId, type: 'function', function: { name: call.name, arguments: '' } }] }));
-      res.write(chunk({ tool_calls: [{ index, function: { arguments: args.slice(0, half) } }] }));
-      res.write(chunk({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }));
-    });
-    res.write(chunk({}, calls.length ? 'tool_calls' : 'stop'));
-    res.write(
-      `data: ${JSON.stringify({
-        id,
-        object: 'chat.completion.chunk',
-        created,
-        model: modelName,
-        choices: [],
-        usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-      })}\n\n`,
-    );
-    res.end('data: [DONE]\n\n');
   }
 
   server.on('connection', (s) => {
@@ -277,8 +235,14 @@ export async function startFakeLlm({ script = DEFAULT_SCRIPT, lifetimeMs = 180_0
     requests,
     /** Chat requests only (not /models). */
     get chats() {
-      return requests.filter((r) => r.path.endsWith('/chat/completions'));
+      return requests.filter((r) => r.wire === 'chat');
     },
+    /** Model calls of any API, in arrival order. */
+    get calls() {
+      return requests.filter((r) => r.wire);
+    },
+    /** The model's origin, for agents that add the API's path themselves (Anthropic, Gemini). */
+    origin: `http://127.0.0.1:${port}`,
     /** Resolves with the first recorded request (past or future) that satisfies pred. */
     received(pred = () => true) {
       const hit = requests.find(pred);

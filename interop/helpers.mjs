@@ -8,8 +8,8 @@ import { AcpClient } from '../index.mjs';
 import { readyPeers } from './setup-peers.mjs';
 import { startFakeLlm } from './fake-llm.mjs';
 
-/** Paths of the installed peers; throws a clear error if setup did not run. */
-export const peers = readyPeers();
+/** Paths of the installed peers; throws a clear error on first use if setup did not run. */
+export const peers = new Proxy({}, { get: (_, key) => readyPeers()[key] });
 
 /** A fresh directory removed after the test. */
 export function scratchDir(t, prefix) {

@@ -102,7 +102,7 @@ function pidAlive(pid) {
 }
 
 /** One installer at a time: a lock directory holding the owner's pid. */
-function withLock(dir, fn, log) {
+export function withLock(dir, fn, log, SetupError = PeerSetupError) {
   const lock = `${dir}.lock`;
   mkdirSync(join(lock, '..'), { recursive: true });
   for (let waited = 0; ; waited += 1) {
@@ -123,7 +123,7 @@ function withLock(dir, fn, log) {
         continue;
       }
       if (waited === 0) log(`interop: waiting for another install (pid ${owner || '?'}) to finish`);
-      if (waited > 1200) throw new PeerSetupError(`${lock} is held by pid ${owner} for more than 10 minutes`);
+      if (waited > 1200) throw new SetupError(`${lock} is held by pid ${owner} for more than 10 minutes`);
       sleep(500);
     }
   }

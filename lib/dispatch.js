@@ -9,6 +9,9 @@
 const { native } = require('./loader.js');
 const { AcpError, RpcError, fromRpcError, fromFailure, abortError } = require('./errors.js');
 
+// Agent requests answered with an outcome whatever the handler throws.
+const ALWAYS_AN_OUTCOME = new Set(['session/request_permission', 'elicitation/create']);
+
 // Item kinds, as the core numbers them (crates/acp-core/src/connection/event.rs).
 // Read from the binary when the first dispatcher is made, not at require
 // time: a bundle must be able to call loadNativeBinding first.
@@ -264,13 +267,19 @@ class Dispatcher {
 
   /**
    * A handler failed. An `RpcError` is the host's chosen answer, sent as it
-   * is (a permission request too); anything else is a fault: reported, and
-   * the agent gets -32603 without the host's message (permission and
-   * elicitation: `cancelled`, see the core's replies.rs).
+   * is, except to a permission or elicitation request: those always get an
+   * outcome (`cancelled`, see the core's replies.rs), because real agents
+   * (codex-acp) take an error there as a broken turn and stop answering
+   * the session. Anything else is a fault: reported, and the agent gets
+   * -32603 without the host's message (permission, elicitation: cancelled).
    */
   #replyError(conn, token, method, err) {
     this.#running.delete(token);
     if (err instanceof RpcError || (err?.name === 'RpcError' && Number.isInteger(err?.rpcCode))) {
+      if (ALWAYS_AN_OUTCOME.has(method)) {
+        conn.respondError(token, err.rpcCode, String(err.message));
+        return;
+      }
       let data;
       try {
         data = err.data === undefined ? undefined : JSON.stringify(err.data);

@@ -41,6 +41,25 @@ function checkTarget(target, stat) {
   if (stat && !stat.isFile()) throw unsafe(target, fileType(stat));
 }
 
+/**
+ * The mode the file gets once its data is complete: a replaced file keeps
+ * its own (a history may hold secrets its owner locked down) but not the
+ * setuid/setgid bits (as a write through it would clear them), a new one
+ * gets what a plain write would give it.
+ */
+function finalMode(before) {
+  return before ? before.mode & 0o1777 : 0o666 & ~process.umask();
+}
+
+/**
+ * A file system that refuses chmod (vfat, some network mounts) leaves the
+ * file private: never less safe than asked, so not a failure.
+ */
+function chmodRefused(err) {
+  if (err.code === 'EPERM' || err.code === 'ENOTSUP' || err.code === 'EOPNOTSUPP' || err.code === 'EINVAL') return;
+  throw err;
+}
+
 /** A fresh temporary name next to `target` (same directory: rename stays on one file system). */
 function tempName(target) {
   return path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
@@ -56,18 +75,21 @@ async function writeFileSafely(target, data) {
   const before = await fsp.lstat(target).catch(missing);
   checkTarget(target, before);
   const temp = tempName(target);
-  const handle = await fsp.open(temp, TEMP_FLAGS, 0o666);
+  // Private until complete: a descriptor opened while it was wider would
+  // outlive a later chmod and read (or write) the data.
+  const handle = await fsp.open(temp, TEMP_FLAGS, 0o600);
+  let open = true;
   try {
-    // A file replaced keeps its permissions (a history may hold secrets its owner locked down).
-    if (before) await handle.chmod(before.mode & 0o7777);
     await handle.writeFile(data);
     await handle.sync();
+    await handle.chmod(finalMode(before)).catch(chmodRefused);
+    open = false;
+    await handle.close();
   } catch (err) {
-    await handle.close().catch(() => {});
+    if (open) await handle.close().catch(() => {});
     await fsp.rm(temp, { force: true });
     throw err;
   }
-  await handle.close();
   try {
     // Checked again right before: a trap placed while we wrote is reported, not replaced silently.
     checkTarget(target, await fsp.lstat(target).catch(missing));
@@ -93,6 +115,7 @@ function missing(err) {
 class SafeFileWriter {
   #fd;
   #target;
+  #mode;
   tempPath;
 
   constructor(target) {
@@ -104,9 +127,9 @@ class SafeFileWriter {
       missing(err);
     }
     checkTarget(target, stat);
+    this.#mode = finalMode(stat);
     this.tempPath = tempName(target);
-    this.#fd = fs.openSync(this.tempPath, TEMP_FLAGS, 0o666);
-    if (stat) fs.fchmodSync(this.#fd, stat.mode & 0o7777);
+    this.#fd = fs.openSync(this.tempPath, TEMP_FLAGS, 0o600); // private until commit(), as above
   }
 
   write(text) {
@@ -114,6 +137,11 @@ class SafeFileWriter {
   }
 
   commit() {
+    try {
+      fs.fchmodSync(this.#fd, this.#mode);
+    } catch (err) {
+      chmodRefused(err);
+    }
     fs.closeSync(this.#fd);
     let stat;
     try {

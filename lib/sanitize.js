@@ -12,9 +12,11 @@
  * bidi embeddings/overrides/isolates and marks, the line and paragraph
  * separators. Tab and newline are handled by the caller's choice.
  */
-const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const unsafe = (c0) =>
+  new RegExp(`[${c0}\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]|[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]`, 'g');
+const UNSAFE = unsafe('\\u0000-\\u0008\\u000b-\\u001f');
 // The same set, also matching tab and newline (single-line output).
-const UNSAFE_SINGLE_LINE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const UNSAFE_SINGLE_LINE = unsafe('\\u0000-\\u001f');
 
 const NAMED = { '\t': '\\t', '\n': '\\n', '\r': '\\r', '\x1b': '\\e' };
 

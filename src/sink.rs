@@ -26,7 +26,7 @@ pub struct JsText {
     /// [`external_latin1`]): only for texts JS keeps, such as a view's
     /// message text. A short-lived one (a batch, parsed and dropped) would
     /// stay allocated until V8 collects its string, which V8 schedules by
-    /// its own heap: a flood of batches grew peak RSS 67 -> 374 MB.
+    /// its own heap: a flood of batches would grow the peak RSS.
     lend: bool,
 }
 

@@ -106,8 +106,8 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
 
 /// Lines this long are handled with the worker handed over to another
 /// thread: checking, classifying, tracing and folding one walks it a few
-/// times (a 57 MB line: ~0.6 s), which the other connections' tasks on the
-/// shared worker would otherwise wait for.
+/// times, which the other connections' tasks on the shared worker would
+/// otherwise wait for.
 const BIG_LINE_BYTES: usize = 1024 * 1024;
 
 /// Run `handle` (one frame's work) in place; for a big line, with this

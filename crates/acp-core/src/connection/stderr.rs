@@ -44,9 +44,12 @@ pub(super) async fn run_stderr(mut stderr: ChildStderr, shared: Arc<Shared>, for
             forward_text(&shared, &partial[start..=end]);
             start = end + 1;
         }
-        if partial.len() - start >= MAX_PARTIAL {
-            forward_text(&shared, &partial[start..]);
-            start = partial.len();
+        // Cut between characters: a piece ending inside one would show as
+        // U+FFFD at its end and at the next piece's start.
+        let cut = partial.len() - unfinished_char(&partial[start..]);
+        if cut - start >= MAX_PARTIAL {
+            forward_text(&shared, &partial[start..cut]);
+            start = cut;
         }
         partial.drain(..start);
         // One chunk per turn, as the stdout reader: a flood of stderr must
@@ -57,6 +60,24 @@ pub(super) async fn run_stderr(mut stderr: ChildStderr, shared: Arc<Shared>, for
     if forward && !partial.is_empty() {
         forward_text(&shared, &partial);
     }
+}
+
+/// How many bytes at the end of `bytes` begin a UTF-8 character that is
+/// not complete yet (0 to 3).
+fn unfinished_char(bytes: &[u8]) -> usize {
+    for back in 1..=bytes.len().min(3) {
+        let byte = bytes[bytes.len() - back];
+        if byte & 0xC0 != 0x80 {
+            let len = match byte {
+                0xF0.. => 4,
+                0xE0.. => 3,
+                0xC0.. => 2,
+                _ => 1,
+            };
+            return if len > back { back } else { 0 };
+        }
+    }
+    0
 }
 
 /// Never wait here: the event takes its size from the queue budget it
@@ -82,4 +103,24 @@ fn forward_text(shared: &Shared, bytes: &[u8]) {
         }
     }
     shared.emit(event);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unfinished_char;
+
+    #[test]
+    fn an_unfinished_character_is_held_back_whole() {
+        let euro = "€".as_bytes();
+        let face = "😀".as_bytes();
+        assert_eq!(unfinished_char(b"abc"), 0);
+        assert_eq!(unfinished_char(b""), 0);
+        assert_eq!(unfinished_char(euro), 0);
+        assert_eq!(unfinished_char(&euro[..1]), 1);
+        assert_eq!(unfinished_char(&euro[..2]), 2);
+        assert_eq!(unfinished_char(&face[..3]), 3);
+        assert_eq!(unfinished_char(&[b'x', face[0], face[1]]), 2);
+        // Bytes that are not UTF-8 are forwarded as they are (shown as U+FFFD).
+        assert_eq!(unfinished_char(&[0x80, 0x80, 0x80]), 0);
+    }
 }

@@ -88,7 +88,8 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .tail();
-    let info = ExitInfo::from_status(status, reason, tail);
+    let mut info = ExitInfo::from_status(status, reason, tail);
+    info.reaper = s.tree.trouble();
     let pending = shared.outgoing.len();
     if reason == "exited" {
         tracing::warn!(pid = shared.pid, status = %info.describe(), pending, "agent exited unexpectedly");

@@ -15,5 +15,7 @@ pub use process_group::signal_group;
 pub use process_group::{signal_name, GroupSignal};
 pub use spawn::{spawn_agent, SpawnError, SpawnedAgent};
 pub use stderr_ring::StderrRing;
-pub use tree::{launch, Cwd, LaunchSpec, Launched, ProcessTree, StdioShape, TreeControl};
+pub use tree::{
+    launch, Cwd, Escaped, LaunchSpec, Launched, ProcessTree, StdioShape, TreeControl, TreeTrouble,
+};
 pub use writer::{run_writer, Outbox, OutboxError};

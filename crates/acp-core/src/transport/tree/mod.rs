@@ -9,9 +9,13 @@ mod fallback;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
+mod procfs;
+#[cfg(target_os = "linux")]
 mod program;
 #[cfg(target_os = "linux")]
 mod reaper;
+#[cfg(target_os = "linux")]
+mod takeover;
 
 use std::io;
 use std::path::Path;
@@ -74,6 +78,27 @@ pub struct Launched {
     pub stderr: Option<ChildStderr>,
 }
 
+/// What went wrong with the process that guards the tree (the Linux
+/// reaper), for the exit report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TreeTrouble {
+    /// The reaper did not act on a kill within its grace (`stopped`: it
+    /// was stopped, typically by what it runs): the host killed the tree
+    /// itself.
+    Unresponsive { stopped: bool },
+    /// The reaper was killed by someone else, by `signal`: the started
+    /// process died with it, but what that process started was left to
+    /// the system. `escaped`: the live processes that may be those.
+    Killed { signal: i32, escaped: Vec<Escaped> },
+}
+
+/// A process that may have outlived its tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escaped {
+    pub pid: u32,
+    pub command: String,
+}
+
 /// Start `spec`. Must run inside a tokio runtime.
 pub fn launch(spec: &LaunchSpec<'_>) -> Result<Launched, SpawnError> {
     #[cfg(target_os = "linux")]
@@ -130,6 +155,16 @@ impl ProcessTree {
         }
     }
 
+    /// What went wrong with the tree's reaper, known once [`Self::gone`]
+    /// resolved. None in group mode.
+    pub fn trouble(&self) -> Option<TreeTrouble> {
+        match &self.0 {
+            #[cfg(target_os = "linux")]
+            TreeImpl::Reaper(t) => t.trouble(),
+            TreeImpl::Group(_) => None,
+        }
+    }
+
     /// Resolves once the tree is released ([`TreeControl::release`], or
     /// the last control dropped) and its leader reaped: on Linux the
     /// reaper killed the rest and was reaped; in group mode the group was
@@ -158,8 +193,9 @@ impl TreeControl {
         }
     }
 
-    /// SIGKILL to everything in the tree. Synchronous and allocation-free
-    /// (safe from exit hooks); the exit status is still reported.
+    /// SIGKILL to everything in the tree. Synchronous (safe from exit
+    /// hooks); the exit status is still reported. Allocation-free unless
+    /// the Linux reaper is stopped: the host then kills the tree itself.
     pub fn kill(&self) {
         match &self.0 {
             #[cfg(target_os = "linux")]

@@ -86,7 +86,16 @@ pub(super) unsafe fn run(plan: &Plan) -> ! {
     ignore(libc::SIGPIPE);
     // Out of the host's process group: a signal or a terminal's ^C aimed
     // at the host's group must not take the reaper down before it cleans up.
+    // (Nothing below can join this group: the child starts a session of
+    // its own, and a group can only be joined from its session. So once
+    // the host is gone the group is orphaned, and the kernel continues a
+    // reaper that was stopped.)
     libc::setpgid(0, 0);
+    // Continued when the host's thread that forked us ends (the host dies,
+    // at the latest): a reaper stopped by what it runs still sees the
+    // lifeline's end. A thread that ends earlier only continues a reaper
+    // that is running anyway.
+    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGCONT as libc::c_ulong);
     if let Err((fd, errno)) = arrange_fds(&plan.fds) {
         record(fd, TAG_SETUP_FAILED, errno);
         libc::_exit(1);
@@ -113,8 +122,6 @@ pub(super) unsafe fn run(plan: &Plan) -> ! {
         record(FD_STATUS, TAG_SETUP_FAILED, errno());
         libc::_exit(1);
     }
-    // Also here, so the group exists whoever runs first.
-    libc::setpgid(pid, pid);
     // The child's stdio and cwd are its own now: holding them here would
     // keep the host from seeing the pipes close.
     for fd in [0, 1, 2, FD_CWD, FD_EXEC_WRITE] {
@@ -140,8 +147,9 @@ pub(super) unsafe fn run(plan: &Plan) -> ! {
 }
 
 /// In the started process (sharing the reaper's memory, on its own stack;
-/// descriptors, cwd and signal handlers are its own copies): join its own
-/// group, tie its life to the reaper, enter the checked directory, exec.
+/// descriptors, cwd and signal handlers are its own copies): lead a
+/// session of its own, tie its life to the reaper, enter the checked
+/// directory, exec.
 unsafe fn exec_child(plan: &Plan, reaper: pid_t) -> ! {
     // SIGPIPE was ignored in the reaper; exec keeps ignored signals ignored.
     let mut dfl: libc::sigaction = std::mem::zeroed();
@@ -151,7 +159,10 @@ unsafe fn exec_child(plan: &Plan, reaper: pid_t) -> ! {
     if libc::getppid() != reaper {
         libc::_exit(127); // the reaper died before the prctl
     }
-    libc::setpgid(0, 0);
+    // Its own session (and group, with the same id): what it starts cannot
+    // join the reaper's group to keep it from being orphaned (setpgid
+    // works within a session only), and has no terminal to read.
+    libc::setsid();
     if libc::fchdir(FD_CWD) != 0 {
         exec_failed(TAG_CWD_FAILED);
     }
@@ -423,19 +434,24 @@ unsafe fn kill_all(child: &mut Child) {
 }
 
 /// Wait for `pid` (a child of ours that was just sent SIGKILL) and reap it.
+/// The started process is reported before it is reaped: a reaper stopped
+/// in between leaves a zombie whose status the host can still read.
 unsafe fn reap(pid: pid_t, child: &mut Child) {
     let mut info: libc::siginfo_t = std::mem::zeroed();
-    let done = loop {
-        let r = libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED);
+    let wait = |info: &mut libc::siginfo_t, options: c_int| loop {
+        let r = libc::waitid(libc::P_PID, pid as libc::id_t, info, options);
         if r == 0 || errno() != libc::EINTR {
             break r == 0;
         }
     };
     if pid == child.pid {
-        if done {
+        if wait(&mut info, libc::WEXITED | libc::WNOWAIT) {
             child.report(&info);
         }
+        wait(&mut info, libc::WEXITED);
         child.reaped = true;
+    } else {
+        wait(&mut info, libc::WEXITED);
     }
 }
 
