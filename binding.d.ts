@@ -209,7 +209,7 @@ export interface TerminalOptions {
 
 /** Limits of one session view (see `acp_core::view`); absent = default. */
 export interface ViewLimits {
-  /** Entries kept (default 5000); the oldest go first. */
+  /** Entries kept (default 50,000); the oldest go first. */
   maxEntries?: number
   /** Text bytes per entry (default 4 MiB); a chunk that does not fit is dropped and counted. */
   maxTextBytes?: number

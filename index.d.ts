@@ -656,7 +656,10 @@ export declare class AcpClient extends EventEmitter {
   /**
    * A live view of a session, folded in the core (see SessionView); the
    * same view for the same session until closed. Opt-in: sessions without
-   * a view cost nothing.
+   * a view cost nothing. Called again while it is open: an option given
+   * that differs from the open view's throws ERR_ACP_INVALID_ARGUMENT
+   * naming it (`argument: 'options.<name>'`); options left out do not
+   * differ.
    */
   session(sessionId: string, options?: SessionViewOptions): SessionView;
 

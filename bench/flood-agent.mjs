@@ -8,9 +8,12 @@
 //   ui:N:M:T         "stream to a UI": N 64-byte text chunks across M
 //                    messages, each message after a tool call, plus T
 //                    tool_call_updates spread over the calls
+//   real:T           turn T of the realistic scenario named by
+//                    `--real NAME` (bench/real-turns.mjs), built at start
 // `_bench/ping` is answered at once. With `--standalone SCRIPT` it writes
 // that flood to stdout without the protocol (for timing it into /dev/null).
 import { createInterface } from 'node:readline';
+import { turns } from './real-turns.mjs';
 
 const CHUNK_BYTES = 1 << 20;
 
@@ -88,10 +91,33 @@ async function flood(out, sessionId, count, textBytes) {
   return count * lineBytes;
 }
 
-if (process.argv[2] === '--standalone') {
-  const { count, bytes } = parseScript(process.argv[3]);
+/**
+ * The realistic scenario's turns, built before serving (their generation
+ * is not the clients' cost): per turn, its lines and how many updates.
+ */
+function realTurns(name, sessionId) {
+  return turns(name).map((make) => {
+    const lines = [];
+    for (const update of make()) lines.push(JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId, update } }));
+    return { buf: Buffer.from(lines.join('\n') + '\n'), updates: lines.length };
+  });
+}
+
+async function writeAll(out, buf) {
+  for (let at = 0; at < buf.length; at += CHUNK_BYTES) await write(out, buf.subarray(at, at + CHUNK_BYTES));
+}
+
+const realAt = process.argv.indexOf('--real');
+const real = realAt === -1 ? null : realTurns(process.argv[realAt + 1], 'sess_1');
+
+const standaloneAt = process.argv.indexOf('--standalone');
+if (standaloneAt !== -1) {
+  const script = process.argv[standaloneAt + 1];
+  const { bytes } = parseScript(script);
+  const count = real !== null ? real.reduce((n, t) => n + t.updates, 0) : parseScript(script).count;
   const started = process.hrtime.bigint();
-  await flood(process.stdout, 'sess_1', count, bytes);
+  if (real !== null) for (const t of real) await writeAll(process.stdout, t.buf);
+  else await flood(process.stdout, 'sess_1', count, bytes);
   await new Promise((r) => process.stdout.write('', r));
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   process.stderr.write(JSON.stringify({ count, ms, msgsPerSec: count / (ms / 1000) }) + '\n');
@@ -115,7 +141,13 @@ function serve() {
     const { sessionId } = msg.params;
     const { kind, count, bytes } = parseScript(msg.params.prompt[0].text);
     let floodBytes = 0;
-    if (kind === 'ui') {
+    let updates = 0;
+    if (kind === 'real') {
+      const t = real[count];
+      await writeAll(out, t.buf);
+      floodBytes = t.buf.length;
+      updates = t.updates;
+    } else if (kind === 'ui') {
       const [, n, m, t] = msg.params.prompt[0].text.trim().split(':').map(Number);
       floodBytes = await uiFlood(out, sessionId, n, m, t);
     } else if (kind === 'small' || kind === 'large') {
@@ -131,7 +163,7 @@ function serve() {
       };
       for (let i = 0; i < count; i++) await ask('session/request_permission', params);
     }
-    send({ jsonrpc: '2.0', id: msg.id, result: { stopReason: 'end_turn', _meta: { floodBytes } } });
+    send({ jsonrpc: '2.0', id: msg.id, result: { stopReason: 'end_turn', _meta: { floodBytes, updates } } });
   }
 
   const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });

@@ -1,5 +1,8 @@
 // One "stream to a UI" measurement in a fresh process:
-//   node bench/ui-one.mjs <view|native|sdk|readline|idle> [cpu|stall]
+//   node bench/ui-one.mjs <view|native|sdk|readline|idle> [cpu|stall] [scenario]
+// `scenario`: `backToBack` (the default: 200k chunks back to back across
+// 10 messages, 2,000 tool_call_updates) or a realistic one of
+// bench/real-turns.mjs (several prompts, one turn each).
 // Prints one JSON object: metrics and the final state (canonical JSON).
 // `stall` (the default) runs a 1 ms event-loop delay monitor and reports
 // the worst stall; `cpu` runs none. The monitor is not free: its timer
@@ -13,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { UI } from './scenarios.mjs';
+import { REAL } from './real-turns.mjs';
 import { canonical } from '../__test__/fold-gen.mjs';
 const require = createRequire(import.meta.url);
 const { SessionFold, applyChanges } = require('../lib/session-fold.js');
@@ -21,8 +25,20 @@ const { AcpClient } = require('../index.js');
 const clientName = process.argv[2];
 const mode = process.argv[3] ?? 'stall';
 if (mode !== 'cpu' && mode !== 'stall') throw new Error(`mode: cpu or stall, not ${mode}`);
-const agent = fileURLToPath(new URL('./flood-agent.mjs', import.meta.url));
-const script = `ui:${UI.chunks}:${UI.messages}:${UI.toolUpdates}`;
+const scenario = process.argv[4] ?? 'backToBack';
+const agentPath = fileURLToPath(new URL('./flood-agent.mjs', import.meta.url));
+const realistic = scenario !== 'backToBack';
+if (realistic && REAL[scenario] === undefined) throw new Error(`scenario: backToBack or one of ${Object.keys(REAL).join(', ')}`);
+const agentArgs = realistic ? [agentPath, '--real', scenario] : [agentPath];
+// The prompts of the run; each result's _meta.updates says how many
+// updates it brought (the back-to-back flood: its chunks and tool events).
+const scripts = realistic ? Array.from({ length: REAL[scenario].prompts }, (_, t) => `real:${t}`) : [`ui:${UI.chunks}:${UI.messages}:${UI.toolUpdates}`];
+const BACK_TO_BACK_UPDATES = UI.chunks + UI.messages + UI.toolUpdates;
+let updates = 0;
+const counted = (result) => {
+  updates += realistic ? result._meta.updates : BACK_TO_BACK_UPDATES;
+  return result;
+};
 
 
 // A UI: each change (or update) is applied to the state the UI renders.
@@ -36,29 +52,36 @@ if (clientName === 'idle') {
   run = {
     prompt: () =>
       new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [agent, '--standalone', `small:${UI.chunks}`], { stdio: 'ignore' });
+        const child = spawn(process.execPath, [...agentArgs, '--standalone', realistic ? 'real:0' : `small:${UI.chunks}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+        let report = '';
+        child.stderr.on('data', (d) => (report += d));
         child.on('error', reject);
-        child.on('exit', resolve);
+        child.on('exit', () => {
+          updates = JSON.parse(report).count;
+          resolve();
+        });
       }),
     final: () => null,
     extra: () => ({}),
     close: () => {},
   };
 } else if (clientName === 'view') {
-  const client = new AcpClient({ command: process.execPath, args: [agent] });
+  const client = new AcpClient({ command: process.execPath, args: agentArgs });
   await client.initialize();
   const { sessionId } = await client.newSession({ cwd: process.cwd() });
   const view = client.session(sessionId);
-  const state = view.snapshot();
   let changes = 0;
-  view.on('change', (c) => {
+  const { state } = view.subscribe((c) => {
     changes++;
     applyChanges(state, c);
   });
   run = {
-    prompt: () => client.prompt({ sessionId, prompt: script }),
-    final: () => {
-      view.flush();
+    prompt: async () => {
+      for (const script of scripts) counted(await client.prompt({ sessionId, prompt: script }));
+    },
+    final: async () => {
+      // Everything the agent sent, delivered to the UI's copy.
+      await view.settled();
       return state;
     },
     extra: () => ({ changeEvents: changes }),
@@ -69,15 +92,15 @@ if (clientName === 'idle') {
   const onUpdate = (params) => fold.applyUpdate(params.update);
   const onPermission = () => ({ outcome: { outcome: 'cancelled' } });
   const { open } = await import(`./clients/${clientName}.mjs`);
-  const conn = await open({ command: process.execPath, args: [agent], onUpdate, onPermission, variant: 'default' });
+  const conn = await open({ command: process.execPath, args: agentArgs, onUpdate, onPermission, variant: 'default' });
   const sessionId = await conn.newSession();
   fold = new SessionFold(sessionId);
   run = {
     prompt: async () => {
-      fold.promptStarted();
-      const result = await conn.prompt(sessionId, script);
-      fold.promptEnded(result);
-      return result;
+      for (const script of scripts) {
+        fold.promptStarted();
+        fold.promptEnded(counted(await conn.prompt(sessionId, script)));
+      }
     },
     final: () => fold.toJSON(),
     extra: () => ({}),
@@ -104,7 +127,7 @@ const cpu0 = process.cpuUsage();
 const t0 = process.hrtime.bigint();
 if (mode === 'stall') delay.enable();
 await run.prompt();
-const state = run.final();
+const state = await run.final();
 const finalMs = Number(process.hrtime.bigint() - t0) / 1e6;
 const cpu = process.cpuUsage(cpu0);
 const js1 = jsThreadCpuUs();
@@ -115,8 +138,10 @@ process.stdout.write(
     client: clientName,
     mode,
     finalMs,
-    cpuUsPerChunk: (cpu.user + cpu.system) / UI.chunks,
-    jsThreadUsPerChunk: js0 === undefined ? undefined : (js1 - js0) / UI.chunks,
+    scenario,
+    updates,
+    cpuUsPerUpdate: (cpu.user + cpu.system) / updates,
+    jsThreadUsPerUpdate: js0 === undefined ? undefined : (js1 - js0) / updates,
     maxStallMs: mode === 'stall' ? delay.max / 1e6 : undefined,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
     entries: state?.entries.length,

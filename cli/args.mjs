@@ -37,7 +37,7 @@ Options:
   --load ID     (export) load session ID from the agent and export it
   LIMITS        (export) the session view's limits, raised for a long
                 session (what they refused is counted in the export):
-                --max-entries N (5000), --max-text-bytes N per message
+                --max-entries N (50000), --max-text-bytes N per message
                 (4 MiB), --max-total-bytes N (64 MiB); N up to 4294967295;
                 from a recording also --max-sessions N (100) and
                 --max-line-bytes N (128 MiB): longer lines, lines nested

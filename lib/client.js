@@ -88,7 +88,9 @@ class AcpClient extends ConnectionBase {
 
   /**
    * A live view of a session, folded in the core (see lib/session-view.js);
-   * the same view for the same session until it is closed.
+   * the same view for the same session until it is closed. Called again
+   * while it is open: the same view, unless an option given differs from
+   * the open view's (ERR_ACP_INVALID_ARGUMENT naming it: close it first).
    */
   session(sessionId, opts) {
     check.string('sessionId', sessionId);
@@ -105,6 +107,11 @@ class AcpClient extends ConnectionBase {
       };
       view = new SessionView(port, sessionId, opts);
       this.#views.set(sessionId, view);
+      return view;
+    }
+    const conflict = view.conflictingOption(opts);
+    if (conflict !== undefined) {
+      throw invalidArgument(`options.${conflict}`, `differs from the open view of ${sessionId}'s${typeof opts[conflict] === 'object' ? '' : ` (${opts[conflict]})`}: close() that view to open one with other options`);
     }
     return view;
   }

@@ -25,7 +25,7 @@
 
 const { escapeMarkdown } = require('./sanitize.js');
 
-const DEFAULT_LIMITS = Object.freeze({ maxEntries: 5000, maxTextBytes: 4 * 1024 * 1024, maxBlocks: 1024, maxKeys: 256, maxTotalBytes: 64 * 1024 * 1024 });
+const DEFAULT_LIMITS = Object.freeze({ maxEntries: 50_000, maxTextBytes: 4 * 1024 * 1024, maxBlocks: 1024, maxKeys: 256, maxTotalBytes: 64 * 1024 * 1024 });
 
 // The structural size of a JSON value (crates/acp-core/src/view/size.rs,
 // which must give the same numbers): strings and keys their UTF-8 bytes,

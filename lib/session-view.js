@@ -7,6 +7,7 @@
 const { emitIsolated } = require('./emit.js');
 const { EventEmitter } = require('node:events');
 const { toMarkdown, setKey, setSeq, LIMIT_NAMES } = require('./session-fold.js');
+const { invalidArgument } = require('./errors.js');
 
 const DEFAULT_INTERVAL_MS = 16;
 /**
@@ -89,6 +90,7 @@ class SessionView extends EventEmitter {
   #port; // { native(): the current native connection }
   #id;
   #options;
+  #given; // the options as opened (client.session() compares a second call's)
   #intervalMs;
   #timer = null;
   #queued = false;
@@ -111,7 +113,28 @@ class SessionView extends EventEmitter {
       limits: Object.fromEntries(LIMIT_NAMES.map((k) => [k, options[k]])),
       forward: options.forward === true,
     };
+    this.#given = options;
     this.#open(options.setup);
+  }
+
+  /**
+   * @internal The first option of `options` (given again to
+   * `client.session()`) that differs from what this view was opened with,
+   * or undefined. An option left out does not differ.
+   */
+  conflictingOption(options = {}) {
+    const was = this.#given;
+    const same = {
+      intervalMs: (v) => v === (was.intervalMs ?? DEFAULT_INTERVAL_MS),
+      forward: (v) => v === (was.forward ?? false),
+      setup: (v) => JSON.stringify(v) === JSON.stringify(was.setup),
+    };
+    for (const [key, value] of Object.entries(options)) {
+      if (value === undefined) continue;
+      const ok = same[key] ?? ((v) => v === was[key]);
+      if (!ok(value)) return key;
+    }
+    return undefined;
   }
 
   /** @internal The view's id in the core (a restart gives a new one). */
@@ -134,10 +157,11 @@ class SessionView extends EventEmitter {
   }
 
   /**
-   * The whole current state (a fresh copy each call). What changed since
-   * the last `change` event is emitted first (taken with the snapshot, in
-   * one hold of the core's state): the snapshot holds exactly the changes
-   * emitted, so a copy of it stays exact under the events that follow.
+   * The whole current state (a fresh copy each call), with its `seq`.
+   * Changes taken with it (in one hold of the core's state) are emitted
+   * after this returns, never during: a listener attached before or after
+   * gets them once its copy exists, and `applyChanges` skips them (their
+   * `seq` is at most the snapshot's).
    */
   snapshot() {
     const all = this.#port.native().viewSnapshot(this.#id, CHANGE_TEXT_BYTES);
@@ -150,10 +174,61 @@ class SessionView extends EventEmitter {
       for (const drained of all) {
         const changes = changesOf(drained);
         delete changes.$more;
-        this.#emit(changes);
+        this.#outbox.push(changes);
       }
+      queueMicrotask(() => this.#pump());
     }
     return joinSnapshot(parts, texts);
+  }
+
+  /**
+   * The current state and a listener of what follows, attached at once:
+   * `listener` gets exactly the changes the returned state does not hold
+   * (none of those taken with it), so `applyChanges(state, changes)` in it
+   * keeps the copy exact. `unsubscribe()` detaches it.
+   */
+  subscribe(listener) {
+    if (typeof listener !== 'function') throw invalidArgument('listener', 'must be a function');
+    const state = this.snapshot();
+    const from = state.seq;
+    // A restart numbers events from 1 again (after a `reset`): from then on
+    // every event is new to the copy the host starts over.
+    let seqOf = from;
+    const own = (changes) => {
+      if (typeof changes.seq === 'number' && changes.seq <= seqOf) return;
+      listener(changes);
+    };
+    const onReset = () => {
+      seqOf = 0;
+    };
+    this.on('change', own);
+    this.on('reset', onReset);
+    return {
+      state,
+      unsubscribe: () => {
+        this.off('change', own);
+        this.off('reset', onReset);
+      },
+    };
+  }
+
+  /**
+   * Resolves once every change the view holds has been emitted (several
+   * events for a big backlog, one per turn of the event loop, so other
+   * work runs between). Changes the agent sends meanwhile are included:
+   * call it once the output you wait for has arrived (e.g. after
+   * `prompt()` resolves: the view already holds every update sent before
+   * the response). Resolves at once on a closed view.
+   */
+  settled() {
+    return new Promise((resolve) => {
+      const step = () => {
+        if (this.#closed) return resolve();
+        if (this.#emitOne(true) === null && this.#next >= this.#outbox.length) return resolve();
+        setImmediate(step);
+      };
+      step();
+    });
   }
 
   toJSON() {
@@ -195,6 +270,8 @@ class SessionView extends EventEmitter {
    * next turns. Returns the last change description emitted, or null.
    */
   flush() {
+    // Changes a snapshot() took wait for their microtask: out first.
+    this.#pump();
     let last = null;
     for (let n = 0; n < FLUSH_MAX_EVENTS; n++) {
       const changes = this.#emitOne(true);
@@ -240,6 +317,11 @@ class SessionView extends EventEmitter {
    */
   #emit(changes) {
     this.#outbox.push(changes);
+    this.#pump();
+  }
+
+  /** Emit what waits in the outbox, in order (unless already emitting). */
+  #pump() {
     if (this.#emitting) return;
     this.#emitting = true;
     try {

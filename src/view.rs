@@ -14,7 +14,7 @@ use crate::sink::JsText;
 #[napi(object)]
 #[derive(Default)]
 pub struct ViewLimits {
-    /// Entries kept (default 5000); the oldest go first.
+    /// Entries kept (default 50,000); the oldest go first.
     pub max_entries: Option<u32>,
     /// Text bytes per entry (default 4 MiB); a chunk that does not fit is dropped and counted.
     pub max_text_bytes: Option<u32>,

@@ -156,7 +156,7 @@ export interface SessionViewChanges {
 
 /** Bounds on a view's memory (defaults in brackets). */
 export interface SessionViewLimits {
-  /** Entries kept; the oldest go first, with the tool call or compaction they introduced [5000]. Also bounds `pending`. */
+  /** Entries kept; the oldest go first, with the tool call or compaction they introduced [50,000]; `maxTotalBytes` is meant to bind first. Also bounds `pending`. */
   maxEntries?: number;
   /** UTF-8 text bytes per entry; a chunk that does not fit is dropped whole and counted [4 MiB]. */
   maxTextBytes?: number;
@@ -212,15 +212,28 @@ export declare class SessionView extends EventEmitter<SessionViewEvents> {
   readonly sessionId: string;
   readonly closed: boolean;
   /**
-   * The whole current state (a fresh copy). What changed since the last
-   * `change` event is emitted first, taken with the snapshot in one hold
-   * of the core's state: the snapshot holds exactly the events emitted
-   * (its `seq`), so a copy of it stays exact under `applyChanges` with the
-   * events that follow. Called from a `change` listener, the events it
-   * takes follow once every listener has had the current one (and a copy
-   * made there skips them by `seq`).
+   * The whole current state (a fresh copy), with its `seq`. Changes taken
+   * with it (in one hold of the core's state) are emitted after it
+   * returns, never during: whether a listener was attached before or
+   * after, its copy exists first, and `applyChanges` skips them (their
+   * `seq` is at most the snapshot's). `subscribe()` does both at once.
    */
   snapshot(): SessionViewState;
+  /**
+   * The current state and a `change` listener attached at once: the
+   * listener gets exactly the changes the returned state does not hold,
+   * so `applyChanges(state, changes)` in it keeps the copy exact. After a
+   * `reset` it gets every event (start the copy over from `snapshot()`).
+   */
+  subscribe(listener: (changes: SessionViewChanges) => void): { state: SessionViewState; unsubscribe(): void };
+  /**
+   * Resolves once every change the view holds has been emitted (a big
+   * backlog as several events, one per turn of the event loop). Changes
+   * the agent sends meanwhile are included: await it once the output you
+   * wait for has arrived, e.g. after `prompt()` resolves. Resolves at once
+   * on a closed view.
+   */
+  settled(): Promise<void>;
   toJSON(): SessionViewState;
   /** The transcript as Markdown. */
   toMarkdown(): string;

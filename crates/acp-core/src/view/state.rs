@@ -64,7 +64,7 @@ pub struct ViewOptions {
 impl Default for ViewOptions {
     fn default() -> Self {
         Self {
-            max_entries: 5000,
+            max_entries: 50_000,
             max_text_bytes: 4 * 1024 * 1024,
             max_blocks: 1024,
             max_keys: 256,
