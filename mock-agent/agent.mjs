@@ -7,7 +7,9 @@
 //
 // Flags: --string-ids (agent→client ids like agentao's "srv_<hex>"),
 // --protocol-version N, --banner (noise on stdout at start),
-// --stderr-before-init BYTES, --stderr-line TEXT, --ignore-eof, --ignore-sigterm, --wire-log FILE.
+// --stderr-before-init BYTES, --stderr-line TEXT, --ignore-eof, --ignore-sigterm, --wire-log FILE,
+// --grandchild (starts a node that sleeps forever; its pid in initialize's _meta).
+import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { appendFileSync, readFileSync } from 'node:fs';
 
@@ -22,6 +24,10 @@ const stringIds = flag('--string-ids');
 const protocolVersion = JSON.parse(value('--protocol-version', '1'));
 const stderrBeforeInit = Number(value('--stderr-before-init', '0'));
 if (flag('--ignore-sigterm')) process.on('SIGTERM', () => {});
+// Never ends by itself, and ignores its stdin: only a kill of the tree stops it.
+const grandchild = flag('--grandchild')
+  ? spawn(process.execPath, ['-e', 'setInterval(() => {}, 1e9)'], { stdio: 'ignore' })
+  : null;
 // --wire-log FILE: every line read and written, as {dir: 'in'|'out', line}.
 const wireLog = value('--wire-log');
 const logWire = (dir, text) => {
@@ -355,7 +361,7 @@ function onRequest(msg) {
         agentCapabilities: { loadSession: true, promptCapabilities: { image: false, audio: false, embeddedContext: true } },
         agentInfo: { name: 'mock-agent', version: '1.0.0' },
         authMethods: [],
-        _meta: { pid: process.pid, receivedClientCapabilities: params.clientCapabilities, receivedClientInfo: params.clientInfo, receivedProtocolVersion: params.protocolVersion },
+        _meta: { pid: process.pid, argv, grandchild: grandchild?.pid, receivedClientCapabilities: params.clientCapabilities, receivedClientInfo: params.clientInfo, receivedProtocolVersion: params.protocolVersion },
       });
     case 'session/new': {
       const sessionId = `sess_${++sessionCounter}`;

@@ -21,6 +21,8 @@ mod roots;
 mod sessions;
 mod terminal;
 mod terminals;
+#[cfg(windows)]
+mod windows_names;
 
 use std::collections::HashSet;
 use std::future::Future;
