@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { builtinSession, enc, linksMissing, tempTree } from './builtin-helpers.mjs';
-import { mockClient } from './helpers.mjs';
+import { mockClient, TIME_SCALE } from './helpers.mjs';
 
 // Only against a hang: a broken teardown must fail the run, not stall it.
-const GUARD = { timeout: 60_000 };
+const GUARD = { timeout: 60_000 * TIME_SCALE };
 const OUTSIDE = -32602;
 const NOT_FOUND = -32002;
 

@@ -4,7 +4,7 @@ import { lstatSync, mkdtempSync, mkdirSync, readFileSync, realpathSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { mockClient, processes, reported } from './helpers.mjs';
+import { mockClient, processes, reported, TIME_SCALE } from './helpers.mjs';
 
 export const enc = encodeURIComponent;
 
@@ -55,7 +55,7 @@ export function pidsWithArg(marker) {
 }
 
 /** Poll until `check()` is true; a generous deadline guards against a hang only. */
-export async function eventually(check, what, ms = 15_000) {
+export async function eventually(check, what, ms = 15_000 * TIME_SCALE) {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (check()) return;

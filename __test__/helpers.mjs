@@ -3,6 +3,13 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { AcpClient } from '../index.mjs';
 
+/**
+ * How much slower than native this run is: set by scripts/platform-test.mjs
+ * under an emulator (qemu-user, Wine). Scales the guards against a hang
+ * only, never a timing assertion.
+ */
+export const TIME_SCALE = Number(process.env.ACP_TEST_TIME_SCALE) || 1;
+
 export const MOCK_AGENT = fileURLToPath(new URL('../mock-agent/agent.mjs', import.meta.url));
 export const HOSTILE_AGENT = fileURLToPath(new URL('./fixtures/hostile-agent.mjs', import.meta.url));
 

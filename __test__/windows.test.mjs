@@ -12,11 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { alive, MOCK_AGENT } from './helpers.mjs';
+import { alive, MOCK_AGENT, TIME_SCALE } from './helpers.mjs';
 import { builtinSession, enc, linksMissing, tempTree, termArg } from './builtin-helpers.mjs';
 import { AcpClient } from '../index.mjs';
 
-const WINDOWS = { skip: process.platform !== 'win32' && 'Windows only (here: npm run test:windows, under Wine)', timeout: 120_000 };
+const WINDOWS = { skip: process.platform !== 'win32' && 'Windows only (here: npm run test:windows, under Wine)', timeout: 120_000 * TIME_SCALE };
 const HOST = fileURLToPath(new URL('./fixtures/windows-host.mjs', import.meta.url));
 
 /** Under Wine (npm run test:windows) rather than on a Windows machine. */
@@ -142,7 +142,7 @@ test('an argument no quoting can carry through cmd.exe is refused: ERR_ACP_SPAWN
 });
 
 /** Polls until none of `pids` is alive; the survivors otherwise. */
-async function survivors(pids, ms = 15_000) {
+async function survivors(pids, ms = 15_000 * TIME_SCALE) {
   const end = Date.now() + ms;
   let left = pids;
   while (Date.now() < end) {

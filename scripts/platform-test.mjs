@@ -164,7 +164,7 @@ function jsSuite(platform, node, runEnv, prefix, files) {
   log(`running the JS suite with ${relative(ROOT, node)}${files.length ? ` (${files.join(' ')})` : ''}`);
   const started = Date.now();
   const r = spawnWithFile(
-    [...prefix, node, '--test', '--test-concurrency=2', '--test-timeout=300000', '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...(files.length ? files : ['__test__/'])],
+    [...prefix, node, '--test', '--test-concurrency=2', `--test-timeout=${300_000 * Number(runEnv.ACP_TEST_TIME_SCALE)}`, '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...(files.length ? files : ['__test__/'])],
     runEnv,
     logFile,
     SUITE_TIMEOUT_MS,
@@ -212,6 +212,8 @@ function windows({ core, files, coreFilter }) {
     NODE_SKIP_PLATFORM_CHECK: '1',
     // `node` on the Windows PATH, for the tests that spawn it by name.
     WINEPATH: winPath(nodeDir),
+    // Guards against a hang (never timing assertions) get this much longer.
+    ACP_TEST_TIME_SCALE: '3',
   };
   if (!existsSync(join(prefix, 'system.reg'))) {
     log('creating the Wine prefix');
@@ -290,6 +292,8 @@ function arm64({ core, files, coreFilter }) {
     QEMU_LD_PREFIX: '/usr/aarch64-linux-gnu',
     // `node` by name is the arm64 one too.
     PATH: `${join(node, '..')}:${process.env.PATH}`,
+    // Emulated arm64 runs several times slower: guards against a hang wait longer.
+    ACP_TEST_TIME_SCALE: '10',
   };
   const buildEnv = { ...process.env, CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER: 'aarch64-linux-gnu-gcc' };
   const results = [];
