@@ -109,7 +109,7 @@ function libtestCounts(text) {
 function tapCounts(text) {
   const count = (key) => +(new RegExp(`^# ${key} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
   const skips = [...text.matchAll(/^\s*ok \d+ - (.*?) # SKIP ?(.*)$/gm)].map((m) => ({ name: m[1], reason: m[2] || '(no reason given)' }));
-  // Leaves only: a file's or a suite's own "not ok" repeats its failing tests.
+  // Every `not ok`: a failing test, and the file or suite holding it.
   const failures = [...text.matchAll(/^(\s*)not ok \d+ - (.*)$/gm)].map((m) => m[2]);
   return { passed: count('pass'), failed: count('fail') + (count('cancelled') || 0), skipped: count('skipped'), failures, skips, tests: count('tests') };
 }
@@ -133,6 +133,8 @@ function coreSuite(platform, triple, buildEnv, runEnv, prefix, filter = []) {
     if (r.status !== 0 && counts.failed === 0) counts.failures.push(`exit ${r.status ?? r.signal}, see ${relative(ROOT, logFile)}`), (counts.failed = 1);
     const host = hostExes.find((h) => h.name === name);
     counts.notBuilt = [];
+    const ignored = [...text.matchAll(/^test (\S+) \.\.\. ignored(?:, (.*))?$/gm)];
+    for (const [, test, why] of ignored) counts.notBuilt.push({ name: test, reason: why || '#[ignore] (run with --ignored)' });
     if (only.length) {
       counts.notBuilt.push({ name: `everything but ${only.join(', ')}`, reason: 'left out of the --ci subset (the whole run: without --ci)' });
       counts.filtered = /(\d+) filtered out/.exec(text)?.[1];
