@@ -118,7 +118,7 @@ for (const bundler of ['esbuild', 'webpack']) {
   });
 }
 
-test('a VSIX for another target is refused, not shipped with this machine\'s binary', { skip: !TARGET && `no VS Code target for ${PLATFORM}` }, async (t) => {
+test('a VSIX for another target is refused, not shipped with this machine\'s binary', { skip: (!TARGET && `no VS Code target for ${PLATFORM}`) || esbuildMissing() }, async (t) => {
   const dir = tempDir(t);
   const other = Object.keys(TARGETS).find((target) => TARGETS[target] !== PLATFORM && !TARGETS[target].startsWith(PLATFORM.split('-')[0]));
   const out = join(dir, 'other.vsix');

@@ -145,21 +145,15 @@ mod tests {
         b.file("agent.bat");
         let env = path_env(&[&a.0, &b.0]);
         // PATHEXT's order: .BAT before .CMD by default.
-        assert_eq!(resolve("agent", &env, false), b.0.join("agent.bat"));
+        assert!(same(resolve("agent", &env, false), b.0.join("agent.bat")));
         let exe = a.file("agent.exe");
-        assert_eq!(
-            resolve("agent", &env, false),
-            exe,
-            "an earlier directory wins"
-        );
+        let found = resolve("agent", &env, false);
+        assert!(same(found, exe.clone()), "an earlier directory wins");
         let mut env = env;
         env.push(("PATHEXT".into(), ".CMD;.EXE".into()));
-        assert_eq!(resolve("agent", &env, false), exe);
-        assert_eq!(
-            resolve("agent.cmd", &env, false),
-            cmd,
-            "an explicit extension"
-        );
+        assert!(same(resolve("agent", &env, false), exe.clone()));
+        let explicit = resolve("agent.cmd", &env, false);
+        assert!(same(explicit, cmd.clone()), "an explicit extension");
         assert!(is_batch(&cmd) && is_batch(Path::new("X.BAT")) && !is_batch(&exe));
     }
 
