@@ -366,9 +366,12 @@ const CI = {
   // Windows branches (spawn errors, exits, confinement, loader, doctor).
   windows: { coreFilter: [], files: ['__test__/windows.test.mjs', '__test__/first-errors.test.mjs', '__test__/faults.test.mjs', '__test__/builtin-fs.test.mjs', '__test__/doctor.test.mjs', '__test__/loader.test.mjs'] },
   // The integration tests and the process tree (the reaper forks, and
-  // its syscalls are per-architecture); the JS process-tree, lifecycle
-  // and terminal suites on the release-toolchain binary.
-  arm64: { coreFilter: ['transport::'], files: ['__test__/process-tree.test.mjs', '__test__/lifecycle.test.mjs', '__test__/builtin-terminal.test.mjs', '__test__/doctor.test.mjs'] },
+  // its syscalls are per-architecture); the terminals (process groups,
+  // killed with the host) and doctor on the release-toolchain binary.
+  // Not lifecycle / process-tree: their agents must answer initialize
+  // within the library's 30 s, which emulated Node on a busy machine
+  // does not always do (the whole run has them).
+  arm64: { coreFilter: ['transport::'], files: ['__test__/builtin-terminal.test.mjs', '__test__/doctor.test.mjs'] },
 };
 
 const [platform, ...rest] = process.argv.slice(2);
