@@ -35,8 +35,8 @@ function processesWith(tag) {
         const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
         const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
         const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-        // Not argv[1]: under qemu-user the emulator's path comes first.
-        const at = argv.indexOf(MOCK_AGENT);
+        // `node MOCK_AGENT`; under qemu-user the emulator's path comes first.
+        const at = argv[1] === MOCK_AGENT ? 1 : /qemu/.test(argv[0]) && argv[2] === MOCK_AGENT ? 2 : -1;
         const isAgent = at > 0 && argv[at + 1] === '--tag' && argv[at + 2] === tag;
         if (isAgent && state !== 'Z') found.push(argv.join(' '));
       } catch {
