@@ -53,7 +53,7 @@ export interface AcpRpcError extends AcpErrorBase {
 /** The agent could not be started. */
 export interface AcpSpawnError extends AcpErrorBase {
   readonly code: 'ERR_ACP_SPAWN';
-  /** `ENOENT`, `EACCES`, … */
+  /** `ENOENT`, `EACCES`, `EINVAL` (an argument that cannot be passed, e.g. a line break to a Windows `.cmd`/`.bat`), … */
   readonly errno: string;
   readonly command: string;
 }

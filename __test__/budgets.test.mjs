@@ -13,7 +13,7 @@ import { HOSTILE_AGENT as HOSTILE } from './helpers.mjs';
 
 // The answers' `bytes` (from fixtures/hostile-agent.mjs) are UTF-8 bytes.
 
-const linux = existsSync('/proc/self/clear_refs');
+const linux = process.platform === 'linux' && existsSync('/proc/self/clear_refs');
 const unix = process.platform !== 'win32';
 
 function hostile(options = {}, args = []) {

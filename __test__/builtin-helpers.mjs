@@ -1,10 +1,10 @@
 // Helpers for the built-in fs/terminal tests: temporary trees, scripts for
 // the mock agent's fs/terminal commands, and /proc process-group scans.
-import { mkdtempSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { lstatSync, mkdtempSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { mockClient, processes, reported } from './helpers.mjs';
+import { mockClient, processes, reported, TIME_SCALE } from './helpers.mjs';
 
 export const enc = encodeURIComponent;
 
@@ -55,11 +55,31 @@ export function pidsWithArg(marker) {
 }
 
 /** Poll until `check()` is true; a generous deadline guards against a hang only. */
-export async function eventually(check, what, ms = 15_000) {
+export async function eventually(check, what, ms = 15_000 * TIME_SCALE) {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (check()) return;
     await sleep(25);
   }
   if (!check()) throw new Error(`never happened: ${what}`);
+}
+
+/**
+ * Why symlinks of `type` ('file', 'dir', 'junction') cannot be made and
+ * read back here, or false. Wine 8 makes file and directory links it then
+ * cannot open, and no junctions; Windows without the privilege makes none.
+ */
+export function linksMissing(type = 'file') {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-link-probe-'));
+  try {
+    const target = join(dir, 'target');
+    if (type === 'file') writeFileSync(target, 'x');
+    else mkdirSync(target);
+    symlinkSync(target, join(dir, 'link'), type);
+    return lstatSync(join(dir, 'link')).isSymbolicLink() ? false : `a ${type} link is made but is not a link when read back`;
+  } catch (err) {
+    return `cannot make a ${type} link here (${err.code})`;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

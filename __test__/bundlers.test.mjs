@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import * as esbuild from 'esbuild';
-import { MOCK_AGENT } from './helpers.mjs';
+import { MOCK_AGENT, esbuildMissing } from './helpers.mjs';
 import { ROOT } from './package-copy.mjs';
 
 const require = createRequire(import.meta.url);
@@ -28,7 +28,7 @@ await client.close();
 console.log(JSON.stringify({ stopReason, loaded: loadNativeBinding() }));
 `;
 
-test('esbuild ESM bundle with the createRequire banner and loadNativeBinding', async (t) => {
+test('esbuild ESM bundle with the createRequire banner and loadNativeBinding', { skip: esbuildMissing() }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'acp-native-bundle-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'main.mjs'), ESM_MAIN);
@@ -49,7 +49,7 @@ test('esbuild ESM bundle with the createRequire banner and loadNativeBinding', a
   assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1)), { stopReason: 'end_turn', loaded: join(dir, 'dist', BINARY) });
 });
 
-test('esbuild CommonJS bundle finds the binary copied next to it, no call needed', async (t) => {
+test('esbuild CommonJS bundle finds the binary copied next to it, no call needed', { skip: esbuildMissing() }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'acp-native-bundle-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   // CommonJS has no top-level await: the same script inside an async function.

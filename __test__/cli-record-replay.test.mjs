@@ -13,6 +13,8 @@ import { parseArgs, UsageError } from '../cli/args.mjs';
 import { Replayer } from '../cli/replay.mjs';
 
 const CLI = fileURLToPath(new URL('../cli/acp-native.mjs', import.meta.url));
+// Ctrl-C without a TTY is a SIGINT to the CLI; on Windows kill('SIGINT') terminates it instead.
+const NEEDS_SIGINT = { skip: process.platform === 'win32' && 'delivers Ctrl-C as SIGINT, which Windows cannot send to a process (kill() terminates it)' };
 
 function tempDir(t) {
   const dir = mkdtempSync(join(tmpdir(), 'acp-native-cli-'));
@@ -150,7 +152,7 @@ async function until(check, timeoutMs = 30_000) {
   }
 }
 
-test('replay waits for the live answer to a recorded agent request, and replays a recorded cancel', async (t) => {
+test('replay waits for the live answer to a recorded agent request, and replays a recorded cancel', NEEDS_SIGINT, async (t) => {
   // Turn 1 asks for permission; turn 2 is cancelled with SIGINT (Ctrl-C without a TTY).
   let interrupted = false;
   const file = await record(t, 'permission say:after\n1\nsay:waiting wait-cancel\n', [], {
@@ -207,7 +209,7 @@ test('Replayer plays nothing recorded after an agent request until the live clie
   assert.deepEqual(written.map((m) => m.method ?? `response ${m.id}`), ['session/request_permission', 'session/update', 'response 42']);
 });
 
-test('replay ends an open prompt as cancelled on a session/cancel the recording does not have', async (t) => {
+test('replay ends an open prompt as cancelled on a session/cancel the recording does not have', NEEDS_SIGINT, async (t) => {
   // A turn that never ended: the recording stops with the prompt unanswered and no cancel.
   let stopped = false;
   const file = await record(t, 'say:stuck hang\n', [], {
@@ -275,7 +277,7 @@ test('chat --fs lets the agent read files under the session cwd and nowhere else
   writeFileSync(join(dir, 'inside.txt'), 'inside text\n');
   const outsideDir = tempDir(t);
   writeFileSync(join(outsideDir, 'outside.txt'), 'secret\n');
-  const script = `read:${join(dir, 'inside.txt')} read:${join(outsideDir, 'outside.txt')}\n`;
+  const script = `read:${encodeURIComponent(join(dir, 'inside.txt'))} read:${encodeURIComponent(join(outsideDir, 'outside.txt'))}\n`;
 
   const on = await runCli(['chat', '--fs', '--cwd', dir, '--', process.execPath, MOCK_AGENT], script);
   assert.equal(on.code, 0, on.stderr);

@@ -35,7 +35,9 @@ function processesWith(tag) {
         const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
         const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
         const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-        const isAgent = argv[1] === MOCK_AGENT && argv[2] === '--tag' && argv[3] === tag;
+        // `node MOCK_AGENT`; under qemu-user the emulator's path comes first.
+        const at = argv[1] === MOCK_AGENT ? 1 : /qemu/.test(argv[0]) && argv[2] === MOCK_AGENT ? 2 : -1;
+        const isAgent = at > 0 && argv[at + 1] === '--tag' && argv[at + 2] === tag;
         if (isAgent && state !== 'Z') found.push(argv.join(' '));
       } catch {
         // exited while we looked

@@ -11,13 +11,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, UsageError } from '../cli/args.mjs';
 import { ElfError, SHT_GNU_VERNEED, highestGlibc, sectionHeaders, versionNeeds } from '../cli/elf.mjs';
+import { TIME_SCALE } from './helpers.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'cli', 'acp-native.mjs');
 const sha256 = (file) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
 function doctor(...args) {
-  const child = spawnSync(process.execPath, [CLI, 'doctor', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  const child = spawnSync(process.execPath, [CLI, 'doctor', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 * TIME_SCALE });
   assert.equal(child.error, undefined, `doctor ran: ${child.error}`);
   return { code: child.status, stdout: child.stdout, stderr: child.stderr };
 }

@@ -56,7 +56,8 @@ function session(app, binary = '') {
 
 function tempDir(t) {
   const dir = mkdtempSync(join(tmpdir(), 'acp-native-asar-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // Windows keeps a DLL's file busy a moment after the process that loaded it exited.
+  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10 }));
   return dir;
 }
 

@@ -1,6 +1,14 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { AcpClient } from '../index.mjs';
+
+/**
+ * How much slower than native this run is: set by scripts/platform-test.mjs
+ * under an emulator (qemu-user, Wine). Scales the guards against a hang
+ * only, never a timing assertion.
+ */
+export const TIME_SCALE = Number(process.env.ACP_TEST_TIME_SCALE) || 1;
 
 export const MOCK_AGENT = fileURLToPath(new URL('../mock-agent/agent.mjs', import.meta.url));
 export const HOSTILE_AGENT = fileURLToPath(new URL('./fixtures/hostile-agent.mjs', import.meta.url));
@@ -43,6 +51,8 @@ export function reported(updates, kind) {
  * state, 19 the start time), or null if there is no such process.
  */
 export function procStat(pid) {
+  // Under Wine `/proc` is the Linux host's, whose pids are not Windows pids.
+  if (process.platform === 'win32') return null;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -64,9 +74,9 @@ export function identify(pid) {
 /** Is this process (a pid, or an `identify()` result) still live, not a zombie? */
 export function alive(target) {
   const { pid, start = null } = typeof target === 'number' ? { pid: target } : target;
-  // Without /proc (macOS, Windows) fall back to signal 0, which cannot
-  // tell a zombie from a live process.
-  if (!existsSync('/proc/self/stat')) {
+  // Without /proc (macOS, Windows; under Wine it is the Linux host's) fall
+  // back to signal 0, which cannot tell a zombie from a live process.
+  if (process.platform === 'win32' || !existsSync('/proc/self/stat')) {
     try {
       process.kill(pid, 0);
       return true;
@@ -121,4 +131,19 @@ export async function collectWarnings(name, fn) {
     for (const print of printers) process.on('warning', print);
   }
   return seen;
+}
+
+/**
+ * Why esbuild cannot run here, or false: its binary is a per-platform npm
+ * package, absent when node_modules was installed on another platform (the
+ * Windows suite under Wine runs on Linux's node_modules).
+ */
+export function esbuildMissing() {
+  const pkg = `@esbuild/${process.platform}-${process.arch}`;
+  try {
+    createRequire(import.meta.url).resolve(`${pkg}/package.json`);
+    return false;
+  } catch {
+    return `esbuild's binary for this platform (${pkg}) is not installed: node_modules comes from npm ci on another platform`;
+  }
 }

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mockClient, mockSession } from './helpers.mjs';
+import { mockClient, mockSession, TIME_SCALE } from './helpers.mjs';
 
 const allow = (p) => ({ outcome: { outcome: 'selected', optionId: p.options[0].optionId } });
 const scratch = () => mkdtempSync(join(tmpdir(), 'acp-observe-'));
@@ -191,7 +191,7 @@ test('the logger gets the core\'s records for its own agent, filtered by level',
 
 test('the addon writes nothing to stdout or stderr, whatever it logs', () => {
   const host = fileURLToPath(new URL('./fixtures/quiet-host.mjs', import.meta.url));
-  const run = spawnSync(process.execPath, [host], { encoding: 'utf8', timeout: 60_000 });
+  const run = spawnSync(process.execPath, [host], { encoding: 'utf8', timeout: 60_000 * TIME_SCALE });
   assert.equal(run.status, 0, run.stderr);
   assert.equal(run.stdout, 'host says: done\n');
   assert.equal(run.stderr, '');

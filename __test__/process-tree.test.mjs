@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { alive, procStat, processes, reported, MOCK_AGENT } from './helpers.mjs';
+import { alive, procStat, processes, reported, MOCK_AGENT, TIME_SCALE } from './helpers.mjs';
 import { AcpClient } from '../index.mjs';
 import { builtinSession, eventually, tempTree, termArg } from './builtin-helpers.mjs';
 
@@ -215,7 +215,7 @@ const taken = (pid) => {
 
 test('a reused pid is never signalled: terminal release/kill, agent kill/close', {
   skip: (!LINUX && 'Linux only') || (!canSetLastPid() && 'needs root to write /proc/sys/kernel/ns_last_pid'),
-  timeout: 120_000,
+  timeout: 120_000 * TIME_SCALE,
 }, async (ctx) => {
   const mark = randomUUID();
   const t = tempTree('reuse');
@@ -272,7 +272,7 @@ test('a reused pid is never signalled: terminal release/kill, agent kill/close',
   }
 });
 
-test('a terminal starts in the directory that was checked: 200 runs against a symlink swap', { ...linuxOnly, timeout: 300_000 }, async () => {
+test('a terminal starts in the directory that was checked: 200 runs against a symlink swap', { ...linuxOnly, timeout: 300_000 * TIME_SCALE }, async () => {
   const t = tempTree('cwd-race');
   const d = join(t.root, 'd');
   const real = join(t.root, 'real');

@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rng, genUpdate, canonical, entryBytes, nested } from './fold-gen.mjs';
-import { HOSTILE_AGENT, MOCK_AGENT } from './helpers.mjs';
+import { HOSTILE_AGENT, MOCK_AGENT, TIME_SCALE } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { AcpClient } = require('../index.js');
@@ -140,7 +140,7 @@ test('loadSession replays into the view opened before it', async (t) => {
   );
 });
 
-test('a permission request waits in the view until the host answers it', { timeout: 60_000 }, async (t) => {
+test('a permission request waits in the view until the host answers it', { timeout: 60_000 * TIME_SCALE }, async (t) => {
   let release;
   const answered = new Promise((r) => (release = r));
   let view;
@@ -725,7 +725,7 @@ test('bad view and updates() options are refused with ERR_ACP_INVALID_ARGUMENT, 
   assert.throws(() => client.updates(sessionId, { highWaterMark: '8' }), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'options.highWaterMark' });
 });
 
-test('view.pending: true while a change is due, and after a flush() that stopped at its cap, until the rest is out by itself', { timeout: 60_000 }, async (t) => {
+test('view.pending: true while a change is due, and after a flush() that stopped at its cap, until the rest is out by itself', { timeout: 60_000 * TIME_SCALE }, async (t) => {
   const { CHANGE_TEXT_BYTES } = require('../lib/session-view.js');
   const { client, sessionId, view } = await heldView(t, { maxTextBytes: 32 << 20 });
   let text = '';
@@ -768,7 +768,7 @@ test('view.pending: true while a change is due, and after a flush() that stopped
   assert.equal(view.pending, false);
 });
 
-test('flush() returns while an agent floods faster than the host drains (64 events at most)', { timeout: 60_000 }, async (t) => {
+test('flush() returns while an agent floods faster than the host drains (64 events at most)', { timeout: 60_000 * TIME_SCALE }, async (t) => {
   const client = await AcpClient.connect({ command: process.execPath, args: [HOSTILE_AGENT] });
   t.after(() => client.kill());
   const { sessionId } = await client.newSession({ cwd: tmpdir() });

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import { AcpClient } from '../index.mjs';
-import { mockClient, HOSTILE_AGENT } from './helpers.mjs';
+import { mockClient, HOSTILE_AGENT, TIME_SCALE } from './helpers.mjs';
 
 test('updates() yields every update of the turn in order, at the consumer pace, and ends with the turn', async () => {
   const client = mockClient({ batchMaxMessages: 16 });
@@ -31,7 +31,7 @@ test('updates() yields every update of the turn in order, at the consumer pace, 
   await client.close();
 });
 
-test('an updates() iterator nobody reads, or a handler that never settles, does not keep close() waiting', { timeout: 60_000 }, async () => {
+test('an updates() iterator nobody reads, or a handler that never settles, does not keep close() waiting', { timeout: 60_000 * TIME_SCALE }, async () => {
   for (const hold of ['iterator', 'handler']) {
     const client = mockClient({ batchMaxMessages: 16 });
     await client.initialize();
@@ -60,7 +60,7 @@ test('an updates() iterator nobody reads, or a handler that never settles, does 
   }
 });
 
-test('updates() ends when its session is closed', { timeout: 60_000 }, async () => {
+test('updates() ends when its session is closed', { timeout: 60_000 * TIME_SCALE }, async () => {
   const client = mockClient();
   await client.initialize();
   const { sessionId } = await client.newSession();
@@ -78,7 +78,7 @@ test('updates() ends when its session is closed', { timeout: 60_000 }, async () 
   await client.close();
 });
 
-test('after close() an updates() iterator takes nothing new while the agent still floods', { timeout: 60_000 }, async () => {
+test('after close() an updates() iterator takes nothing new while the agent still floods', { timeout: 60_000 * TIME_SCALE }, async () => {
   // The core reads the agent for up to closeGraceMs after close(); an
   // iterator nobody reads used to buffer all of it (80k updates, +336 MB).
   const client = new AcpClient({ command: process.execPath, args: [HOSTILE_AGENT], batchMaxMessages: 16, inFlightBatches: 2 });
@@ -98,7 +98,7 @@ test('after close() an updates() iterator takes nothing new while the agent stil
   assert.ok(delivered > buffered, 'the flood went on after close()');
 });
 
-test('an updates() iterator made while the client closes, or after, ends at once with nothing', { timeout: 60_000 }, async () => {
+test('an updates() iterator made while the client closes, or after, ends at once with nothing', { timeout: 60_000 * TIME_SCALE }, async () => {
   const client = new AcpClient({ command: process.execPath, args: [HOSTILE_AGENT] });
   await client.initialize();
   const { sessionId } = await client.newSession({ cwd: tmpdir() });

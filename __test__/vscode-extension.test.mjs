@@ -10,15 +10,17 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { ROOT } from './package-copy.mjs';
+import { esbuildMissing } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { currentPlatform } = require('../lib/loader.js');
 const EXAMPLE = join(ROOT, 'examples', 'vscode-extension');
-const { packageVsix } = await import(join(EXAMPLE, 'package-vsix.mjs'));
-const { BuildError } = await import(join(EXAMPLE, 'build.mjs'));
-const { hostTarget, TARGETS } = await import(join(EXAMPLE, 'targets.mjs'));
-const { readZip } = await import(join(EXAMPLE, 'zip.mjs'));
+const { packageVsix } = await import(pathToFileURL(join(EXAMPLE, 'package-vsix.mjs')).href);
+const { BuildError } = await import(pathToFileURL(join(EXAMPLE, 'build.mjs')).href);
+const { hostTarget, TARGETS } = await import(pathToFileURL(join(EXAMPLE, 'targets.mjs')).href);
+const { readZip } = await import(pathToFileURL(join(EXAMPLE, 'zip.mjs')).href);
 
 const PLATFORM = currentPlatform();
 const TARGET = hostTarget(PLATFORM);
@@ -80,7 +82,7 @@ function unpack(vsix, dir) {
 }
 
 for (const bundler of ['esbuild', 'webpack']) {
-  test(`${bundler}: the VSIX for ${TARGET} runs a turn in a stub extension host and stops its agent`, { skip: !TARGET && `no VS Code target for ${PLATFORM}` }, async (t) => {
+  test(`${bundler}: the VSIX for ${TARGET} runs a turn in a stub extension host and stops its agent`, { skip: (!TARGET && `no VS Code target for ${PLATFORM}`) || (bundler === 'esbuild' && esbuildMissing()) }, async (t) => {
     const dir = tempDir(t);
     const { vsix, files, warnings } = await packageVsix({ target: TARGET, bundler, out: join(dir, 'x.vsix') });
     assert.deepEqual(warnings, [], `${bundler} builds without warnings`);
@@ -116,7 +118,7 @@ for (const bundler of ['esbuild', 'webpack']) {
   });
 }
 
-test('a VSIX for another target is refused, not shipped with this machine\'s binary', { skip: !TARGET && `no VS Code target for ${PLATFORM}` }, async (t) => {
+test('a VSIX for another target is refused, not shipped with this machine\'s binary', { skip: (!TARGET && `no VS Code target for ${PLATFORM}`) || esbuildMissing() }, async (t) => {
   const dir = tempDir(t);
   const other = Object.keys(TARGETS).find((target) => TARGETS[target] !== PLATFORM && !TARGETS[target].startsWith(PLATFORM.split('-')[0]));
   const out = join(dir, 'other.vsix');
@@ -133,7 +135,7 @@ test('a VSIX for another target is refused, not shipped with this machine\'s bin
 });
 
 test('binary headers name their platform: ELF machine and libc, Mach-O CPU, PE machine', async () => {
-  const { binaryPlatform } = await import(join(EXAMPLE, 'targets.mjs'));
+  const { binaryPlatform } = await import(pathToFileURL(join(EXAMPLE, 'targets.mjs')).href);
   const elf = (machine, extra) => {
     const b = Buffer.alloc(64);
     b.writeUInt32BE(0x7f454c46, 0);

@@ -9,6 +9,8 @@
 // --protocol-version N, --banner (noise on stdout at start),
 // --stderr-before-init BYTES, --stderr-line TEXT, --ignore-eof, --ignore-sigterm, --wire-log FILE,
 // --require-auth (an auth method; session/new answers -32000 until authenticate).
+// --grandchild (starts a node that sleeps forever; its pid in initialize's _meta).
+import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { appendFileSync, readFileSync } from 'node:fs';
 
@@ -26,6 +28,10 @@ const reports = !flag('--no-reports');
 const protocolVersion = JSON.parse(value('--protocol-version', '1'));
 const stderrBeforeInit = Number(value('--stderr-before-init', '0'));
 if (flag('--ignore-sigterm')) process.on('SIGTERM', () => {});
+// Never ends by itself, and ignores its stdin: only a kill of the tree stops it.
+const grandchild = flag('--grandchild')
+  ? spawn(process.execPath, ['-e', 'setInterval(() => {}, 1e9)'], { stdio: 'ignore' })
+  : null;
 // --wire-log FILE: every line read and written, as {dir: 'in'|'out', line}.
 const wireLog = value('--wire-log');
 const logWire = (dir, text) => {
@@ -359,7 +365,7 @@ function onRequest(msg) {
         agentCapabilities: { loadSession: true, promptCapabilities: { image: false, audio: false, embeddedContext: true } },
         agentInfo: { name: 'mock-agent', version: '1.0.0' },
         authMethods: flag('--require-auth') ? [{ id: 'mock-login', name: 'Mock login', description: 'authenticate, then open sessions' }] : [],
-        _meta: { pid: process.pid, receivedClientCapabilities: params.clientCapabilities, receivedClientInfo: params.clientInfo, receivedProtocolVersion: params.protocolVersion },
+        _meta: { pid: process.pid, argv, grandchild: grandchild?.pid, receivedClientCapabilities: params.clientCapabilities, receivedClientInfo: params.clientInfo, receivedProtocolVersion: params.protocolVersion },
       });
     case 'session/new': {
       if (flag('--require-auth') && !authenticated) return fail(id, -32000, 'Authentication required');

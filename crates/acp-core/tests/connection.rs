@@ -9,6 +9,17 @@ use acp_core::connection::Batch;
 use acp_core::{AgentCommand, Connection, ConnectionConfig, DeliverySink};
 use serde_json::{json, Value};
 
+/// How long to wait for a delivery before calling it a hang: 10 s, times
+/// `ACP_TEST_TIME_SCALE` under an emulator (scripts/platform-test.mjs).
+fn guard() -> Duration {
+    let scale = std::env::var("ACP_TEST_TIME_SCALE")
+        .ok()
+        .and_then(|s| s.parse::<u32>().ok())
+        .unwrap_or(1)
+        .max(1);
+    Duration::from_secs(10) * scale
+}
+
 /// An agent that stays up and never reads its stdin.
 const NEVER_READS: &str = "setTimeout(() => {}, 30000)";
 
@@ -89,8 +100,8 @@ impl Harness {
             }
             let batch = self
                 .rx
-                .recv_timeout(Duration::from_secs(10))
-                .expect("no delivery within 10 s");
+                .recv_timeout(guard())
+                .expect("no delivery within the guard");
             self.conn.ack();
             let flat: Vec<Value> = serde_json::from_str(&batch).expect("a batch is a JSON array");
             assert_eq!(flat.len() % 3, 0, "items are triples");

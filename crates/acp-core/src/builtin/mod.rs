@@ -23,6 +23,8 @@ mod sessions;
 mod shell;
 mod terminal;
 mod terminals;
+#[cfg(windows)]
+mod windows_names;
 
 use std::collections::HashSet;
 use std::future::Future;

@@ -64,6 +64,10 @@ pub fn resolve(roots: &[PathBuf], base: &Path, requested: &str) -> Result<Target
         return Err(BuiltinError::invalid("path contains a NUL byte"));
     }
     let asked = Path::new(requested);
+    #[cfg(windows)]
+    if let Some(why) = super::windows_names::refusal(asked) {
+        return Err(BuiltinError::invalid(format!("{requested} {why}")));
+    }
     let full = if asked.is_absolute() {
         asked.to_path_buf()
     } else {

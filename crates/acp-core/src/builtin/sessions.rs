@@ -142,6 +142,24 @@ impl Sessions {
 mod tests {
     use super::*;
 
+    /// The tests write Unix absolute paths; Windows needs a drive for a
+    /// path to be absolute.
+    fn abs(json: &str) -> String {
+        if cfg!(windows) {
+            json.replace("\"/", "\"C:/")
+        } else {
+            json.to_string()
+        }
+    }
+
+    fn path(unix: &str) -> PathBuf {
+        PathBuf::from(if cfg!(windows) {
+            format!("C:{unix}")
+        } else {
+            unix.to_string()
+        })
+    }
+
     fn cwd(s: &Sessions, id: &str) -> Option<PathBuf> {
         s.workspace(id).map(|w| w.cwd)
     }
@@ -149,39 +167,59 @@ mod tests {
     #[test]
     fn new_is_known_once_answered_load_at_once() {
         let s = Sessions::default();
-        s.on_request(1, "session/new", Some(r#"{"cwd":"/p","mcpServers":[]}"#));
+        s.on_request(
+            1,
+            "session/new",
+            Some(&abs(r#"{"cwd":"/p","mcpServers":[]}"#)),
+        );
         assert_eq!(cwd(&s, "sess_1"), None);
-        s.on_response(1, Some(r#"{"sessionId":"sess_1"}"#));
-        assert_eq!(cwd(&s, "sess_1"), Some(PathBuf::from("/p")));
+        s.on_response(1, Some(&abs(r#"{"sessionId":"sess_1"}"#)));
+        assert_eq!(cwd(&s, "sess_1"), Some(path("/p")));
 
-        s.on_request(2, "session/load", Some(r#"{"cwd":"/q","sessionId":"old"}"#));
-        assert_eq!(cwd(&s, "old"), Some(PathBuf::from("/q")));
+        s.on_request(
+            2,
+            "session/load",
+            Some(&abs(r#"{"cwd":"/q","sessionId":"old"}"#)),
+        );
+        assert_eq!(cwd(&s, "old"), Some(path("/q")));
 
         // A failed session/new teaches nothing; other methods are ignored.
-        s.on_request(3, "session/new", Some(r#"{"cwd":"/r"}"#));
+        s.on_request(3, "session/new", Some(&abs(r#"{"cwd":"/r"}"#)));
         s.on_response(3, None);
         s.on_request(
             4,
             "session/prompt",
-            Some(r#"{"cwd":"/x","sessionId":"sess_1"}"#),
+            Some(&abs(r#"{"cwd":"/x","sessionId":"sess_1"}"#)),
         );
-        assert_eq!(cwd(&s, "sess_1"), Some(PathBuf::from("/p")));
+        assert_eq!(cwd(&s, "sess_1"), Some(path("/p")));
     }
 
     #[test]
     fn relative_cwd_is_not_learnt_and_closed_sessions_are_forgotten() {
         let s = Sessions::default();
-        s.on_request(1, "session/load", Some(r#"{"cwd":"rel","sessionId":"r"}"#));
+        s.on_request(
+            1,
+            "session/load",
+            Some(&abs(r#"{"cwd":"rel","sessionId":"r"}"#)),
+        );
         assert_eq!(cwd(&s, "r"), None);
-        s.on_request(2, "session/load", Some(r#"{"cwd":"/a","sessionId":"a"}"#));
-        s.on_request(3, "session/close", Some(r#"{"sessionId":"a"}"#));
+        s.on_request(
+            2,
+            "session/load",
+            Some(&abs(r#"{"cwd":"/a","sessionId":"a"}"#)),
+        );
+        s.on_request(3, "session/close", Some(&abs(r#"{"sessionId":"a"}"#)));
         assert_eq!(cwd(&s, "a"), None);
-        s.on_request(4, "session/load", Some(r#"{"cwd":"/b","sessionId":"b"}"#));
-        s.on_request(5, "session/delete", Some(r#"{"sessionId":"b"}"#));
+        s.on_request(
+            4,
+            "session/load",
+            Some(&abs(r#"{"cwd":"/b","sessionId":"b"}"#)),
+        );
+        s.on_request(5, "session/delete", Some(&abs(r#"{"sessionId":"b"}"#)));
         assert_eq!(cwd(&s, "b"), None);
         for i in 0..=MAX_SESSIONS {
             let params = format!(r#"{{"cwd":"/p","sessionId":"s{i}"}}"#);
-            s.on_request(10, "session/resume", Some(&params));
+            s.on_request(10, "session/resume", Some(&abs(&params)));
         }
         assert_eq!(lock(&s.known).map.len(), MAX_SESSIONS);
         assert_eq!(cwd(&s, "s0"), None, "the oldest is forgotten");
@@ -195,24 +233,25 @@ mod tests {
         s.on_request(
             1,
             "session/resume",
-            Some(r#"{"cwd":"/p","sessionId":"s","additionalDirectories":["/lib",7]}"#),
+            Some(&abs(
+                r#"{"cwd":"/p","sessionId":"s","additionalDirectories":["/lib",7]}"#,
+            )),
         );
         assert_eq!(s.workspace("s"), None);
         s.on_request(
             2,
             "session/resume",
-            Some(r#"{"cwd":"/p","sessionId":"s","additionalDirectories":["/lib","rel"]}"#),
+            Some(&abs(
+                r#"{"cwd":"/p","sessionId":"s","additionalDirectories":["/lib","rel"]}"#,
+            )),
         );
-        assert_eq!(
-            s.workspace("s").unwrap().additional,
-            [PathBuf::from("/lib")]
-        );
+        assert_eq!(s.workspace("s").unwrap().additional, [path("/lib")]);
         s.on_request(
             3,
             "session/new",
-            Some(r#"{"cwd":"/n","additionalDirectories":null}"#),
+            Some(&abs(r#"{"cwd":"/n","additionalDirectories":null}"#)),
         );
-        s.on_response(3, Some(r#"{"sessionId":"n"}"#));
+        s.on_response(3, Some(&abs(r#"{"sessionId":"n"}"#)));
         assert!(s.workspace("n").unwrap().additional.is_empty());
     }
 }

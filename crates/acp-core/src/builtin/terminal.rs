@@ -50,16 +50,10 @@ impl TerminalExit {
                 signal: None,
             };
         };
-        #[cfg(unix)]
-        let signal = {
-            use std::os::unix::process::ExitStatusExt;
-            status.signal().map(crate::transport::signal_name)
-        };
-        #[cfg(not(unix))]
-        let signal = None;
+        let (code, signal) = crate::transport::exit_parts(&status);
         Self {
             // Windows exit codes are unsigned (0xC0000005…): the cast keeps them.
-            exit_code: status.code().map(|c| c as u32),
+            exit_code: code.map(|c| c as u32),
             signal,
         }
     }

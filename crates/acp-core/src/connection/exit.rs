@@ -19,7 +19,7 @@ pub struct ExitInfo {
 impl ExitInfo {
     pub fn from_status(status: Option<ExitStatus>, reason: &'static str, tail: String) -> Self {
         let (exit_code, signal) = match status {
-            Some(s) => (s.code(), signal_of(&s)),
+            Some(s) => crate::transport::exit_parts(&s),
             None => (None, None),
         };
         Self {
@@ -93,15 +93,4 @@ fn reaper_json(trouble: &TreeTrouble) -> String {
             )
         }
     }
-}
-
-#[cfg(unix)]
-fn signal_of(status: &ExitStatus) -> Option<String> {
-    use std::os::unix::process::ExitStatusExt;
-    status.signal().map(crate::transport::signal_name)
-}
-
-#[cfg(not(unix))]
-fn signal_of(_status: &ExitStatus) -> Option<String> {
-    None
 }

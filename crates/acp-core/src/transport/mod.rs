@@ -6,13 +6,15 @@ mod process_group;
 mod spawn;
 mod stderr_ring;
 mod tree;
+#[cfg(windows)]
+mod windows_program;
 mod writer;
 
 pub use command::AgentCommand;
 pub use framing::{Frame, LineFramer};
 #[cfg(unix)]
 pub use process_group::signal_group;
-pub use process_group::{signal_name, GroupSignal};
+pub use process_group::{exit_parts, signal_name, GroupSignal};
 pub use spawn::{spawn_agent, SpawnError, SpawnedAgent};
 pub use stderr_ring::StderrRing;
 pub use tree::{

@@ -24,6 +24,29 @@ pub fn signal_group(pid: u32, signal: GroupSignal) -> bool {
     unsafe { libc::kill(-(pid as libc::pid_t), sig) == 0 }
 }
 
+/// How a process ended: its exit code, or the signal that killed it.
+/// On Windows a tree stopped by [`TreeControl`](super::TreeControl) exits
+/// with [`windows_job::KILLED`], reported as `SIGKILL` (as Node does for a
+/// child it killed), so a killed agent is told from one that failed.
+pub fn exit_parts(status: &std::process::ExitStatus) -> (Option<i32>, Option<String>) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        (status.code(), status.signal().map(signal_name))
+    }
+    #[cfg(windows)]
+    {
+        match status.code() {
+            Some(windows_job::KILLED) => (None, Some("SIGKILL".to_string())),
+            code => (code, None),
+        }
+    }
+    #[cfg(not(any(unix, windows)))]
+    {
+        (status.code(), None)
+    }
+}
+
 /// `SIGTERM`-style name for a signal number.
 pub fn signal_name(sig: i32) -> String {
     #[cfg(unix)]
@@ -72,6 +95,10 @@ pub(crate) mod windows_job {
     };
     use windows_sys::Win32::System::Threading::{GetCurrentProcess, TerminateProcess};
 
+    /// The exit code of every process of a tree we stop ("ACPK"): told
+    /// apart from a process that exits 1 by itself.
+    pub const KILLED: i32 = 0x4143_504B;
+
     /// One agent's tree: its job (absent when Windows refused one, e.g. a
     /// host in a job that forbids nesting) and our own handle to its leader
     /// (tokio closes the child's handle once it has waited for it).
@@ -98,8 +125,8 @@ pub(crate) mod windows_job {
             // SAFETY: handles owned by self, open until Drop.
             unsafe {
                 match (self.job, self.leader) {
-                    (Some(job), _) => TerminateJobObject(job as HANDLE, 1) != 0,
-                    (None, Some(leader)) => TerminateProcess(leader as HANDLE, 1) != 0,
+                    (Some(job), _) => TerminateJobObject(job as HANDLE, KILLED as u32) != 0,
+                    (None, Some(leader)) => TerminateProcess(leader as HANDLE, KILLED as u32) != 0,
                     (None, None) => false,
                 }
             }

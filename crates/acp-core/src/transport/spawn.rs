@@ -75,6 +75,8 @@ fn errno_name(err: &io::Error) -> &'static str {
     match err.kind() {
         io::ErrorKind::NotFound => "ENOENT",
         io::ErrorKind::PermissionDenied => "EACCES",
+        // An argument std (or a batch file check) refuses to pass.
+        io::ErrorKind::InvalidInput => "EINVAL",
         _ => match err.raw_os_error() {
             #[cfg(unix)]
             Some(libc::ENOEXEC) => "ENOEXEC",

@@ -233,7 +233,19 @@ fn wait_unreaped(pid: u32) -> io::Result<ExitStatus> {
 }
 
 pub(super) fn launch(spec: &LaunchSpec<'_>) -> Result<Launched, SpawnError> {
-    let mut cmd = Command::new(spec.program);
+    #[cfg(windows)]
+    let program = {
+        use crate::transport::windows_program as wp;
+        let found = wp::resolve(spec.program, spec.env, spec.clear_env);
+        if wp::is_batch(&found) {
+            wp::check_batch_args(&found, spec.args)
+                .map_err(|e| SpawnError::new(spec.program, e, String::new()))?;
+        }
+        found
+    };
+    #[cfg(not(windows))]
+    let program = spec.program;
+    let mut cmd = Command::new(program);
     #[cfg(windows)]
     if spec.verbatim_args {
         for arg in spec.args {
