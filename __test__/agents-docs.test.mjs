@@ -14,7 +14,7 @@ const { currentTarget } = require('../lib/agents/schema.js');
 
 function snippets() {
   const doc = readFileSync(new URL('../docs/agents-manager.md', import.meta.url), 'utf8');
-  return [...doc.matchAll(/^```js\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
+  return [...doc.matchAll(/^```js(?: no-check)?\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
 }
 
 /** The part of the VS Code API the snippet uses; `pick` chooses like the user. */
