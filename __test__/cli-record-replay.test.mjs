@@ -272,6 +272,15 @@ test('parseArgs: the agent command starts after -- (or at the first positional) 
   assert.throws(() => parseArgs(['record', '--out']), UsageError);
 });
 
+test("parseArgs: '--help' after a command is help (the agent's own --help stays the agent's); chat --agent takes --offline like agents", () => {
+  assert.deepEqual(parseArgs(['agents', '--help']), { command: 'help' });
+  assert.deepEqual(parseArgs(['agents', 'list', '-h']), { command: 'help' });
+  assert.deepEqual(parseArgs(['export', '--help']), { command: 'help' });
+  assert.deepEqual(parseArgs(['chat', 'agentao', '--help']).agent, { command: 'agentao', args: ['--help'] });
+  assert.deepEqual(parseArgs(['chat', '--', 'agentao', '--help']).agent, { command: 'agentao', args: ['--help'] });
+  assert.deepEqual(parseArgs(['chat', '--agent', 'agentao', '--offline']), { command: 'chat', options: { agent: 'agentao', offline: true }, agentId: 'agentao' });
+});
+
 test('chat --fs lets the agent read files under the session cwd and nowhere else; without it, no fs at all', async (t) => {
   const dir = tempDir(t);
   writeFileSync(join(dir, 'inside.txt'), 'inside text\n');

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rng, genUpdate, canonical, entryBytes, nested } from './fold-gen.mjs';
@@ -348,7 +348,10 @@ test('a copy started from a snapshot taken mid-stream stays exact under the even
   await client.prompt({ sessionId, prompt: 'text:3' });
   view.flush();
   const now = view.snapshot();
-  assert.equal(now.entries[0].content[0].text, 'startchunk0 chunk1 chunk2 chunk3 chunk4 chunk0 chunk1 chunk2 ');
+  assert.deepEqual(
+    now.entries.map((e) => e.content[0].text),
+    ['start', 'chunk0 chunk1 chunk2 chunk3 chunk4 ', 'chunk0 chunk1 chunk2 '],
+  );
   assert.equal(canonical(midStream), canonical(now), 'no change applied twice');
   assert.equal(canonical(fromOpen), canonical(now));
 });
@@ -441,7 +444,10 @@ test("two sessions' chunks alternating line by line in one read: each view gets 
   await client.prompt({ sessionId: a, prompt: `interleave:300:${encodeURIComponent(b)}` });
   await client.prompt({ sessionId: a, prompt: `interleave:3:${encodeURIComponent(c)}` });
   const seq = (p, n) => Array.from({ length: n }, (_, i) => `${p}${i}`).join('');
-  assert.equal(va.snapshot().entries[0].content[0].text, seq('a', 300) + seq('a', 3));
+  assert.deepEqual(
+    va.snapshot().entries.map((e) => e.content[0].text),
+    [seq('a', 300), seq('a', 3)],
+  );
   assert.equal(vb.snapshot().entries[0].content[0].text, seq('b', 300));
   assert.deepEqual(delivered, [[c, 'b0'], [c, 'b1'], [c, 'b2']]);
 });
@@ -790,4 +796,32 @@ test('flush() returns while an agent floods faster than the host drains (64 even
   assert.notEqual(last, null, 'something was emitted');
   const emitted = events - before;
   assert.ok(emitted >= 1 && emitted <= 64, `${emitted} events from one flush()`);
+});
+
+test('each turn of an agent that sends no messageId starts a new message: live view, JS fold and core fold of its recording, and the export', async (t) => {
+  const { foldRecording, foldRecordingNative, toMarkdown } = require('../index.js');
+  const client = await connect(t);
+  const { sessionId } = await client.newSession();
+  const view = client.session(sessionId);
+  await client.prompt({ sessionId, prompt: 'say:first' });
+  await client.prompt({ sessionId, prompt: 'say:second' });
+  const messages = (state) => state.entries.map((e) => [e.kind, e.content.map((b) => b.text).join('')]);
+  const expected = [
+    ['agent', 'first'],
+    ['agent', 'second'],
+  ];
+  assert.deepEqual(messages(view.snapshot()), expected);
+
+  const dir = mkdtempSync(join(tmpdir(), 'acp-turns-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'history.ndjson');
+  await client.saveHistory(file);
+  const text = readFileSync(file, 'utf8');
+  assert.deepEqual(messages(foldRecording(text).sessions[sessionId]), expected);
+  assert.deepEqual(messages(foldRecordingNative(text).sessions[sessionId]), expected);
+  const { RecordingFold } = require('../lib/session-fold.js');
+  const fold = new RecordingFold();
+  for (const line of text.split('\n').filter(Boolean)) fold.push(JSON.parse(line));
+  const md = toMarkdown(fold.state(sessionId), { prompts: fold.prompts(sessionId) });
+  assert.match(md, /## User\n\nsay\\:first\n\n## Agent\n\nfirst\n\n## User\n\nsay\\:second\n\n## Agent\n\nsecond\n/);
 });

@@ -3,7 +3,7 @@
 
 export const USAGE = `Usage:
   acp-native chat [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
-  acp-native chat --agent ID [--store DIR] [--index URL|FILE] [--cwd DIR] [--stderr] [--fs] [--terminals]
+  acp-native chat --agent ID [--store DIR] [--index URL|FILE] [--offline] [--cwd DIR] [--stderr] [--fs] [--terminals]
   acp-native agents list|info ID|install ID|remove ID|probe ID [--store DIR] [--index URL|FILE] [--offline] [--json]
   acp-native record --out FILE [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
   acp-native replay [--realtime] FILE
@@ -47,7 +47,7 @@ Options:
                 per-user data directory)
   --index SRC   the agent index: an http(s) URL or a JSON file (default:
                 the public ACP registry, cached; offline: the cached copy)
-  --offline     (agents) do not fetch the index
+  --offline     (agents, chat --agent) do not fetch the index
   --version V   (agents install|remove) this version
   --refresh     (agents probe) probe again, not the cached result
   --json        (doctor, agents) print the report as JSON
@@ -58,7 +58,7 @@ Options:
 export class UsageError extends Error {}
 
 const SPECS = {
-  chat: { values: ['--cwd', '--agent', '--store', '--index'], flags: ['--stderr', '--fs', '--terminals'], agent: true },
+  chat: { values: ['--cwd', '--agent', '--store', '--index'], flags: ['--stderr', '--fs', '--terminals', '--offline'], agent: true },
   record: { values: ['--cwd', '--out'], flags: ['--stderr', '--fs', '--terminals'], agent: true, required: ['--out'] },
   replay: { values: [], flags: ['--realtime'], agent: false },
   // With --load, the positionals are the agent command; else one FILE.
@@ -94,6 +94,7 @@ export function parseArgs(argv) {
       i++;
       break;
     }
+    if (arg === '--help' || arg === '-h') return { command: 'help' }; // `acp-native agents --help`
     if (spec.values.includes(arg)) {
       if (i + 1 >= rest.length) throw new UsageError(`${arg} needs a value`);
       options[arg.slice(2)] = rest[++i];

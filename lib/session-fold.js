@@ -233,6 +233,7 @@ function jsonEqual(a, b) {
 class SessionFold {
   #limits;
   #next = 0;
+  #newTurn = false; // a prompt was sent since the last entry was pushed
   #entries = []; // kept entries, oldest first
   #totalBytes = 0; // their bytes (textBytes + otherBytes)
   #toolCalls = new Map(); // id → { index, fields }
@@ -296,6 +297,7 @@ class SessionFold {
   /** A new entry at the end; the caller #fit()s once the update is in it. */
   #push(kind, otherBytes = 0) {
     const entry = { index: this.#next++, kind, content: [], extra: {}, textBytes: 0, otherBytes: 0, droppedBytes: 0, droppedBlocks: 0 };
+    this.#newTurn = false;
     this.#entries.push(entry);
     this.#added(entry, otherBytes);
     return entry;
@@ -417,7 +419,7 @@ class SessionFold {
     const messageId = hasOwn(update, 'messageId') && update.messageId !== null ? update.messageId : undefined;
     const last = this.#entries[this.#entries.length - 1];
     let entry;
-    if (last !== undefined && last.kind === kind && jsonEqual(last.messageId, messageId)) entry = last;
+    if (last !== undefined && !this.#newTurn && last.kind === kind && jsonEqual(last.messageId, messageId)) entry = last;
     else {
       entry = this.#push(kind, messageId === undefined ? 0 : jsonSize(messageId));
       entry.messageId = messageId;
@@ -485,6 +487,7 @@ class SessionFold {
 
   promptStarted() {
     this.running = true;
+    this.#newTurn = true; // the reply starts a new entry even without a messageId
   }
 
   /** The answer to a `session/prompt`: its result, or undefined for an error. */

@@ -210,6 +210,10 @@ pub struct SessionState {
     pub(crate) field_bytes: FieldBytes,
     pub(crate) stop_reason: Value,
     pub(crate) running: bool,
+    /// A prompt was sent since the last entry was pushed: the next message
+    /// chunk starts a new entry even without a `messageId` (agents that
+    /// send none would otherwise run one turn's reply into the last).
+    pub(crate) new_turn: bool,
     pub(crate) pending: VecDeque<Pending>,
     /// The `seq`s of `pending` as the host last had them (drains send the
     /// difference, not the list: see `changes`), and the next `seq`.
@@ -395,6 +399,7 @@ impl SessionState {
             field_bytes: FieldBytes::default(),
             stop_reason: Value::Null,
             running: false,
+            new_turn: false,
             pending: VecDeque::new(),
             seen_pending: Vec::new(),
             next_pending: 0,
@@ -527,7 +532,7 @@ impl SessionState {
         continues: bool,
         message_id: impl FnOnce() -> Option<Value>,
     ) -> &mut Entry {
-        if continues {
+        if continues && !self.new_turn {
             let entry = self.entries.back_mut().expect("continues: an entry exists");
             self.changes.entries.insert(entry.index);
             entry
@@ -547,6 +552,7 @@ impl SessionState {
     pub(crate) fn push_entry(&mut self, kind: EntryKind) -> &mut Entry {
         let index = self.next_index;
         self.next_index += 1;
+        self.new_turn = false;
         self.changes.entries.insert(index);
         self.entries.push_back(Entry::new(index, kind));
         self.entries.back_mut().expect("just pushed")
@@ -755,6 +761,7 @@ impl SessionState {
     /// A `session/prompt` of this session was sent: a turn is running.
     pub fn prompt_started(&mut self) {
         self.running = true;
+        self.new_turn = true;
         self.changes.running = true;
         self.changes.dirty = true;
     }
