@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempTree } from './builtin-helpers.mjs';
 
@@ -52,6 +53,28 @@ test('with no thread to be had, a built-in read is answered with a typed error',
     assert.deepEqual(got.results, { 'error:-32603:noThread': 1 });
   } finally {
     tree.cleanup();
-    rmdirSync(cg.path);
+    await removeCgroup(cg.path);
   }
 });
+
+/**
+ * Remove the test's cgroup once it is empty: what the host started may
+ * still be exiting when it returns (rmdir says EBUSY meanwhile). Anything
+ * left in it is the test's own, so it is killed.
+ */
+async function removeCgroup(path) {
+  for (let i = 0; ; i++) {
+    try {
+      rmdirSync(path);
+      return;
+    } catch (err) {
+      if (err.code !== 'EBUSY' || i >= 200) throw err;
+    }
+    for (const pid of readFileSync(join(path, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {}
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

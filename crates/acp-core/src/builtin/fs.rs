@@ -114,9 +114,7 @@ pub fn write(
     let target = scope.resolve(&p.path)?;
     // The last check is right before the rename: a cancelled write leaves
     // the old file in place.
-    confined::write_atomically(&target, p.content.as_bytes(), &p.path, &|| {
-        cancel.requested()
-    })?;
+    confined::write_atomically(&target, p.content.as_bytes(), &p.path, &|| !cancel.commit())?;
     Ok("{}".into())
 }
 

@@ -29,6 +29,28 @@ use super::error::BuiltinError;
 pub struct Cancel {
     flag: Arc<AtomicBool>,
     turn: Arc<Mutex<Option<Turn>>>,
+    commit: Arc<Mutex<Commit>>,
+}
+
+/// The point of no return of a work (a write's rename): undecided, with
+/// what claims the request then (so a cancel arriving later no longer
+/// answers it), or decided.
+#[derive(Default)]
+enum Commit {
+    #[default]
+    Open,
+    Claim(Box<dyn FnOnce() -> bool + Send>),
+    Decided(bool),
+}
+
+impl std::fmt::Debug for Commit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Commit::Open => f.write_str("Open"),
+            Commit::Claim(_) => f.write_str("Claim"),
+            Commit::Decided(go) => write!(f, "Decided({go})"),
+        }
+    }
 }
 
 impl Cancel {
@@ -51,6 +73,27 @@ impl Cancel {
     pub fn checkpoint(&self) -> bool {
         Turn::share(&mut lock(&self.turn));
         self.requested()
+    }
+
+    /// What [`Cancel::commit`] runs to take the request for the work: true
+    /// if it was still unsettled (and now no cancel can answer it).
+    pub fn on_commit(&self, claim: impl FnOnce() -> bool + Send + 'static) {
+        *lock(&self.commit) = Commit::Claim(Box::new(claim));
+    }
+
+    /// The point of no return (a write's rename): true if the work goes
+    /// on. Decided once, atomically with respect to a cancel: a request
+    /// cancelled first stops the work; once committed, a cancel no longer
+    /// answers the request, so "cancelled" always means "not done".
+    pub fn commit(&self) -> bool {
+        let mut commit = lock(&self.commit);
+        let go = match std::mem::take(&mut *commit) {
+            Commit::Decided(go) => go,
+            Commit::Open => !self.requested(),
+            Commit::Claim(claim) => !self.requested() && claim(),
+        };
+        *commit = Commit::Decided(go);
+        go
     }
 
     /// A guard that raises the flag when dropped.

@@ -5,7 +5,7 @@
 //! `terminal/wait_for_exit` may rightly take long).
 
 use crate::rpc::IncomingRequest;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::value::RawValue;
 
@@ -49,6 +49,18 @@ pub(super) fn try_serve(
                 };
                 let job_shared = Arc::clone(&task_shared);
                 let job_cancel = cancel.clone();
+                // At the work's point of no return the request becomes the
+                // work's own: a `$/cancel_request` after it finds it
+                // answered, so -32800 always means the work was not done.
+                let claimed = Arc::new(Mutex::new(None));
+                let (claim_shared, claim_into) = (Arc::clone(&task_shared), Arc::clone(&claimed));
+                cancel.on_commit(move || match claim_shared.incoming.take(token) {
+                    Some(req) => {
+                        *claim_into.lock().unwrap_or_else(|e| e.into_inner()) = Some(req);
+                        true
+                    }
+                    None => false,
+                });
                 // The reply is built and written from the blocking thread
                 // too: tens of megabytes of JSON never touch the worker
                 // every connection shares.
@@ -67,7 +79,12 @@ pub(super) fn try_serve(
                     // its slot) for an agent slow to read its stdin, until
                     // the connection ends. Not until `job_cancel`: taking
                     // the entry aborts the waiting task, which raises it.
-                    if let Some(req) = take_answered(&job_shared, token, &reply) {
+                    let claimed = claimed.lock().unwrap_or_else(|e| e.into_inner()).take();
+                    let req = match claimed {
+                        Some(req) => Some(logged(&job_shared, req, &reply)),
+                        None => take_answered(&job_shared, token, &reply),
+                    };
+                    if let Some(req) = req {
                         job_shared.send_reply_waiting(&req, reply);
                     }
                 });
@@ -98,9 +115,13 @@ fn answer(shared: &Arc<Shared>, token: u64, reply: Reply) {
 /// The request `reply` answers, unless it was settled already.
 fn take_answered(shared: &Shared, token: u64, reply: &Reply) -> Option<IncomingRequest> {
     let req = shared.incoming.take(token)?;
+    Some(logged(shared, req, reply))
+}
+
+/// Refusals (an escape attempt among them) belong in the logs.
+fn logged(shared: &Shared, req: IncomingRequest, reply: &Reply) -> IncomingRequest {
     if let Reply::Error { code, message, .. } = reply {
-        // Refusals (an escape attempt among them) belong in the logs.
         tracing::warn!(pid = shared.pid, method = %req.method, code, "built-in refused: {message}");
     }
-    Some(req)
+    req
 }
