@@ -11,6 +11,7 @@ const { SessionView } = require('./session-view.js');
 const { LIMIT_NAMES } = require('./session-fold.js');
 const { invalidArgument } = require('./errors.js');
 const { UpdateStream, SESSION_ENDED } = require('./updates.js');
+const { RECORDER, newStoredId } = require('./store.js');
 
 const PACKAGE_VERSION = require('../package.json').version;
 
@@ -46,6 +47,10 @@ function sessionIdOf(arg) {
 class AcpClient extends ConnectionBase {
   #agent = null; // the initialize result of the current process
   #views = new Map(); // sessionId → SessionView (lib/session-view.js)
+  #recorded = new Map(); // sessionId → stored id, sessions recorded in options.store
+  #titled = new Set(); // stored ids given a title by their first prompt
+  #recording = false; // recover() records the session itself
+  #watchingExit = false;
 
   /** Spawn the agent and run `initialize`; resolves to the ready client. */
   static connect(options, initializeParams) {
@@ -77,8 +82,154 @@ class AcpClient extends ConnectionBase {
 
   [RESTARTED]() {
     this.#agent = null;
+    // The old process's views are copied one last time; recover() records
+    // each session again on the new process.
+    for (const [sessionId, storedId] of this.#recorded) this.#stopRecording(sessionId, storedId, 'interrupted');
     for (const view of this.#views.values()) view.reopen();
   }
+
+  // ---- the session store (options.store) ---------------------------------
+
+  get #recorder() {
+    const store = this[INTERNAL].options.store;
+    return store && !store[RECORDER].closed() ? store[RECORDER] : null;
+  }
+
+  /** The stored ids of the sessions this client records, by session id. */
+  recordedSessions() {
+    return Object.fromEntries(this.#recorded);
+  }
+
+  /** Record `sessionId` under `storedId` (new unless given): its view, from now on. */
+  #record(sessionId, cwd, storedId) {
+    const rec = this.#recorder;
+    if (!rec || typeof sessionId !== 'string') return null;
+    const agent = this.#agent;
+    const { options } = this[INTERNAL];
+    const agentJson = {
+      command: options.command,
+      args: options.args ?? [],
+      name: agent?.agentInfo?.name ?? null,
+      version: agent?.agentInfo?.version ?? null,
+    };
+    try {
+      if (storedId === undefined) {
+        storedId = newStoredId();
+        rec.create({ id: storedId, agent: agentJson, agentSessionId: sessionId, cwd, capabilities: agent?.agentCapabilities ?? null });
+      } else {
+        rec.patch(storedId, { agent: agentJson, agentSessionId: sessionId, capabilities: agent?.agentCapabilities ?? null, state: 'open' });
+      }
+      const view = this.session(sessionId, { forward: true });
+      rec.recordView(storedId, this[INTERNAL].conn(), view.id);
+      this.#recorded.set(sessionId, storedId);
+      if (!this.#watchingExit) {
+        this.#watchingExit = true;
+        // The last copy of each view; a turn cut by a crash stays marked.
+        this.on('exit', (info) => {
+          const state = info?.reason === 'closed' || info?.reason === 'killed' ? 'closed' : 'interrupted';
+          for (const [sid, stored] of this.#recorded) this.#stopRecording(sid, stored, state);
+        });
+      }
+      return storedId;
+    } catch (err) {
+      this[INTERNAL].report(err, 'session store');
+      return null;
+    }
+  }
+
+  #journal(sessionId, kind, data) {
+    const storedId = this.#recorded.get(sessionId);
+    const rec = this.#recorder;
+    if (storedId === undefined || !rec) return;
+    try {
+      rec.journal(storedId, kind, data);
+    } catch (err) {
+      this[INTERNAL].report(err, 'session store');
+    }
+  }
+
+  #stopRecording(sessionId, storedId, state) {
+    this.#recorded.delete(sessionId);
+    const rec = this.#recorder;
+    if (!rec) return;
+    try {
+      rec.stopView(storedId);
+      rec.patch(storedId, { state });
+    } catch (err) {
+      this[INTERNAL].report(err, 'session store');
+    }
+  }
+
+  /**
+   * Continue a stored session on this (initialized) client's agent:
+   * `session/resume` if the agent has it, else `session/load` (its replay
+   * de-duplicated against the stored view), else a new session whose view
+   * is seeded from the store (`how: 'fresh'`: the agent does not know the
+   * history). Emits `recovering`, then `recovered` or `recoveryFailed`.
+   */
+  recover(storedId) {
+    return rejecting(async () => {
+      check.string('storedId', storedId);
+      const store = this[INTERNAL].options.store;
+      if (!store) throw invalidArgument('options.store', 'is needed to recover a stored session');
+      this.emit('recovering', { storedId });
+      try {
+        const result = await this.#recover(store, storedId);
+        this.emit('recovered', result);
+        return result;
+      } catch (error) {
+        this.emit('recoveryFailed', { storedId, error });
+        throw error;
+      }
+    });
+  }
+
+  async #recover(store, storedId) {
+    const stored = await store.get(storedId);
+    const caps = this.#agent?.agentCapabilities ?? {};
+    const cwd = stored.cwd ?? process.cwd();
+    const old = stored.agentSessionId;
+    const interrupted = stored.view?.running === true || stored.state === 'interrupted';
+    let how = null;
+    let sessionId = old;
+    let fallback;
+    if (typeof old === 'string' && caps.sessionCapabilities?.resume) {
+      this.session(old, { forward: true });
+      try {
+        await this.resumeSession({ sessionId: old, cwd });
+        how = 'resume';
+      } catch (err) {
+        fallback = err;
+      }
+    }
+    if (how === null && typeof old === 'string' && caps.loadSession === true) {
+      // Open first: the replay folds into the view.
+      this.session(old, { forward: true });
+      try {
+        await this.loadSession({ sessionId: old, cwd });
+        how = 'load';
+      } catch (err) {
+        fallback = err;
+      }
+    }
+    if (how === null) {
+      this.#views.get(old)?.close();
+      this.#recording = true;
+      const created = await this.newSession({ cwd }).finally(() => {
+        this.#recording = false;
+      });
+      sessionId = created.sessionId;
+      how = 'fresh';
+      this.session(sessionId, { forward: true });
+    }
+    const view = this.session(sessionId, { forward: true });
+    const restored = view.restore(stored.view, interrupted ? 'The agent or the host stopped during this turn.' : undefined);
+    this.#record(sessionId, cwd, storedId);
+    const reason = fallback ? `${fallback.code ?? 'Error'}: ${fallback.message}` : undefined;
+    this.#journal(sessionId, 'recovered', { how, agentSessionId: sessionId, restored, reason });
+    return { storedId, sessionId, how, restored, interrupted, reason, view };
+  }
+
 
   [VIEW_CHANGED](id) {
     for (const view of this.#views.values()) if (view.id === id) view.changed();
@@ -186,6 +337,7 @@ class AcpClient extends ConnectionBase {
     return rejecting(() =>
       this.request('session/new', sessionParams(params, false), options).then((result) => {
         if (typeof result?.sessionId === 'string') this[INTERNAL].status.sessions.add(result.sessionId);
+        if (!this.#recording) this.#record(result?.sessionId, params?.cwd ?? process.cwd());
         return result;
       }),
     );
@@ -223,6 +375,8 @@ class AcpClient extends ConnectionBase {
       const sessionId = sessionIdIn(params);
       return this.request(method, params, options).then((result) => {
         this[INTERNAL].status.sessions.delete(sessionId);
+        const storedId = this.#recorded.get(sessionId);
+        if (storedId !== undefined) this.#stopRecording(sessionId, storedId, 'closed');
         // Its updates() iterators end (no update will come any more).
         this.emit(SESSION_ENDED, sessionId);
         return result;
@@ -259,20 +413,43 @@ class AcpClient extends ConnectionBase {
       const sessionId = sessionIdIn(params);
       const p = { ...params, prompt: toPromptBlocks(params.prompt) };
       const { status } = this[INTERNAL];
+      const recorded = this.#recorded.has(sessionId);
+      if (recorded) this.#recordPrompt(sessionId, p.prompt);
       const call = this.request('session/prompt', p, options);
       status.promptStarted();
       return call.then(
         (result) => {
           status.promptEnded();
+          if (recorded) this.#journal(sessionId, 'turn_end', { stopReason: result?.stopReason ?? null });
           return result;
         },
         (err) => {
           status.promptEnded();
+          if (recorded) {
+            const cut = err.code === 'ERR_ACP_CLOSED';
+            this.#journal(sessionId, cut ? 'interrupted' : 'turn_end', { error: { code: err.code, message: err.message } });
+          }
           if (err.code === 'ERR_ACP_TIMEOUT' || err.code === 'ERR_ACP_ABORTED') this.#cancelTurn(sessionId);
           throw err;
         },
       );
     });
+  }
+
+  /** The prompt in the journal; the first one titles the session. */
+  #recordPrompt(sessionId, prompt) {
+    this.#journal(sessionId, 'prompt', { prompt });
+    const storedId = this.#recorded.get(sessionId);
+    if (this.#titled.has(storedId)) return;
+    this.#titled.add(storedId);
+    const text = prompt.map((b) => (typeof b?.text === 'string' ? b.text : '')).join(' ').trim();
+    if (text) {
+      try {
+        this.#recorder?.patch(storedId, { title: text.length > 120 ? `${text.slice(0, 119)}…` : text });
+      } catch (err) {
+        this[INTERNAL].report(err, 'session store');
+      }
+    }
   }
 
   #cancelTurn(sessionId) {

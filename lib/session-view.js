@@ -149,6 +149,19 @@ class SessionView extends EventEmitter {
     return toMarkdown(this.snapshot());
   }
 
+  /**
+   * @internal Fold a stored view (from the session store) in after what
+   * this view holds, skipping entries it already has; `interrupted`: why
+   * the stored last turn was cut (a notice entry says so). Returns how
+   * many entries were restored.
+   */
+  restore(stored, interrupted) {
+    if (this.#closed || stored === null || stored === undefined) return 0;
+    const n = this.#port.native().restoreView(this.#id, JSON.stringify(stored), interrupted ?? null);
+    this.changed();
+    return n ?? 0;
+  }
+
   /** @internal The core says the view changed: emit within `intervalMs`. */
   changed() {
     if (this.#closed) return;

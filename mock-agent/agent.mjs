@@ -8,8 +8,13 @@
 // Flags: --string-ids (agent→client ids like agentao's "srv_<hex>"),
 // --protocol-version N, --banner (noise on stdout at start),
 // --stderr-before-init BYTES, --stderr-line TEXT, --ignore-eof, --ignore-sigterm, --wire-log FILE.
+// Sessions that outlive the process: --sessions-dir DIR keeps each session's
+// history (prompts and updates, written before they are sent) so a new
+// process can `session/load` it; --no-load withholds `loadSession`;
+// --resume offers `session/resume` (and `session/list`).
 import { createInterface } from 'node:readline';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -40,7 +45,16 @@ if (flag('--banner')) process.stdout.write('mock-agent 1.0 starting (this line i
 // --stderr-line TEXT: one line on stderr at start (crash reports, stderr tails).
 if (value('--stderr-line')) process.stderr.write(`${value('--stderr-line')}\n`);
 
-const send = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
+const sessionsDir = value('--sessions-dir');
+const historyFile = (sessionId) => join(sessionsDir, `${encodeURIComponent(sessionId)}.ndjson`);
+/** Keep an update in the session's history (before it is sent: a kill -9 loses none that was seen). */
+const remember = (sessionId, u) => {
+  if (sessionsDir && typeof sessionId === 'string') appendFileSync(historyFile(sessionId), JSON.stringify(u) + '\n');
+};
+const send = (msg) => {
+  if (msg.method === 'session/update') remember(msg.params?.sessionId, msg.params?.update);
+  return process.stdout.write(JSON.stringify(msg) + '\n');
+};
 const respond = (id, result) => send({ jsonrpc: '2.0', id, result });
 const fail = (id, code, message, data) =>
   send({ jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } });
@@ -354,14 +368,20 @@ function onRequest(msg) {
       }
       return respond(id, {
         protocolVersion,
-        agentCapabilities: { loadSession: true, promptCapabilities: { image: false, audio: false, embeddedContext: true } },
+        agentCapabilities: {
+          loadSession: !flag('--no-load'),
+          promptCapabilities: { image: false, audio: false, embeddedContext: true },
+          ...(flag('--resume') ? { sessionCapabilities: { resume: {}, list: {} } } : {}),
+        },
         agentInfo: { name: 'mock-agent', version: '1.0.0' },
         authMethods: [],
         _meta: { pid: process.pid, receivedClientCapabilities: params.clientCapabilities, receivedClientInfo: params.clientInfo, receivedProtocolVersion: params.protocolVersion },
       });
     case 'session/new': {
-      const sessionId = `sess_${++sessionCounter}`;
+      // Unique across processes when sessions outlive them.
+      const sessionId = sessionsDir ? `sess_${process.pid}_${++sessionCounter}` : `sess_${++sessionCounter}`;
       session(sessionId);
+      if (sessionsDir) appendFileSync(historyFile(sessionId), '');
       // Like `agentao --resume`: history replays before the id is known.
       if (flag('--replay-on-new')) send(update(sessionId, textChunk('agent_message_chunk', 'replayed before new')));
       return respond(id, {
@@ -370,22 +390,40 @@ function onRequest(msg) {
       });
     }
     case 'session/load':
+      if (sessionsDir) {
+        if (!existsSync(historyFile(params.sessionId))) return fail(id, -32002, `Session not found: ${params.sessionId}`);
+        const lines = readFileSync(historyFile(params.sessionId), 'utf8').split('\n').filter(Boolean);
+        for (const line of lines) process.stdout.write(JSON.stringify(update(params.sessionId, JSON.parse(line))) + '\n');
+        session(params.sessionId);
+        return respond(id, null);
+      }
       // History replays as updates before the response.
       send(update(params.sessionId, textChunk('user_message_chunk', 'earlier question')));
       send(update(params.sessionId, textChunk('agent_message_chunk', 'earlier answer')));
       session(params.sessionId);
       return respond(id, null);
+    case 'session/resume':
+      if (sessionsDir) {
+        if (!existsSync(historyFile(params.sessionId))) return fail(id, -32002, `Session not found: ${params.sessionId}`);
+        session(params.sessionId);
+        return respond(id, {});
+      }
+      return respond(id, { _meta: { method, params } });
     case 'session/list':
+      if (sessionsDir) {
+        const ids = readdirSync(sessionsDir).filter((f) => f.endsWith('.ndjson')).map((f) => decodeURIComponent(f.slice(0, -'.ndjson'.length)));
+        return respond(id, { sessions: ids.map((sessionId) => ({ sessionId, cwd: process.cwd() })) });
+      }
       return respond(id, { sessions: [...sessions.keys()].map((sessionId) => ({ sessionId, cwd: process.cwd() })) });
     case 'session/set_mode':
     case 'session/set_config_option':
     case 'session/close':
     case 'session/delete':
-    case 'session/resume':
     case 'authenticate':
     case 'logout':
       return respond(id, { _meta: { method, params } });
     case 'session/prompt':
+      for (const block of params.prompt ?? []) remember(params.sessionId, { sessionUpdate: 'user_message_chunk', content: block });
       runScript(id, params);
       return;
     case '_mock/echo':

@@ -388,6 +388,21 @@ impl Connection {
         Ok(drained)
     }
 
+    /// Fold a stored view (JSON text) into view `id` after what it holds,
+    /// skipping entries it already has ([`SessionState::restore`]); with
+    /// `interrupted`, a notice marks the stored last turn as cut. Returns
+    /// how many entries were restored; `None` if the view is gone or the
+    /// JSON not valid.
+    pub fn restore_view(&self, id: u32, stored: &str, interrupted: Option<&str>) -> Option<usize> {
+        let stored = serde_json::from_str::<Value>(stored).ok()?;
+        let mut inner = self.shared().views.lock();
+        let view = inner.views.get_mut(&id)?;
+        let restored = view.state.restore(&stored, interrupted);
+        // No change item: the host called this, and drains after it.
+        view.revision += 1;
+        Some(restored)
+    }
+
     /// The whole state of view `id` as one JSON text, with its revision,
     /// unless it is still at revision `since` (or the view is gone).
     /// Leaves the host's drains alone: a session store's copy.

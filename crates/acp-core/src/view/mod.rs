@@ -18,6 +18,7 @@ mod changes;
 mod fast;
 mod lent;
 mod replay;
+mod restore;
 mod scan;
 mod size;
 mod state;
