@@ -152,3 +152,54 @@ test('recovery is one sequence of events: recovering, then recovered or recovery
     ['recoveryFailed', 'ERR_ACP_STORE_NOT_FOUND'],
   ]);
 });
+
+test('one session list over the agent and the store: each entry says where it is', async (t) => {
+  const root = scratch(t);
+  const other = scratch(t);
+  const store = await SessionStore.open(join(root, 'store'), { intervalMs: 10 });
+  t.after(() => store.close());
+  const connect = async (opts, dir) => {
+    const c = mockClient({ ...opts, args: [MOCK_AGENT, '--sessions-dir', dir, '--resume'] });
+    t.after(() => c.kill());
+    await c.initialize();
+    return c;
+  };
+  const a = await connect({ store }, root);
+  const both = (await a.newSession()).sessionId;
+  const b = await connect({}, root);
+  const nativeOnly = (await b.newSession()).sessionId;
+  const c = await connect({ store }, other);
+  const storedOnly = (await c.newSession()).sessionId;
+  await store.flush();
+
+  const where = Object.fromEntries((await a.sessions()).map((s) => [s.sessionId, [s.native, s.stored]]));
+  assert.deepEqual(where, { [both]: [true, true], [nativeOnly]: [true, false], [storedOnly]: [false, true] });
+
+  // delete removes both: the agent's and the stored copy.
+  await a.deleteSession({ sessionId: both });
+  const after = (await a.sessions()).map((s) => s.sessionId).sort();
+  assert.deepEqual(after, [nativeOnly, storedOnly].sort());
+});
+
+test('fork: native when the agent has it, else emulated from the store (flagged)', async (t) => {
+  const root = scratch(t);
+  const store = await SessionStore.open(join(root, 'store'), { intervalMs: 10 });
+  t.after(() => store.close());
+  for (const [flags, emulated] of [[['--resume'], false], [['--no-load'], true]]) {
+    const client = mockClient({ store, args: [MOCK_AGENT, '--sessions-dir', root, ...flags] });
+    t.after(() => client.kill());
+    await client.initialize();
+    const { sessionId } = await client.newSession();
+    await client.prompt({ sessionId, prompt: 'say:original_words' });
+    const fork = await client.forkSession({ sessionId });
+    assert.equal(fork.emulated, emulated);
+    assert.notEqual(fork.sessionId, sessionId);
+    await client.prompt({ sessionId: fork.sessionId, prompt: 'say:forked_words' });
+    await store.flush();
+    const stored = await store.get(fork.storedId);
+    assert.equal(stored.forkedFrom, client.recordedSessions()[sessionId]);
+    assert.equal(said(stored.view), 'original wordsforked words');
+    // The original is untouched.
+    assert.equal(said((await store.get(client.recordedSessions()[sessionId])).view), 'original words');
+  }
+});

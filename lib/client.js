@@ -101,7 +101,7 @@ class AcpClient extends ConnectionBase {
   }
 
   /** Record `sessionId` under `storedId` (new unless given): its view, from now on. */
-  #record(sessionId, cwd, storedId) {
+  #record(sessionId, cwd, storedId, forkedFrom) {
     const rec = this.#recorder;
     if (!rec || typeof sessionId !== 'string') return null;
     const agent = this.#agent;
@@ -115,7 +115,7 @@ class AcpClient extends ConnectionBase {
     try {
       if (storedId === undefined) {
         storedId = newStoredId();
-        rec.create({ id: storedId, agent: agentJson, agentSessionId: sessionId, cwd, capabilities: agent?.agentCapabilities ?? null });
+        rec.create({ id: storedId, agent: agentJson, agentSessionId: sessionId, cwd, capabilities: agent?.agentCapabilities ?? null, forkedFrom });
       } else {
         rec.patch(storedId, { agent: agentJson, agentSessionId: sessionId, capabilities: agent?.agentCapabilities ?? null, state: 'open' });
       }
@@ -181,6 +181,82 @@ class AcpClient extends ConnectionBase {
         this.emit('recoveryFailed', { storedId, error });
         throw error;
       }
+    });
+  }
+
+  /**
+   * The agent's sessions (`session/list`, when it has it) and the stored
+   * ones, merged: one entry per session, saying where it is (`native`,
+   * `stored`, or both).
+   */
+  sessions(params = {}) {
+    return rejecting(async () => {
+      check.optionalObject('params', params);
+      const store = this[INTERNAL].options.store;
+      const caps = this.#agent?.agentCapabilities ?? {};
+      const byId = new Map();
+      if (caps.sessionCapabilities?.list) {
+        const listed = await this.listSessions(params.cwd === undefined ? {} : { cwd: params.cwd });
+        for (const s of listed?.sessions ?? []) {
+          if (typeof s?.sessionId !== 'string') continue;
+          byId.set(s.sessionId, { sessionId: s.sessionId, storedId: null, native: true, stored: false, title: s.title ?? null, cwd: s.cwd ?? null, updatedAt: s.updatedAt ?? null });
+        }
+      }
+      const out = [...byId.values()];
+      if (store) {
+        for (const s of await store.list({ limit: params.limit ?? 100 })) {
+          if (params.cwd !== undefined && s.cwd !== params.cwd) continue;
+          const native = s.agentSessionId !== null ? byId.get(s.agentSessionId) : undefined;
+          const entry = { sessionId: s.agentSessionId, storedId: s.id, native: false, stored: true, title: s.title, cwd: s.cwd, updatedAt: new Date(s.updatedAt).toISOString(), state: s.state, agent: s.agent };
+          if (native) Object.assign(native, { ...entry, native: true, title: native.title ?? s.title });
+          else out.push(entry);
+        }
+      }
+      return out;
+    });
+  }
+
+  /**
+   * Fork a session: `session/fork` when the agent has it, else emulated
+   * from the store (a new agent session whose view is the stored one;
+   * `emulated: true`: the agent does not know the history).
+   */
+  forkSession(params) {
+    return rejecting(async () => {
+      const sessionId = sessionIdIn(params);
+      const caps = this.#agent?.agentCapabilities ?? {};
+      const storedFrom = this.#recorded.get(sessionId) ?? params.storedId;
+      const cwd = params.cwd ?? process.cwd();
+      if (caps.sessionCapabilities?.fork) {
+        this.#recording = true;
+        const result = await this.request('session/fork', { sessionId, cwd, mcpServers: params.mcpServers ?? [] }).finally(() => {
+          this.#recording = false;
+        });
+        if (typeof result?.sessionId !== 'string') return { ...result, emulated: false };
+        this[INTERNAL].status.sessions.add(result.sessionId);
+        // The fork's view starts where the original's is (the agent does not replay it).
+        const store = this[INTERNAL].options.store;
+        if (store && storedFrom !== undefined) {
+          await store.flush();
+          this.session(result.sessionId, { forward: true }).restore((await store.get(storedFrom)).view);
+        }
+        const storedId = this.#record(result.sessionId, cwd, undefined, storedFrom);
+        return { ...result, storedId, emulated: false };
+      }
+      const store = this[INTERNAL].options.store;
+      if (!store || storedFrom === undefined) {
+        throw invalidArgument('params.sessionId', 'names a session the agent cannot fork (no session/fork) and the store does not hold');
+      }
+      await store.flush();
+      const stored = await store.get(storedFrom);
+      this.#recording = true;
+      const created = await this.newSession({ cwd: stored.cwd ?? cwd }).finally(() => {
+        this.#recording = false;
+      });
+      const view = this.session(created.sessionId, { forward: true });
+      view.restore(stored.view);
+      const storedId = this.#record(created.sessionId, stored.cwd ?? cwd, undefined, storedFrom);
+      return { sessionId: created.sessionId, storedId, emulated: true };
     });
   }
 
@@ -366,8 +442,26 @@ class AcpClient extends ConnectionBase {
     return this.#ending('session/close', params, options);
   }
 
+  /**
+   * Delete a session: `session/delete` when the agent has it (or when no
+   * store is in play), and its stored copy when the client has a store.
+   */
   deleteSession(params, options) {
-    return this.#ending('session/delete', params, options);
+    const store = this[INTERNAL].options.store;
+    if (!store) return this.#ending('session/delete', params, options);
+    return rejecting(async () => {
+      const sessionId = sessionIdIn(params);
+      const storedId = this.#recorded.get(sessionId) ?? params.storedId;
+      let result = null;
+      if (this.#agent?.agentCapabilities?.sessionCapabilities?.delete) result = await this.#ending('session/delete', params, options);
+      else {
+        const stored = this.#recorded.get(sessionId);
+        if (stored !== undefined) this.#stopRecording(sessionId, stored, 'closed');
+        this.emit(SESSION_ENDED, sessionId);
+      }
+      if (storedId !== undefined) await store.delete(storedId);
+      return result;
+    });
   }
 
   #ending(method, params, options) {

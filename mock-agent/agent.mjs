@@ -11,9 +11,10 @@
 // Sessions that outlive the process: --sessions-dir DIR keeps each session's
 // history (prompts and updates, written before they are sent) so a new
 // process can `session/load` it; --no-load withholds `loadSession`;
-// --resume offers `session/resume` (and `session/list`).
+// --resume offers `session/resume` (and `session/list`, `session/fork`,
+// `session/delete`).
 import { createInterface } from 'node:readline';
-import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 const argv = process.argv.slice(2);
@@ -371,7 +372,7 @@ function onRequest(msg) {
         agentCapabilities: {
           loadSession: !flag('--no-load'),
           promptCapabilities: { image: false, audio: false, embeddedContext: true },
-          ...(flag('--resume') ? { sessionCapabilities: { resume: {}, list: {} } } : {}),
+          ...(flag('--resume') ? { sessionCapabilities: { resume: {}, list: {}, fork: {}, delete: {} } } : {}),
         },
         agentInfo: { name: 'mock-agent', version: '1.0.0' },
         authMethods: [],
@@ -409,6 +410,13 @@ function onRequest(msg) {
         return respond(id, {});
       }
       return respond(id, { _meta: { method, params } });
+    case 'session/fork': {
+      if (!sessionsDir || !existsSync(historyFile(params.sessionId))) return fail(id, -32002, `Session not found: ${params.sessionId}`);
+      const sessionId = `sess_${process.pid}_${++sessionCounter}`;
+      session(sessionId);
+      appendFileSync(historyFile(sessionId), readFileSync(historyFile(params.sessionId)));
+      return respond(id, { sessionId });
+    }
     case 'session/list':
       if (sessionsDir) {
         const ids = readdirSync(sessionsDir).filter((f) => f.endsWith('.ndjson')).map((f) => decodeURIComponent(f.slice(0, -'.ndjson'.length)));
@@ -417,8 +425,10 @@ function onRequest(msg) {
       return respond(id, { sessions: [...sessions.keys()].map((sessionId) => ({ sessionId, cwd: process.cwd() })) });
     case 'session/set_mode':
     case 'session/set_config_option':
-    case 'session/close':
     case 'session/delete':
+      if (sessionsDir && existsSync(historyFile(params.sessionId))) rmSync(historyFile(params.sessionId));
+      return respond(id, { _meta: { method, params } });
+    case 'session/close':
     case 'authenticate':
     case 'logout':
       return respond(id, { _meta: { method, params } });
