@@ -31,8 +31,8 @@ test('a recorded session is listed, searched, exported and deleted', async (t) =
   await client.initialize();
   const { sessionId } = await client.newSession();
   await client.prompt({ sessionId, prompt: 'say:the_walrus_speaks' });
-  await store.flush();
   await client.close();
+  await store.flush();
 
   const [s] = await store.list();
   assert.equal(s.agentSessionId, sessionId);
