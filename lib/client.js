@@ -330,6 +330,9 @@ class AcpClient extends ConnectionBase {
       };
       view = new SessionView(port, sessionId, opts);
       this.#views.set(sessionId, view);
+    } else if (typeof opts?.forward === 'boolean') {
+      // Asked for explicitly: the view the store opened follows the host.
+      view.setForward(opts.forward);
     }
     return view;
   }

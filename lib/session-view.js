@@ -111,6 +111,13 @@ class SessionView extends EventEmitter {
     if (setup !== undefined) native.seedView(this.#id, JSON.stringify(setup));
   }
 
+  /** @internal Deliver the session's updates one by one too, or not. */
+  setForward(forward) {
+    if (this.#closed || this.#options.forward === forward) return;
+    this.#options.forward = forward;
+    this.#port.native().openView(this.sessionId, this.#options.limits, forward);
+  }
+
   /** @internal The agent process was restarted: start over on the new one. */
   reopen() {
     if (this.#closed) return;
