@@ -93,7 +93,9 @@ impl Store {
             ))?;
             let rows = stmt.query_map(params![query, limit.min(MAX_LIST)], |r| {
                 let mut m = summary(r)?;
-                m.insert("snippet".into(), json!(r.get::<_, String>(11)?));
+                // One line: the transcript's parts are lines.
+                let snippet = r.get::<_, String>(11)?.replace('\n', " ");
+                m.insert("snippet".into(), json!(snippet));
                 Ok(m)
             })?;
             rows.collect()

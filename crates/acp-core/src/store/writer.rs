@@ -568,9 +568,6 @@ fn reindex(tx: &Transaction<'_>, id: &str) -> rusqlite::Result<()> {
         Err(e) => return Err(e),
     };
     let mut text = String::new();
-    if let Some(title) = &title {
-        transcript::push(&mut text, title);
-    }
     {
         let mut stmt = tx.prepare_cached(
             "SELECT data FROM journal WHERE session_id = ?1 AND kind = 'prompt' ORDER BY seq",
@@ -586,6 +583,10 @@ fn reindex(tx: &Transaction<'_>, id: &str) -> rusqlite::Result<()> {
     }
     if let Some(view) = &view {
         transcript::push_view(&mut text, view);
+    }
+    // A title is most often the first prompt: indexed once.
+    if let Some(title) = title.filter(|t| !text.contains(t.as_str())) {
+        transcript::push(&mut text, &title);
     }
     tx.execute("DELETE FROM transcript WHERE rowid = ?1", [n])?;
     tx.execute(
