@@ -203,3 +203,38 @@ test('fork: native when the agent has it, else emulated from the store (flagged)
     assert.equal(said((await store.get(client.recordedSessions()[sessionId])).view), 'original words');
   }
 });
+
+test('a full disk: flush rejects ERR_ACP_STORE_FULL, what was committed stays', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-store-full-'));
+  const { spawnSync } = await import('node:child_process');
+  const mounted = process.platform === 'linux' && spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir]).status === 0;
+  if (!mounted) {
+    rmSync(dir, { recursive: true, force: true });
+    return t.skip('cannot mount a 1 MiB tmpfs here (needs root on Linux)');
+  }
+  const store = await SessionStore.open(dir, { intervalMs: 10 });
+  const client = mockClient({ store });
+  // One hook, in order: the agent, the store, the disk, the directory.
+  t.after(async () => {
+    client.kill();
+    await client.closed;
+    await store.close().catch(() => {});
+    spawnSync('umount', ['-l', dir]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await client.initialize();
+  const { sessionId } = await client.newSession();
+  await client.prompt({ sessionId, prompt: 'say:committed_first' });
+  await store.flush();
+  const [storedId] = Object.values(client.recordedSessions());
+  // 64 KiB chunks until the 1 MiB disk is full.
+  let error;
+  for (let i = 0; i < 40 && !error; i++) {
+    await client.prompt({ sessionId, prompt: 'big:65536' });
+    error = await store.flush().then(() => undefined, (e) => e);
+  }
+  assert.equal(error?.code, 'ERR_ACP_STORE_FULL');
+  assert.equal(store.stats().lastError.code, 'ERR_ACP_STORE_FULL');
+  const s = await store.get(storedId);
+  assert.match(said(s.view), /^committed first/);
+});

@@ -60,7 +60,8 @@ fn summary(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
 impl Store {
     fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
         let db = self.reader.lock().unwrap_or_else(|e| e.into_inner());
-        f(&db).map_err(|e| StoreError::sqlite(&self.path, e))
+        let db = db.as_ref().ok_or(StoreError::Closed)?;
+        f(db).map_err(|e| StoreError::sqlite(&self.path, e))
     }
 
     /// Stored sessions, most recently updated first.

@@ -121,7 +121,8 @@ pub struct Store {
     shared: Arc<Shared>,
     thread: Mutex<Option<JoinHandle<()>>>,
     pub(crate) path: PathBuf,
-    pub(crate) reader: Mutex<Connection>,
+    /// `None` once closed.
+    pub(crate) reader: Mutex<Option<Connection>>,
 }
 
 /// How a store is opened.
@@ -166,7 +167,7 @@ impl Store {
             shared,
             thread: Mutex::new(Some(thread)),
             path,
-            reader: Mutex::new(reader),
+            reader: Mutex::new(Some(reader)),
         })
     }
 
@@ -280,6 +281,8 @@ impl Store {
         if let Some(t) = thread {
             let _ = t.join();
         }
+        // The file is closed when this returns (a host may unmount it).
+        self.reader.lock().unwrap_or_else(|e| e.into_inner()).take();
         match self.stats().last_error {
             Some(e) if !self.shared.lock().ops.is_empty() => Err(e),
             _ => Ok(()),
@@ -328,8 +331,18 @@ fn run(mut db: Connection, path: &Path, shared: &Shared, options: StoreOptions) 
             );
         }
         let live: Vec<&str> = feeds.iter().map(|(id, _)| id.as_str()).collect();
+        let started = Instant::now();
         let result = write(&mut db, &ops, &views, &options.retention, &live)
             .map_err(|e| StoreError::sqlite(path, e));
+        // Writing a view (and its search text) costs the machine too: the
+        // next copy of each waits that much longer.
+        let wrote = started.elapsed() * COPY_COST_FACTOR;
+        for (id, ..) in &views {
+            if let Some((_, slot)) = feeds.iter().find(|(f, _)| f == id) {
+                let mut slot = lock(slot);
+                slot.next_copy = slot.next_copy.max(Instant::now() + wrote);
+            }
+        }
         let c = &shared.counters;
         match &result {
             Ok(pruned) => {

@@ -201,7 +201,8 @@ impl SessionState {
             let found = live_runs[next..].iter().position(|l| {
                 l.kind == run.kind
                     && l.key == run.key
-                    && (l.text == run.text || (!l.text.is_empty() && run.text.starts_with(&l.text)))
+                    && (l.text.starts_with(&run.text)
+                        || (!l.text.is_empty() && run.text.starts_with(&l.text)))
             });
             if let Some(at) = found {
                 let l = &live_runs[next + at];
@@ -349,6 +350,16 @@ mod tests {
             .map(|(_, t)| t.as_str())
             .collect();
         assert_eq!(agent, "beforepartial turn");
+    }
+
+    #[test]
+    fn a_replay_longer_than_the_store_adds_nothing() {
+        // The agent kept more than the host read before it died.
+        let say = |t: &str| json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": t}});
+        let ask = |t: &str| json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": t}});
+        let stored = folded(&[say("before"), say("part")]).snapshot_value();
+        let mut live = folded(&[ask("q1"), say("before"), ask("q2"), say("partial and more")]);
+        assert_eq!(live.restore(&stored, None), 0);
     }
 
     #[test]
