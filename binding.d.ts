@@ -94,7 +94,51 @@ export declare class AgentConnection {
    * (try again later rather than hold up the event loop).
    */
   drainView(id: number, maxText: number, wait: boolean): string[] | null
+  /**
+   * Fold a stored view (JSON text) into a view after what it holds,
+   * skipping the entries it already has; `interrupted`: why the stored
+   * last turn was cut (a notice says so). How many entries were
+   * restored, or null (no such view, or not JSON).
+   */
+  restoreView(id: number, stored: string, interrupted?: string | undefined | null): number | null
   closeView(id: number): boolean
+}
+
+/** A handle on an open store. Use `SessionStore` from the package. */
+export declare class NativeStore {
+  /** The store file's path. */
+  get path(): string
+  /**
+   * Start recording a session: `{id, agent, agentSessionId, cwd,
+   * capabilities, title, forkedFrom, view}` (JSON text; `agent`,
+   * `capabilities` and `view` are JSON values).
+   */
+  create(session: string): void
+  /**
+   * Change fields of a stored session: `{agent, agentSessionId,
+   * capabilities, title, state}` (JSON text).
+   */
+  patch(id: string, patch: string): void
+  /**
+   * Append a journal record: `kind` is `prompt`, `turn_end`,
+   * `interrupted` or `recovered`; `data` JSON text.
+   */
+  journal(id: string, kind: string, data: string): void
+  /**
+   * Copy the live view `viewId` of `conn` into session `id` from now on
+   * (the writer thread copies it; the connection is not kept alive).
+   */
+  recordView(id: string, conn: AgentConnection, viewId: number): void
+  /** Copy the view one last time, then stop recording it. */
+  stopView(id: string): void
+  delete(id: string): void
+  /** The writer's counters (JSON text). */
+  stats(): string
+  flush(): Promise<string>
+  close(): Promise<string>
+  list(limit: number, offset: number): Promise<string>
+  search(text: string, limit: number): Promise<string>
+  get(id: string, journal: boolean): Promise<string>
 }
 
 /**
@@ -177,6 +221,12 @@ export declare function itemKinds(): Record<string, number>
  */
 export declare function liveConnections(): number
 
+/**
+ * Open the store in `dir`: resolves to the handle, or to the JSON text of
+ * a typed error.
+ */
+export declare function openStore(dir: string, options?: StoreOpenOptions | undefined | null): Promise<NativeStore | string>
+
 /** The ACP protocol version this binding speaks. */
 export declare function protocolVersion(): number
 
@@ -187,6 +237,15 @@ export declare function protocolVersion(): number
  * `takeLogRecords`. `null` or level `"off"` stops them.
  */
 export declare function setLogSink(callback: ((arg: string) => unknown) | undefined | null, level: string): void
+
+/** How a store is opened; absent = the defaults of docs/sessions-store.md. */
+export interface StoreOpenOptions {
+  maxSessions?: number
+  maxBytes?: number
+  maxAgeMs?: number
+  /** How often live views are copied at most (ms). */
+  intervalMs?: number
+}
 
 /**
  * The log records waiting, oldest first (JSON texts), and the queue

@@ -15,6 +15,8 @@ export * from './types/session-view';
 export * from './types/sanitize';
 export * from './types/agents';
 import type { AgentConnectOptions } from './types/agents';
+export * from './types/session-store';
+import type { Recovery, SessionListing, SessionStore } from './types/session-store';
 // ---- end session views ----
 
 /** The ACP protocol version this client speaks (`1`). */
@@ -140,6 +142,39 @@ export interface AcpAgentError extends AcpErrorBase {
 }
 
 /**
+ * A session store error (docs/sessions-store.md): the store file is not an
+ * SQLite database or is damaged (CORRUPT), is another program's (FOREIGN),
+ * is from a newer acp-native (NEWER); another process held the write lock
+ * too long (BUSY); the disk is full (FULL: the batch is kept and retried,
+ * what was committed is intact); no such stored session (NOT_FOUND); the
+ * store is closed (CLOSED); any other I/O failure (IO).
+ */
+export interface AcpStoreError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_STORE_CORRUPT';
+}
+export interface AcpStoreForeignError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_STORE_FOREIGN';
+}
+export interface AcpStoreNewerError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_STORE_NEWER';
+}
+export interface AcpStoreBusyError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_STORE_BUSY';
+}
+export interface AcpStoreFullError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_STORE_FULL';
+}
+export interface AcpStoreNotFoundError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_STORE_NOT_FOUND';
+}
+export interface AcpStoreClosedError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_STORE_CLOSED';
+}
+export interface AcpStoreIoError extends AcpErrorBase {
+  readonly code: 'ERR_ACP_STORE_IO';
+}
+
+/**
  * Every error this package throws or rejects with: switch on `code` and
  * the fields narrow.
  *
@@ -161,7 +196,15 @@ export type AcpError =
   | AcpInvalidArgumentError
   | AcpNativeBindingError
   | AcpUnsafePathError
-  | AcpAgentError;
+  | AcpAgentError
+  | AcpStoreError
+  | AcpStoreForeignError
+  | AcpStoreNewerError
+  | AcpStoreBusyError
+  | AcpStoreFullError
+  | AcpStoreNotFoundError
+  | AcpStoreClosedError
+  | AcpStoreIoError;
 export declare const AcpError: {
   new (code: AcpErrorCode, message: string, fields?: Record<string, unknown>): AcpError;
   readonly prototype: AcpError;
@@ -408,6 +451,12 @@ export interface AcpClientOptions {
    * the crash still reject ERR_ACP_CLOSED; re-initialize in `onRestart`.
    */
   restart?: { maxRestarts?: number; windowMs?: number; backoffMs?: number; maxBackoffMs?: number };
+  /**
+   * Record this client's sessions in a session store (`SessionStore.open(dir)`):
+   * their views (copied off the JS thread), prompts and turn ends. See
+   * docs/sessions-store.md.
+   */
+  store?: SessionStore;
   /** Runs after each automatic restart: re-`initialize()` and reload your sessions here. */
   onRestart?: (client: AcpClient, info: { attempt: number; exit: ExitInfo }) => unknown;
   /** Delivery tuning: messages per batch (default 1024). */
@@ -550,6 +599,12 @@ export interface AcpClientEvents {
   readError: [info: { stream: 'stdout' | 'stderr'; message: string }];
   /** The restart policy started a new agent process. */
   restart: [info: { attempt: number; exit: ExitInfo }];
+  /** `recover()` started on a stored session. */
+  recovering: [info: { storedId: string }];
+  /** `recover()` continued it: how, and the agent's session id now. */
+  recovered: [recovery: Recovery];
+  /** `recover()` could not continue it (the promise rejects with the same error). */
+  recoveryFailed: [info: { storedId: string; error: unknown }];
   /** The restart policy gave up (budget spent, or the respawn failed). */
   restartFailed: [info: { reason: string; exit: ExitInfo; error?: unknown }];
   /**
@@ -673,7 +728,20 @@ export declare class AcpClient extends EventEmitter {
   listSessions(params?: acp.ListSessionsRequest, options?: CallOptions): Promise<acp.ListSessionsResponse>;
   resumeSession(params: Opening<acp.ResumeSessionRequest>, options?: CallOptions): Promise<acp.ResumeSessionResponse>;
   closeSession(params: acp.CloseSessionRequest, options?: CallOptions): Promise<acp.CloseSessionResponse | null>;
-  deleteSession(params: acp.DeleteSessionRequest, options?: CallOptions): Promise<acp.DeleteSessionResponse | null>;
+  /** With a store, also deletes the stored copy (and sends `session/delete` only if the agent advertises it). */
+  deleteSession(params: acp.DeleteSessionRequest & { storedId?: string }, options?: CallOptions): Promise<acp.DeleteSessionResponse | null>;
+  /** With a store: the stored ids of the sessions this client records, by session id. */
+  recordedSessions(): Record<string, string>;
+  /**
+   * Continue a stored session on this initialized client's agent:
+   * `session/resume`, else `session/load` (its replay de-duplicated against
+   * the stored view), else a new session seeded from the store.
+   */
+  recover(storedId: string): Promise<Recovery>;
+  /** The agent's `session/list` and the store's sessions, merged; each entry says where it is. */
+  sessions(params?: { cwd?: string; limit?: number }): Promise<SessionListing[]>;
+  /** `session/fork` when the agent has it, else emulated from the store (`emulated: true`). */
+  forkSession(params: { sessionId: string; cwd?: string; mcpServers?: acp.McpServer[]; storedId?: string }): Promise<{ sessionId: string; storedId: string | null; emulated: boolean }>;
   setSessionMode(params: acp.SetSessionModeRequest, options?: CallOptions): Promise<acp.SetSessionModeResponse | null>;
   setSessionConfigOption(params: acp.SetSessionConfigOptionRequest, options?: CallOptions): Promise<acp.SetSessionConfigOptionResponse>;
   /**

@@ -7,6 +7,7 @@ const { AcpError, RpcError } = require('./lib/errors.js');
 const { loadNativeBinding, PROTOCOL_VERSION, native } = require('./lib/loader.js');
 const { setLogger } = require('./lib/logging.js');
 const { SessionView } = require('./lib/session-view.js');
+const { SessionStore } = require('./lib/store.js');
 const { SessionFold, foldRecording, applyChanges, toMarkdown } = require('./lib/session-fold.js');
 const { sanitizeForTerminal, escapeMarkdown, escapeHtml } = require('./lib/sanitize.js');
 const { AgentManager } = require('./lib/agents/manager.js');
@@ -24,6 +25,7 @@ module.exports = {
   setLogger,
   loadNativeBinding,
   SessionView,
+  SessionStore,
   SessionFold,
   foldRecording,
   foldRecordingNative,

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// acp-native CLI: `chat`, `record`, `replay`, `export`, `agents` and `doctor` (see `acp-native --help`).
+// acp-native CLI: `chat`, `record`, `replay`, `export`, `sessions`, `agents` and `doctor` (see `acp-native --help`).
 import { createRequire } from 'node:module';
 import { parseArgs, UsageError, USAGE } from './args.mjs';
 
@@ -63,6 +63,10 @@ async function main(argv) {
     case 'replay': {
       const { runReplay } = await import('./replay.mjs');
       return runReplay({ file, realtime: options.realtime === true });
+    }
+    case 'sessions': {
+      const { runSessions } = await import('./sessions.mjs');
+      return runSessions({ action: parsed.action, arg: parsed.arg, agent, options, clientOptions: builtins(options) });
     }
     case 'doctor': {
       const { runDoctor } = await import('./doctor.mjs');

@@ -10,6 +10,8 @@ export const USAGE = `Usage:
   acp-native export [--format md|json] [--session ID] [--out FILE] [LIMITS] FILE
   acp-native export --load ID [--format md|json] [--out FILE] [--cwd DIR] [LIMITS] -- <agent command> [args...]
   acp-native doctor [--json] [--binary FILE]
+  acp-native sessions list|search TEXT|show ID|export ID [--store DIR] [--json] [--limit N] [--format md|json] [--out FILE]
+  acp-native sessions resume ID [--store DIR] [--stderr] [--fs] [--terminals] [-- <agent command> [args...]]
   acp-native --help | --version
 
 chat     talk to an ACP agent in this terminal (Ctrl-C cancels the turn,
@@ -21,6 +23,10 @@ export   a session's transcript (Markdown, or the session view's state as
 agents   the agents of the ACP registry (or --index): list them, show
          one, install one into the store, remove it, or probe it (start,
          initialize, open a session: ready, needs-auth or failed)
+sessions the session store (default ~/.local/share/acp-native/sessions, or
+         $ACP_NATIVE_STORE): list, full-text search, show a transcript,
+         export one (Markdown or JSON), or resume one in a chat (the
+         stored agent command unless one is given after --)
 doctor   show the native binary this install runs (path, SHA-256, glibc it
          needs) and whether it loads; exit 1 if it does not
 
@@ -43,14 +49,16 @@ Options:
                 --max-line-bytes N (128 MiB): longer lines, lines nested
                 deeper than 512 and later sessions are skipped (and said)
   --agent ID    (chat) run the registry agent ID, installed first if needed
-  --store DIR   the agent store (default: $ACP_NATIVE_AGENTS_DIR, else a
-                per-user data directory)
+  --store DIR   (agents) the agent store (default: $ACP_NATIVE_AGENTS_DIR,
+                else a per-user data directory); (sessions) the session
+                store's directory
   --index SRC   the agent index: an http(s) URL or a JSON file (default:
                 the public ACP registry, cached; offline: the cached copy)
   --offline     (agents, chat --agent) do not fetch the index
   --version V   (agents install|remove) this version
   --refresh     (agents probe) probe again, not the cached result
-  --json        (doctor, agents) print the report as JSON
+  --limit N     (sessions list|search) how many at most
+  --json        (doctor, agents, sessions list|search) print JSON
   --binary FILE (doctor) check this .node file instead of the installed one
 `;
 
@@ -69,9 +77,22 @@ const SPECS = {
   },
   doctor: { values: ['--binary'], flags: ['--json'], agent: false, file: false },
   agents: { values: ['--store', '--index', '--version', '--cwd'], flags: ['--json', '--offline', '--refresh'], agent: false },
+  sessions: { values: ['--store', '--limit', '--format', '--out', '--cwd'], flags: ['--json', '--stderr', '--fs', '--terminals'], agent: false },
 };
 
 const AGENTS_SUBCOMMANDS = { list: false, info: true, install: true, remove: true, probe: true }; // → needs an ID
+
+const SESSION_ACTIONS = { list: 0, search: 1, show: 1, export: 1, resume: 1 };
+
+/** `sessions ACTION [ARG] [-- agent command]`. */
+function sessionsCommand(options, positional, agentArgv) {
+  const [action, ...args] = positional;
+  if (!(action in SESSION_ACTIONS)) throw new UsageError(`sessions needs one of ${Object.keys(SESSION_ACTIONS).join(', ')}`);
+  if (args.length !== SESSION_ACTIONS[action]) throw new UsageError(`sessions ${action} needs ${SESSION_ACTIONS[action] ? 'one argument' : 'no argument'}`);
+  if (agentArgv.length > 0 && action !== 'resume') throw new UsageError(`sessions ${action} takes no agent command`);
+  const agent = agentArgv.length > 0 ? { command: agentArgv[0], args: agentArgv.slice(1) } : undefined;
+  return { command: 'sessions', options, action, arg: args[0], agent };
+}
 
 /**
  * Parse `argv` (without node and the script). Returns
@@ -111,6 +132,7 @@ export function parseArgs(argv) {
       }
     }
   }
+  if (command === 'sessions') return sessionsCommand(options, positional, rest.slice(i));
   positional.push(...rest.slice(i));
   for (const name of spec.required ?? []) {
     if (options[name.slice(2)] === undefined) throw new UsageError(`${command} needs ${name} FILE`);

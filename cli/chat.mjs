@@ -18,7 +18,7 @@ const QUIT = Symbol('quit');
  * `clientOptions` are merged into the AcpClient options (`record` adds its
  * trace hook there).
  */
-export async function runChat({ agent, cwd: cwdOption, showStderr = false, clientOptions = {}, stdin = process.stdin, stdout = process.stdout }) {
+export async function runChat({ agent, cwd: cwdOption, showStderr = false, clientOptions = {}, resume, stdin = process.stdin, stdout = process.stdout }) {
   const cwd = resolve(cwdOption ?? '.'); // ACP wants an absolute session cwd
   let input;
   const renderer = new Renderer(stdout, { beforeWrite: () => input?.breakLine() });
@@ -103,11 +103,21 @@ export async function runChat({ agent, cwd: cwdOption, showStderr = false, clien
     if (init === QUIT) return exitCode;
     const info = init.agentInfo;
     const name = info ? one(`${info.title ?? info.name} ${info.version ?? ''}`.trim()) : 'the agent';
-    const session = await untilQuit(client.newSession({ cwd }));
-    if (session === QUIT) return exitCode;
-    sessionId = session.sessionId;
-    const { sessionId: _, ...setup } = session;
-    view = client.session(sessionId, { setup });
+    if (resume !== undefined) {
+      // A stored session (sessions resume): continued, its history shown.
+      const recovered = await untilQuit(client.recover(resume));
+      if (recovered === QUIT) return exitCode;
+      sessionId = recovered.sessionId;
+      view = client.session(sessionId, { forward: false });
+      const how = { resume: 'resumed by the agent', load: 'loaded by the agent', fresh: 'as a new agent session (the agent does not know the history shown)' }[recovered.how];
+      renderer.note(`Stored session ${one(resume)} continued ${how}${recovered.reason ? ` (${one(recovered.reason)})` : ''}.`);
+    } else {
+      const session = await untilQuit(client.newSession({ cwd }));
+      if (session === QUIT) return exitCode;
+      sessionId = session.sessionId;
+      const { sessionId: _, ...setup } = session;
+      view = client.session(sessionId, { setup, forward: false });
+    }
     const state = view.snapshot();
     renderer.viewStarted(state);
     view.on('change', (changes) => renderer.changes(changes, applyChanges(state, changes)));

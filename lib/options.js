@@ -7,6 +7,7 @@ const { fsOptions, terminalOptions } = require('./builtins.js');
 const vendor = require('./vendor/index.js');
 const check = require('./validate.js');
 const { invalidArgument } = require('./errors.js');
+const { SessionStore } = require('./store.js');
 
 const DEFAULTS = {
   requestTimeoutMs: 60_000,
@@ -62,6 +63,9 @@ function normalize(options) {
     }
   }
   if (options.restart !== undefined && options.restart !== false) check.object('options.restart', options.restart);
+  if (options.store !== undefined && !(options.store instanceof SessionStore)) {
+    throw invalidArgument('options.store', 'must be a SessionStore (from SessionStore.open(dir))');
+  }
   const normalized = { ...DEFAULTS, ...options };
   // Checked here, with the defaults in: a bad value is always the caller's.
   for (const name of TIMEOUTS) {

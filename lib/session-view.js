@@ -149,6 +149,13 @@ class SessionView extends EventEmitter {
     if (setup !== undefined) native.seedView(this.#id, JSON.stringify(setup));
   }
 
+  /** @internal Deliver the session's updates one by one too, or not. */
+  setForward(forward) {
+    if (this.#closed || this.#options.forward === forward) return;
+    this.#options.forward = forward;
+    this.#port.native().openView(this.sessionId, this.#options.limits, forward);
+  }
+
   /** @internal The agent process was restarted: start over on the new one. */
   reopen() {
     if (this.#closed) return;
@@ -238,6 +245,19 @@ class SessionView extends EventEmitter {
   /** The transcript as Markdown. */
   toMarkdown() {
     return toMarkdown(this.snapshot());
+  }
+
+  /**
+   * @internal Fold a stored view (from the session store) in after what
+   * this view holds, skipping entries it already has; `interrupted`: why
+   * the stored last turn was cut (a notice entry says so). Returns how
+   * many entries were restored.
+   */
+  restore(stored, interrupted) {
+    if (this.#closed || stored === null || stored === undefined) return 0;
+    const n = this.#port.native().restoreView(this.#id, JSON.stringify(stored), interrupted ?? null);
+    this.changed();
+    return n ?? 0;
   }
 
   /** @internal The core says the view changed: emit within `intervalMs`. */

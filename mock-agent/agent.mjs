@@ -10,9 +10,15 @@
 // --stderr-before-init BYTES, --stderr-line TEXT, --ignore-eof, --ignore-sigterm, --wire-log FILE,
 // --require-auth (an auth method; session/new answers -32000 until authenticate).
 // --grandchild (starts a node that sleeps forever; its pid in initialize's _meta).
+// Sessions that outlive the process: --sessions-dir DIR keeps each session's
+// history (prompts and updates, written before they are sent) so a new
+// process can `session/load` it; --no-load withholds `loadSession`;
+// --resume offers `session/resume` (and `session/list`, `session/fork`,
+// `session/delete`).
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 
 const argv = process.argv.slice(2);
 let authenticated = false; // --require-auth: session/new answers -32000 until `authenticate`
@@ -48,7 +54,16 @@ if (flag('--banner')) process.stdout.write('mock-agent 1.0 starting (this line i
 // --stderr-line TEXT: one line on stderr at start (crash reports, stderr tails).
 if (value('--stderr-line')) process.stderr.write(`${value('--stderr-line')}\n`);
 
-const send = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
+const sessionsDir = value('--sessions-dir');
+const historyFile = (sessionId) => join(sessionsDir, `${encodeURIComponent(sessionId)}.ndjson`);
+/** Keep an update in the session's history (before it is sent: a kill -9 loses none that was seen). */
+const remember = (sessionId, u) => {
+  if (sessionsDir && typeof sessionId === 'string') appendFileSync(historyFile(sessionId), JSON.stringify(u) + '\n');
+};
+const send = (msg) => {
+  if (msg.method === 'session/update') remember(msg.params?.sessionId, msg.params?.update);
+  return process.stdout.write(JSON.stringify(msg) + '\n');
+};
 const respond = (id, result) => send({ jsonrpc: '2.0', id, result });
 const fail = (id, code, message, data) =>
   send({ jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } });
@@ -362,15 +377,21 @@ function onRequest(msg) {
       }
       return respond(id, {
         protocolVersion,
-        agentCapabilities: { loadSession: true, promptCapabilities: { image: false, audio: false, embeddedContext: true } },
+        agentCapabilities: {
+          loadSession: !flag('--no-load'),
+          promptCapabilities: { image: false, audio: false, embeddedContext: true },
+          ...(flag('--resume') ? { sessionCapabilities: { resume: {}, list: {}, fork: {}, delete: {} } } : {}),
+        },
         agentInfo: { name: 'mock-agent', version: '1.0.0' },
         authMethods: flag('--require-auth') ? [{ id: 'mock-login', name: 'Mock login', description: 'authenticate, then open sessions' }] : [],
         _meta: { pid: process.pid, argv, grandchild: grandchild?.pid, receivedClientCapabilities: params.clientCapabilities, receivedClientInfo: params.clientInfo, receivedProtocolVersion: params.protocolVersion },
       });
     case 'session/new': {
       if (flag('--require-auth') && !authenticated) return fail(id, -32000, 'Authentication required');
-      const sessionId = `sess_${++sessionCounter}`;
+      // Unique across processes when sessions outlive them.
+      const sessionId = sessionsDir ? `sess_${process.pid}_${++sessionCounter}` : `sess_${++sessionCounter}`;
       session(sessionId);
+      if (sessionsDir) appendFileSync(historyFile(sessionId), '');
       // Like `agentao --resume`: history replays before the id is known.
       if (flag('--replay-on-new')) send(update(sessionId, textChunk('agent_message_chunk', 'replayed before new')));
       return respond(id, {
@@ -379,12 +400,37 @@ function onRequest(msg) {
       });
     }
     case 'session/load':
+      if (sessionsDir) {
+        if (!existsSync(historyFile(params.sessionId))) return fail(id, -32002, `Session not found: ${params.sessionId}`);
+        const lines = readFileSync(historyFile(params.sessionId), 'utf8').split('\n').filter(Boolean);
+        for (const line of lines) process.stdout.write(JSON.stringify(update(params.sessionId, JSON.parse(line))) + '\n');
+        session(params.sessionId);
+        return respond(id, null);
+      }
       // History replays as updates before the response.
       send(update(params.sessionId, textChunk('user_message_chunk', 'earlier question')));
       send(update(params.sessionId, textChunk('agent_message_chunk', 'earlier answer')));
       session(params.sessionId);
       return respond(id, null);
+    case 'session/resume':
+      if (sessionsDir) {
+        if (!existsSync(historyFile(params.sessionId))) return fail(id, -32002, `Session not found: ${params.sessionId}`);
+        session(params.sessionId);
+        return respond(id, {});
+      }
+      return respond(id, { _meta: { method, params } });
+    case 'session/fork': {
+      if (!sessionsDir || !existsSync(historyFile(params.sessionId))) return fail(id, -32002, `Session not found: ${params.sessionId}`);
+      const sessionId = `sess_${process.pid}_${++sessionCounter}`;
+      session(sessionId);
+      appendFileSync(historyFile(sessionId), readFileSync(historyFile(params.sessionId)));
+      return respond(id, { sessionId });
+    }
     case 'session/list':
+      if (sessionsDir) {
+        const ids = readdirSync(sessionsDir).filter((f) => f.endsWith('.ndjson')).map((f) => decodeURIComponent(f.slice(0, -'.ndjson'.length)));
+        return respond(id, { sessions: ids.map((sessionId) => ({ sessionId, cwd: process.cwd() })) });
+      }
       return respond(id, { sessions: [...sessions.keys()].map((sessionId) => ({ sessionId, cwd: process.cwd() })) });
     case 'session/set_mode':
       if (params.modeId === 'no-such-mode') return fail(id, -32602, `unknown mode ${params.modeId}`);
@@ -395,15 +441,17 @@ function onRequest(msg) {
         configOptions: [{ id: params.configId, name: params.configId, type: 'select', currentValue: params.value, options: [{ value: params.value, name: params.value }] }],
         _meta: { method, params },
       });
-    case 'session/close':
     case 'session/delete':
+      if (sessionsDir && existsSync(historyFile(params.sessionId))) rmSync(historyFile(params.sessionId));
+      return respond(id, { _meta: { method, params } });
     case 'authenticate':
       authenticated = true;
       return respond(id, { _meta: { method, params } });
-    case 'session/resume':
+    case 'session/close':
     case 'logout':
       return respond(id, { _meta: { method, params } });
     case 'session/prompt':
+      for (const block of params.prompt ?? []) remember(params.sessionId, { sessionUpdate: 'user_message_chunk', content: block });
       runScript(id, params);
       return;
     case '_mock/echo':

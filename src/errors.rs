@@ -13,6 +13,8 @@ pub enum AcpStatus {
     Closed,
     Backpressure,
     InvalidArgument,
+    /// A session store error, by its code (`acp_core::store::StoreError`).
+    Store(&'static str),
     /// A failure of napi itself, under napi's own status name.
     Napi(napi::Status),
 }
@@ -24,6 +26,7 @@ impl AsRef<str> for AcpStatus {
             AcpStatus::Closed => "ERR_ACP_CLOSED",
             AcpStatus::Backpressure => "ERR_ACP_BACKPRESSURE",
             AcpStatus::InvalidArgument => "ERR_ACP_INVALID_ARGUMENT",
+            AcpStatus::Store(code) => code,
             AcpStatus::Napi(status) => status.as_ref(),
         }
     }

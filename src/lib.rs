@@ -10,6 +10,7 @@ mod logging;
 mod options;
 mod runtime;
 mod sink;
+mod store;
 mod trim;
 mod view;
 
@@ -17,6 +18,7 @@ use napi_derive::napi;
 
 pub use connection::AgentConnection;
 pub use logging::{set_log_sink, take_log_records};
+pub use store::open_store;
 pub use view::fold_recording;
 
 /// `clientCapabilities` for the given agent → client methods the host

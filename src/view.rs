@@ -89,6 +89,22 @@ impl AgentConnection {
         Some(drain_texts(drained?))
     }
 
+    /// Fold a stored view (JSON text) into a view after what it holds,
+    /// skipping the entries it already has; `interrupted`: why the stored
+    /// last turn was cut (a notice says so). How many entries were
+    /// restored, or null (no such view, or not JSON).
+    #[napi]
+    pub fn restore_view(
+        &self,
+        id: u32,
+        stored: String,
+        interrupted: Option<String>,
+    ) -> Option<u32> {
+        self.conn
+            .restore_view(id, &stored, interrupted.as_deref())
+            .map(|n| n as u32)
+    }
+
     #[napi]
     pub fn close_view(&self, id: u32) -> bool {
         crate::trim::soon();

@@ -18,6 +18,7 @@ pub mod acp;
 pub mod builtin;
 pub mod connection;
 pub mod rpc;
+pub mod store;
 pub mod transport;
 pub mod view;
 

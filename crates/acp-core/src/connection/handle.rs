@@ -446,6 +446,11 @@ impl Connection {
 }
 
 impl WeakConnection {
+    /// The connection, if it still exists.
+    pub fn upgrade(&self) -> Option<Connection> {
+        self.0.upgrade().map(|shared| Connection { shared })
+    }
+
     /// Kill the agent if the connection still exists and is not done.
     pub fn kill(&self) {
         if let Some(shared) = self.0.upgrade() {

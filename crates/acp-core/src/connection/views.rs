@@ -40,6 +40,9 @@ struct View {
     forward: bool,
     /// A change item is in the stream and the host has not drained since.
     signalled: bool,
+    /// Counts the changes, so a session store copies the state only when
+    /// it moved (drains do not count: they do not change the state).
+    revision: u64,
 }
 
 /// View ids are ours (counted from 1), not the agent's: no need to hash
@@ -136,6 +139,7 @@ impl Inner {
     /// The change item for `view`, if it is the first change since a drain.
     fn signal(&mut self, view: u32) -> Option<Event> {
         let v = self.views.get_mut(&view)?;
+        v.revision += 1;
         if v.signalled || !v.state.is_dirty() {
             return None;
         }
@@ -383,6 +387,7 @@ impl Connection {
                 state: SessionState::new(session_id, options),
                 forward,
                 signalled: false,
+                revision: 0,
             },
         );
         views.open.fetch_add(1, Ordering::Relaxed);
@@ -400,6 +405,7 @@ impl Connection {
             Some(view) => {
                 let result = parse_bounded(result, Caps::of(view.state.options()));
                 view.state.apply_setup(&result);
+                view.revision += 1;
                 true
             }
             None => false,
@@ -461,6 +467,34 @@ impl Connection {
         // the host's loop after nearly every drain of a flood.
         view.signalled = drained.as_ref().is_some_and(|d| d.more);
         Ok(drained)
+    }
+
+    /// Fold a stored view (JSON text) into view `id` after what it holds,
+    /// skipping entries it already has ([`SessionState::restore`]); with
+    /// `interrupted`, a notice marks the stored last turn as cut. Returns
+    /// how many entries were restored; `None` if the view is gone or the
+    /// JSON not valid.
+    pub fn restore_view(&self, id: u32, stored: &str, interrupted: Option<&str>) -> Option<usize> {
+        let stored = serde_json::from_str::<Value>(stored).ok()?;
+        let mut inner = self.shared().views.lock();
+        let view = inner.views.get_mut(&id)?;
+        let restored = view.state.restore(&stored, interrupted);
+        // No change item: the host called this, and drains after it.
+        view.revision += 1;
+        Some(restored)
+    }
+
+    /// The whole state of view `id` as one JSON text, with its revision,
+    /// unless it is still at revision `since` (or the view is gone).
+    /// Leaves the host's drains alone: a session store's copy.
+    pub fn view_json_since(&self, id: u32, since: u64) -> Option<(u64, String)> {
+        let inner = self.shared().views.lock();
+        let view = inner.views.get(&id)?;
+        if view.revision == since {
+            return None;
+        }
+        let json = serde_json::to_string(&view.state.whole()).expect("a state always serializes");
+        Some((view.revision, json))
     }
 
     /// Close view `id`: its session's updates are delivered one by one

@@ -20,6 +20,7 @@ mod changes;
 mod fast;
 mod lent;
 mod replay;
+mod restore;
 mod scan;
 mod size;
 mod state;

@@ -85,7 +85,7 @@ pub(crate) enum EntryKind {
 }
 
 impl EntryKind {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             EntryKind::User => "user",
             EntryKind::Agent => "agent",
