@@ -181,7 +181,9 @@ impl SessionState {
         let live: Vec<Value> = self
             .entries
             .iter()
-            .map(|e| serde_json::to_value(super::state::EntryJson(e, None, None)).unwrap_or(Value::Null))
+            .map(|e| {
+                serde_json::to_value(super::state::EntryJson(e, None, None)).unwrap_or(Value::Null)
+            })
             .collect();
         let live_users: Vec<String> = live
             .iter()
