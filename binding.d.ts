@@ -26,7 +26,8 @@ export declare class AgentConnection {
   respondError(token: number, code: number, message: string, data?: string | undefined | null): boolean
   /**
    * Answer agent request `token` with the error the host chose (a thrown
-   * `RpcError`), as it is: a permission request too.
+   * `RpcError`), as it is. The facade never sends one to a permission or
+   * elicitation request: those get an outcome (`respond_error`).
    */
   respondChosenError(token: number, code: number, message: string, data?: string | undefined | null): boolean
   /** `session/cancel` plus cancelled answers to the session's open requests. */

@@ -107,7 +107,8 @@ impl AgentConnection {
     }
 
     /// Answer agent request `token` with the error the host chose (a thrown
-    /// `RpcError`), as it is: a permission request too.
+    /// `RpcError`), as it is. The facade never sends one to a permission or
+    /// elicitation request: those get an outcome (`respond_error`).
     #[napi]
     pub fn respond_chosen_error(
         &self,
