@@ -20,7 +20,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSyn
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { withLock } from './setup-peers.mjs';
+import { installOnce } from './setup-peers.mjs';
 import { RECIPES } from './agents/recipes.mjs';
 
 const HERE = fileURLToPath(new URL('./agents/', import.meta.url));
@@ -129,30 +129,7 @@ function install(dir, log) {
 
 /** Install the agents unless this lock's install is already there. Returns the tree's root. */
 export function setupAgents({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
-  const dir = agentsDir();
-  try {
-    return readyAgents(dir);
-  } catch {
-    // not installed yet (or broken): build it below
-  }
-  return withLock(
-    dir,
-    () => {
-      try {
-        return readyAgents(dir); // another process finished it meanwhile
-      } catch {
-        try {
-          install(dir, log);
-        } catch (err) {
-          rmSync(dir, { recursive: true, force: true }); // a half install is useless
-          throw err;
-        }
-        return readyAgents(dir);
-      }
-    },
-    log,
-    AgentSetupError,
-  );
+  return installOnce(agentsDir(), readyAgents, install, log, AgentSetupError);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -134,27 +134,40 @@ export function withLock(dir, fn, log, SetupError = PeerSetupError) {
   }
 }
 
-/** Install the peers unless an install for these pins is already there. Returns the paths. */
-export function setupPeers({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
-  const dir = peersDir();
+/**
+ * `ready(dir)` if the install is there, else `install(dir, log)` under the
+ * lock (another process may have finished it meanwhile); a half install is
+ * removed, since it is useless.
+ */
+export function installOnce(dir, ready, install, log, ErrorClass) {
   try {
-    return readyPeers(dir);
+    return ready(dir);
   } catch {
     // not installed yet (or broken): build it below
   }
-  return withLock(dir, () => {
-    try {
-      return readyPeers(dir); // another process finished it meanwhile
-    } catch {
+  return withLock(
+    dir,
+    () => {
       try {
-        install(dir, log);
-      } catch (err) {
-        rmSync(dir, { recursive: true, force: true }); // a half install is useless
-        throw err;
+        return ready(dir); // another process finished it meanwhile
+      } catch {
+        try {
+          install(dir, log);
+        } catch (err) {
+          rmSync(dir, { recursive: true, force: true });
+          throw err;
+        }
+        return ready(dir);
       }
-      return readyPeers(dir);
-    }
-  }, log);
+    },
+    log,
+    ErrorClass,
+  );
+}
+
+/** Install the peers unless an install for these pins is already there. Returns the paths. */
+export function setupPeers({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
+  return installOnce(peersDir(), readyPeers, install, log);
 }
 
 // Built in place (a venv's scripts hold absolute paths, so it cannot be
