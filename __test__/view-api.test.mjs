@@ -22,6 +22,14 @@ async function heldView(t, options = {}) {
   return { client, sessionId, view };
 }
 
+/**
+ * Until the view says it holds changes: the core's word that a view changed
+ * reaches JS on its own, so it may come a turn after the prompt's answer.
+ */
+async function changesHeld(view) {
+  while (!view.pending) await new Promise((resolve) => setImmediate(resolve));
+}
+
 /** The agent's text of every turn, in order (each prompt's reply is its own entry). */
 const agentText = (state) =>
   state.entries
@@ -40,6 +48,7 @@ test('await view.settled(): a backlog past flush()’s cap reaches the copy whol
   // More than flush() emits at once (64 events of CHANGE_TEXT_BYTES).
   const bytes = 70 * CHANGE_TEXT_BYTES;
   await client.prompt({ sessionId, prompt: `big:${bytes}` });
+  await changesHeld(view);
   assert.equal(view.pending, true);
   await view.settled();
   assert.ok(events > 64, `${events} events`);
@@ -57,6 +66,7 @@ test('snapshot() emits nothing before it returns: a listener attached first gets
   await client.prompt({ sessionId, prompt: 'say:start' });
   view.flush();
   await client.prompt({ sessionId, prompt: 'text:5' });
+  await changesHeld(view);
   assert.equal(view.pending, true);
   // The order of the docs' first example: listener, then snapshot.
   let copy;
@@ -82,6 +92,7 @@ test('subscribe(): the state and a listener at once; the listener gets only what
   const { client, sessionId, view } = await heldView(t);
   await client.prompt({ sessionId, prompt: 'say:start' });
   await client.prompt({ sessionId, prompt: 'text:4' });
+  await changesHeld(view);
   assert.equal(view.pending, true);
   const seqs = [];
   const { state, unsubscribe } = view.subscribe((c) => {
