@@ -126,7 +126,7 @@ export const RECIPES = {
       '`security.folderTrust.enabled: false` (or a trusted folder): in an untrusted folder, `setSessionMode()` to `autoEdit` or `yolo` fails -32603 ("Cannot enable privileged approval modes in an untrusted folder.").',
       '`model.name` set: with the default (`auto`) every turn first asks a classifier model.',
       'Writes several lines to stderr in one write.',
-      "`session/load` in a new process of a session it saved fails with -32603 and `data.details` \"No previous sessions found for this project.\" (the saved file is under `<home>/.gemini/tmp/<project>/chats/`; the failed load rewrites its messages).",
+      "`session/load` in a new process of a session it saved usually fails with -32603 and `data.details` \"No previous sessions found for this project.\": loading first starts the session's recording again, which sets the saved file's messages (under `<home>/.gemini/tmp/<project>/chats/`) back to the session context, and then reads it. Which of the two reaches the file first is a race inside gemini-cli, so now and then the load succeeds and replays the session; a failed load has erased the saved messages.",
     ],
     entry: (root) => pkgPath(root, '@google/gemini-cli', 'bundle', 'gemini.js'),
     launch({ root, home, modelUrl }) {

@@ -298,7 +298,10 @@ export function agentSuite(id) {
   }
 
   if (recipe.quirks?.loadOwnSessionFails) {
-    test(`${id}: quirk loadOwnSessionFails — session/load of a session it saved is refused`, async (t) => {
+    // gemini-cli resets the saved messages and reads them in a race of its
+    // own: the load is refused (and the messages are gone) or it replays the
+    // session. Either way the call settles as one of those two.
+    test(`${id}: quirk loadOwnSessionFails — session/load of a session it saved is refused, or (when gemini's own race goes the other way) replays it`, async (t) => {
       const first = await startAgent(t, id);
       await first.client.initialize();
       const { sessionId } = await first.client.newSession({ cwd: first.cwd });
@@ -306,11 +309,17 @@ export function agentSuite(id) {
       await first.client.close();
       const second = await startAgent(t, id, { home: first.home, cwd: first.cwd, llm: first.llm });
       await second.client.initialize();
-      await assert.rejects(second.client.loadSession({ sessionId, cwd: first.cwd }), {
-        code: 'ERR_ACP_RPC',
-        rpcCode: -32603,
-        data: { details: 'No previous sessions found for this project.' },
-      });
+      const view = second.client.session(sessionId, { forward: true });
+      const loaded = await second.client.loadSession({ sessionId, cwd: first.cwd }).then(
+        () => true,
+        (error) => {
+          assert.equal(error.code, 'ERR_ACP_RPC', error.stack);
+          assert.equal(error.rpcCode, -32603);
+          assert.deepEqual(error.data, { details: 'No previous sessions found for this project.' });
+          return false;
+        },
+      );
+      if (loaded) assert.match(lastEntryText(view, 'user'), /say remember the pelican/);
       await second.client.close();
     });
   } else {
