@@ -280,10 +280,15 @@ export interface HandlerContext<M extends string = string> {
 export type ExtensionMethod = `_${string}`;
 
 /** What a handler may return for `R`: an empty result (only `_meta`) may be omitted. */
-type HandlerReturn<E extends { result: unknown; empty: boolean }> = E['empty'] extends true ? E['result'] | void | null : E['result'];
+type HandlerReturn<E extends { result: unknown; empty: boolean }> = E['empty'] extends true
+  ? E['result'] | void | null
+  : E['result'];
 
 /** A request handler: a value or a Promise of it. */
-export type RequestHandler<P = unknown, R = unknown, M extends string = string> = (params: P, ctx: HandlerContext<M>) => R | Promise<R>;
+export type RequestHandler<P = unknown, R = unknown, M extends string = string> = (
+  params: P,
+  ctx: HandlerContext<M>,
+) => R | Promise<R>;
 
 /** The handler of a known agent → client request. */
 export type ClientRequestHandler<M extends keyof acp.ClientRequests> = RequestHandler<
@@ -574,7 +579,6 @@ export interface ClientStatus {
  */
 export declare function setLogger(logger: ((record: LogRecord) => void) | null, options?: { level?: LogLevel }): void;
 
-
 export interface Disposable {
   dispose(): void;
 }
@@ -587,14 +591,32 @@ export interface AcpClientEvents {
   /** A non-JSON line on stdout (a banner, a stray print). Never answered. */
   protocolNoise: [noise: { line: string; count: number }];
   /** A line that is JSON but not usable JSON-RPC, an oversized line, a response to an id we never sent. */
-  protocolError: [error: { kind: 'badJson' | 'batch' | 'notJsonRpc' | 'oversized' | 'unknownResponse'; message: string; line: string }];
+  protocolError: [
+    error: {
+      kind: 'badJson' | 'batch' | 'notJsonRpc' | 'oversized' | 'unknownResponse';
+      message: string;
+      line: string;
+    },
+  ];
   /**
    * Agent requests are being refused: `maxPendingAgentRequests` (or
    * `maxPendingAgentRequestBytes`) are waiting for an answer. Emitted once
    * per episode (again after a request was taken in); `refusedTotal` counts
    * every refusal so far.
    */
-  requestRefused: [info: { method: string; refusedTotal: number; data: { reason: 'tooManyPendingRequests'; pendingRequests?: number; pendingBytes?: number; maxPendingRequests: number; maxPendingBytes: number } }];
+  requestRefused: [
+    info: {
+      method: string;
+      refusedTotal: number;
+      data: {
+        reason: 'tooManyPendingRequests';
+        pendingRequests?: number;
+        pendingBytes?: number;
+        maxPendingRequests: number;
+        maxPendingBytes: number;
+      };
+    },
+  ];
   /** Reading the agent's stdout or stderr failed (not EOF): the stream is no longer read. */
   readError: [info: { stream: 'stdout' | 'stderr'; message: string }];
   /** The restart policy started a new agent process. */
@@ -625,7 +647,8 @@ export interface AcpClientEvents {
 type Listener<E extends keyof AcpClientEvents> = (...args: AcpClientEvents[E]) => void;
 
 /** Params of the session-opening calls: `cwd` (absolute) defaults to `process.cwd()`, `mcpServers` to `[]`. */
-type Opening<P extends { cwd: string }> = Omit<P, 'cwd' | 'mcpServers'> & Partial<Pick<P, Extract<keyof P, 'cwd' | 'mcpServers'>>>;
+type Opening<P extends { cwd: string }> = Omit<P, 'cwd' | 'mcpServers'> &
+  Partial<Pick<P, Extract<keyof P, 'cwd' | 'mcpServers'>>>;
 
 /** Result of a known client → agent request. */
 type ResultOf<M extends keyof acp.AgentRequests> = acp.AgentRequests[M]['result'];
@@ -659,7 +682,10 @@ export declare class AcpClient extends EventEmitter {
    * `{ agent: 'id', agents }` the registry id is resolved (and installed)
    * by an {@link AgentManager} first.
    */
-  static connect(options: AcpClientOptions | AgentConnectOptions, initializeParams?: Partial<acp.InitializeRequest>): Promise<AcpClient>;
+  static connect(
+    options: AcpClientOptions | AgentConnectOptions,
+    initializeParams?: Partial<acp.InitializeRequest>,
+  ): Promise<AcpClient>;
 
   readonly pid: number;
   /** The `initialize` result, once known. */
@@ -696,7 +722,10 @@ export declare class AcpClient extends EventEmitter {
   onRequest<M extends keyof acp.ClientRequests>(method: M, handler: ClientRequestHandler<M>): Disposable;
   onRequest<P = unknown, R = unknown>(method: ExtensionMethod, handler: RequestHandler<P, R>): Disposable;
   /** Add a notification handler; `'*'` receives every notification (read `message.method`). */
-  onNotification<M extends keyof acp.ClientNotifications>(method: M, handler: NotificationHandler<acp.ClientNotifications[M], M>): Disposable;
+  onNotification<M extends keyof acp.ClientNotifications>(
+    method: M,
+    handler: NotificationHandler<acp.ClientNotifications[M], M>,
+  ): Disposable;
   onNotification(method: '*', handler: NotificationHandler<unknown, string>): Disposable;
   onNotification<P = unknown>(method: ExtensionMethod, handler: NotificationHandler<P>): Disposable;
   onSessionUpdate(handler: NotificationHandler<acp.SessionNotification, 'session/update'>): Disposable;
@@ -707,7 +736,10 @@ export declare class AcpClient extends EventEmitter {
    * `closeSession`/`deleteSession` of it succeeds, or the agent exits (after what already arrived), at once on `break`.
    * Tie it to a turn: `prompt(…).finally(() => controller.abort())`.
    */
-  updates(sessionId: string, options?: { signal?: AbortSignal; highWaterMark?: number }): AsyncIterableIterator<acp.SessionNotification>;
+  updates(
+    sessionId: string,
+    options?: { signal?: AbortSignal; highWaterMark?: number },
+  ): AsyncIterableIterator<acp.SessionNotification>;
   /**
    * A live view of a session, folded in the core (see SessionView); the
    * same view for the same session until closed. Opt-in: sessions without
@@ -729,7 +761,10 @@ export declare class AcpClient extends EventEmitter {
   resumeSession(params: Opening<acp.ResumeSessionRequest>, options?: CallOptions): Promise<acp.ResumeSessionResponse>;
   closeSession(params: acp.CloseSessionRequest, options?: CallOptions): Promise<acp.CloseSessionResponse | null>;
   /** With a store, also deletes the stored copy (and sends `session/delete` only if the agent advertises it). */
-  deleteSession(params: acp.DeleteSessionRequest & { storedId?: string }, options?: CallOptions): Promise<acp.DeleteSessionResponse | null>;
+  deleteSession(
+    params: acp.DeleteSessionRequest & { storedId?: string },
+    options?: CallOptions,
+  ): Promise<acp.DeleteSessionResponse | null>;
   /** With a store: the stored ids of the sessions this client records, by session id. */
   recordedSessions(): Record<string, string>;
   /**
@@ -741,14 +776,25 @@ export declare class AcpClient extends EventEmitter {
   /** The agent's `session/list` and the store's sessions, merged; each entry says where it is. */
   sessions(params?: { cwd?: string; limit?: number }): Promise<SessionListing[]>;
   /** `session/fork` when the agent has it, else emulated from the store (`emulated: true`). */
-  forkSession(params: { sessionId: string; cwd?: string; mcpServers?: acp.McpServer[]; storedId?: string }): Promise<{ sessionId: string; storedId: string | null; emulated: boolean }>;
+  forkSession(params: {
+    sessionId: string;
+    cwd?: string;
+    mcpServers?: acp.McpServer[];
+    storedId?: string;
+  }): Promise<{ sessionId: string; storedId: string | null; emulated: boolean }>;
   setSessionMode(params: acp.SetSessionModeRequest, options?: CallOptions): Promise<acp.SetSessionModeResponse | null>;
-  setSessionConfigOption(params: acp.SetSessionConfigOptionRequest, options?: CallOptions): Promise<acp.SetSessionConfigOptionResponse>;
+  setSessionConfigOption(
+    params: acp.SetSessionConfigOptionRequest,
+    options?: CallOptions,
+  ): Promise<acp.SetSessionConfigOptionResponse>;
   /**
    * One turn. `prompt` may be a string (one text block). No timeout by
    * default; a timeout or abort also sends `session/cancel`.
    */
-  prompt(params: Omit<acp.PromptRequest, 'prompt'> & { prompt: acp.ContentBlock[] | string }, options?: CallOptions): Promise<acp.PromptResponse>;
+  prompt(
+    params: Omit<acp.PromptRequest, 'prompt'> & { prompt: acp.ContentBlock[] | string },
+    options?: CallOptions,
+  ): Promise<acp.PromptResponse>;
   /**
    * Cancel the session's turn: sends `session/cancel` and answers every
    * permission, elicitation and extension request of that session still
@@ -758,9 +804,17 @@ export declare class AcpClient extends EventEmitter {
    */
   cancel(params: string | acp.CancelNotification): Promise<number>;
   /** A known request, typed from the schema. */
-  request<M extends keyof acp.AgentRequests>(method: M, params: acp.AgentRequests[M]['params'], options?: CallOptions): Promise<ResultOf<M>>;
+  request<M extends keyof acp.AgentRequests>(
+    method: M,
+    params: acp.AgentRequests[M]['params'],
+    options?: CallOptions,
+  ): Promise<ResultOf<M>>;
   /** Any other request (extension `_vendor/…` or unstable methods); the result type is yours to state. */
-  request<R = unknown, M extends string = string>(method: Unknown<M, keyof acp.AgentRequests>, params?: unknown, options?: CallOptions): Promise<R>;
+  request<R = unknown, M extends string = string>(
+    method: Unknown<M, keyof acp.AgentRequests>,
+    params?: unknown,
+    options?: CallOptions,
+  ): Promise<R>;
   /** A known notification, typed from the schema. */
   notify<M extends keyof acp.AgentNotifications>(method: M, params: acp.AgentNotifications[M]): Promise<void>;
   notify<M extends string>(method: Unknown<M, keyof acp.AgentNotifications>, params?: unknown): Promise<void>;

@@ -1,5 +1,23 @@
 // ESM entry: the same objects as the CommonJS entry.
 import cjs from './index.js';
 
-export const { AcpClient, AcpError, RpcError, PROTOCOL_VERSION, setLogger, loadNativeBinding, SessionView, SessionStore, SessionFold, foldRecording, foldRecordingNative, applyChanges, toMarkdown, sanitizeForTerminal, escapeMarkdown, escapeHtml, AgentManager } = cjs;
+export const {
+  AcpClient,
+  AcpError,
+  RpcError,
+  PROTOCOL_VERSION,
+  setLogger,
+  loadNativeBinding,
+  SessionView,
+  SessionStore,
+  SessionFold,
+  foldRecording,
+  foldRecordingNative,
+  applyChanges,
+  toMarkdown,
+  sanitizeForTerminal,
+  escapeMarkdown,
+  escapeHtml,
+  AgentManager,
+} = cjs;
 export default cjs;

@@ -40,14 +40,24 @@ describe('docs/agents-manager.md', () => {
   let pickAgent;
   let options;
   before(async () => {
-    server = await serve({ '/agent.tar.gz': { body: tarGz([{ name: 'bin/agent', data: agentProgram(), mode: 0o755 }]) } });
+    server = await serve({
+      '/agent.tar.gz': { body: tarGz([{ name: 'bin/agent', data: agentProgram(), mode: 0o755 }]) },
+    });
     const [code] = snippets();
     const file = join(mkdtempSync(join(tmpdir(), 'acp-agents-doc-')), 'pick-agent.mjs');
-    writeFileSync(file, code.replaceAll("from 'acp-native'", `from '${new URL('../index.mjs', import.meta.url).href}'`));
+    writeFileSync(
+      file,
+      code.replaceAll("from 'acp-native'", `from '${new URL('../index.mjs', import.meta.url).href}'`),
+    );
     ({ pickAgent } = await import(file));
     options = {
-      index: { version: '1', agents: [binaryAgent('fixture', '1.0.0', currentTarget(), server.url('/agent.tar.gz'), { cmd: './bin/agent' })] },
-      presets: { 'login-first': { command: process.execPath, args: [MOCK_AGENT, '--require-auth'], name: 'Login first' } },
+      index: {
+        version: '1',
+        agents: [binaryAgent('fixture', '1.0.0', currentTarget(), server.url('/agent.tar.gz'), { cmd: './bin/agent' })],
+      },
+      presets: {
+        'login-first': { command: process.execPath, args: [MOCK_AGENT, '--require-auth'], name: 'Login first' },
+      },
     };
   });
   after(() => server?.close());
@@ -57,7 +67,10 @@ describe('docs/agents-manager.md', () => {
     const { vscode, seen } = vscodeStandIn((i) => i.id === 'fixture', cwd);
     const context = { globalStorageUri: { fsPath: mkdtempSync(join(tmpdir(), 'acp-agents-doc-store-')) } };
     const client = await pickAgent(vscode, context, options);
-    assert.deepEqual(seen.items.map((i) => i.id), ['fixture', 'login-first']);
+    assert.deepEqual(
+      seen.items.map((i) => i.id),
+      ['fixture', 'login-first'],
+    );
     assert.equal(Math.round(seen.reports.reduce((n, r) => n + r.increment, 0)), 100);
     const { sessionId } = await client.newSession({ cwd });
     assert.match(sessionId, /^sess_/);
@@ -71,7 +84,11 @@ describe('docs/agents-manager.md', () => {
   it('pick an agent that needs a login: authenticated with its first method', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'acp-agents-doc-ws-'));
     const { vscode } = vscodeStandIn((i) => i.id === 'login-first', cwd);
-    const client = await pickAgent(vscode, { globalStorageUri: { fsPath: mkdtempSync(join(tmpdir(), 'acp-agents-doc-store-')) } }, options);
+    const client = await pickAgent(
+      vscode,
+      { globalStorageUri: { fsPath: mkdtempSync(join(tmpdir(), 'acp-agents-doc-store-')) } },
+      options,
+    );
     const { sessionId } = await client.newSession({ cwd });
     assert.match(sessionId, /^sess_/);
     await client.close();

@@ -59,7 +59,11 @@ export function tar(entries) {
 export const tarGz = (entries) => gzipSync(tar(entries));
 
 export function tarBz2(entries) {
-  return execFileSync('python3', ['-c', 'import bz2,sys; sys.stdout.buffer.write(bz2.compress(sys.stdin.buffer.read()))'], { input: tar(entries) });
+  return execFileSync(
+    'python3',
+    ['-c', 'import bz2,sys; sys.stdout.buffer.write(bz2.compress(sys.stdin.buffer.read()))'],
+    { input: tar(entries) },
+  );
 }
 
 /** A stored (uncompressed) zip of `entries`: `{name, data, mode?}`; mode carries the unix file type (0o120777 a symlink). */
@@ -154,7 +158,9 @@ export function binaryAgent(id, version, target, archiveUrl, { sha256: sum, cmd 
     name: `Agent ${id}`,
     version,
     description: 'a fixture',
-    distribution: { binary: { [target]: { archive: archiveUrl, cmd, ...(sum ? { sha256: sum } : {}), ...(args ? { args } : {}) } } },
+    distribution: {
+      binary: { [target]: { archive: archiveUrl, cmd, ...(sum ? { sha256: sum } : {}), ...(args ? { args } : {}) } },
+    },
   };
 }
 
@@ -173,7 +179,11 @@ export function assertNoWrapper(assert, pid) {
   const parent = Number(stat(pid)[1]);
   if (parent === process.pid) return;
   assert.equal(Number(stat(parent)[1]), process.pid, 'the parent is a child of this process');
-  assert.equal(cmdline(parent), cmdline(process.pid), 'the parent is the reaper (a fork of this process), not a wrapper');
+  assert.equal(
+    cmdline(parent),
+    cmdline(process.pid),
+    'the parent is the reaper (a fork of this process), not a wrapper',
+  );
 }
 
 /** A deflated zip as Python's zipfile writes it (the common real-world kind); `entries`: {name, data, mode}. */
@@ -189,6 +199,8 @@ with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
         z.writestr(info, bytes.fromhex(e['hex']), compress_type=zipfile.ZIP_DEFLATED)
 sys.stdout.buffer.write(out.getvalue())
 `;
-  const input = JSON.stringify(entries.map((e) => ({ name: e.name, mode: e.mode ?? 0o100644, hex: Buffer.from(e.data ?? '').toString('hex') })));
+  const input = JSON.stringify(
+    entries.map((e) => ({ name: e.name, mode: e.mode ?? 0o100644, hex: Buffer.from(e.data ?? '').toString('hex') })),
+  );
   return execFileSync('python3', ['-c', script], { input, maxBuffer: 64 * 1024 * 1024 });
 }

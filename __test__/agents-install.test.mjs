@@ -4,12 +4,32 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  writeFileSync,
+  mkdirSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { AcpClient, AgentManager } from '../index.mjs';
-import { agentProgram, assertNoWrapper, binaryAgent, deflatedZip, serve, sha256, tar, tarBz2, tarGz, zip } from './agents-fixtures.mjs';
+import {
+  agentProgram,
+  assertNoWrapper,
+  binaryAgent,
+  deflatedZip,
+  serve,
+  sha256,
+  tar,
+  tarBz2,
+  tarGz,
+  zip,
+} from './agents-fixtures.mjs';
 import { procStat } from './helpers.mjs';
 
 const require = (await import('node:module')).createRequire(import.meta.url);
@@ -18,7 +38,11 @@ const TARGET = currentTarget();
 const LINUX = process.platform === 'linux';
 
 const PROGRAM = agentProgram();
-const GOOD = tarGz([{ name: 'bin/', type: '5' }, { name: 'bin/agent', data: PROGRAM, mode: 0o755 }, { name: 'README', data: 'hello' }]);
+const GOOD = tarGz([
+  { name: 'bin/', type: '5' },
+  { name: 'bin/agent', data: PROGRAM, mode: 0o755 },
+  { name: 'README', data: 'hello' },
+]);
 
 let server;
 const tmp = () => mkdtempSync(join(tmpdir(), 'acp-agents-'));
@@ -38,9 +62,18 @@ function assertClean(m, id) {
 
 before(async () => {
   const hostile = {
-    '/traversal.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: `../../../../..${OUTSIDE}-dotdot`, data: 'pwned' }]),
-    '/absolute.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: `${OUTSIDE}-abs`, data: 'pwned' }]),
-    '/symlink.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: 'escape', type: '2', linkname: '../../../../../../../../tmp' }]),
+    '/traversal.tar.gz': tarGz([
+      { name: 'agent', data: PROGRAM, mode: 0o755 },
+      { name: `../../../../..${OUTSIDE}-dotdot`, data: 'pwned' },
+    ]),
+    '/absolute.tar.gz': tarGz([
+      { name: 'agent', data: PROGRAM, mode: 0o755 },
+      { name: `${OUTSIDE}-abs`, data: 'pwned' },
+    ]),
+    '/symlink.tar.gz': tarGz([
+      { name: 'agent', data: PROGRAM, mode: 0o755 },
+      { name: 'escape', type: '2', linkname: '../../../../../../../../tmp' },
+    ]),
     // Each link looks inside on its own; the second one is written through the first.
     '/symlink-chain.tar.gz': tarGz([
       { name: 'agent', data: PROGRAM, mode: 0o755 },
@@ -66,25 +99,71 @@ before(async () => {
       { name: 'x/pwned', data: 'x' },
     ]),
     // A second entry of the same name would replace the first (or write through a link planted there).
-    '/twice.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: 'agent', data: 'replaced' }]),
-    '/hardlink.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: 'passwd', type: '1', linkname: '/etc/passwd' }]),
-    '/hardlink-dotdot.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: 'up', type: '1', linkname: '../outside' }]),
-    '/device.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: 'null', type: '3' }]),
-    '/fifo.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: 'pipe', type: '6' }]),
-    '/zip-slip.zip': zip([{ name: 'agent', data: PROGRAM, mode: 0o100755 }, { name: '../../../../../../../../tmp/acp-zip-slip', data: 'pwned' }]),
-    '/zip-symlink.zip': zip([{ name: 'agent', data: PROGRAM, mode: 0o100755 }, { name: 'etc', data: '/etc', mode: 0o120777 }]),
-    '/zip-backslash.zip': zip([{ name: 'agent', data: PROGRAM, mode: 0o100755 }, { name: '..\\..\\evil.txt', data: 'pwned' }]),
+    '/twice.tar.gz': tarGz([
+      { name: 'agent', data: PROGRAM, mode: 0o755 },
+      { name: 'agent', data: 'replaced' },
+    ]),
+    '/hardlink.tar.gz': tarGz([
+      { name: 'agent', data: PROGRAM, mode: 0o755 },
+      { name: 'passwd', type: '1', linkname: '/etc/passwd' },
+    ]),
+    '/hardlink-dotdot.tar.gz': tarGz([
+      { name: 'agent', data: PROGRAM, mode: 0o755 },
+      { name: 'up', type: '1', linkname: '../outside' },
+    ]),
+    '/device.tar.gz': tarGz([
+      { name: 'agent', data: PROGRAM, mode: 0o755 },
+      { name: 'null', type: '3' },
+    ]),
+    '/fifo.tar.gz': tarGz([
+      { name: 'agent', data: PROGRAM, mode: 0o755 },
+      { name: 'pipe', type: '6' },
+    ]),
+    '/zip-slip.zip': zip([
+      { name: 'agent', data: PROGRAM, mode: 0o100755 },
+      { name: '../../../../../../../../tmp/acp-zip-slip', data: 'pwned' },
+    ]),
+    '/zip-symlink.zip': zip([
+      { name: 'agent', data: PROGRAM, mode: 0o100755 },
+      { name: 'etc', data: '/etc', mode: 0o120777 },
+    ]),
+    '/zip-backslash.zip': zip([
+      { name: 'agent', data: PROGRAM, mode: 0o100755 },
+      { name: '..\\..\\evil.txt', data: 'pwned' },
+    ]),
     // 64 MiB of zeros in one file: a ~64 KiB download.
-    '/bomb.tar.gz': gzipSync(tar([{ name: 'agent', data: PROGRAM, mode: 0o755 }, { name: 'zeros', data: Buffer.alloc(64 * 1024 * 1024) }]), { level: 9 }),
-    '/bomb.zip': deflatedZip([{ name: 'agent', data: PROGRAM, mode: 0o100755 }, { name: 'zeros', data: Buffer.alloc(64 * 1024 * 1024) }]),
-    '/many.tar.gz': tarGz([{ name: 'agent', data: PROGRAM, mode: 0o755 }, ...Array.from({ length: 300 }, (_, i) => ({ name: `f${i}`, data: '' }))]),
+    '/bomb.tar.gz': gzipSync(
+      tar([
+        { name: 'agent', data: PROGRAM, mode: 0o755 },
+        { name: 'zeros', data: Buffer.alloc(64 * 1024 * 1024) },
+      ]),
+      { level: 9 },
+    ),
+    '/bomb.zip': deflatedZip([
+      { name: 'agent', data: PROGRAM, mode: 0o100755 },
+      { name: 'zeros', data: Buffer.alloc(64 * 1024 * 1024) },
+    ]),
+    '/many.tar.gz': tarGz([
+      { name: 'agent', data: PROGRAM, mode: 0o755 },
+      ...Array.from({ length: 300 }, (_, i) => ({ name: `f${i}`, data: '' })),
+    ]),
   };
   const routes = {
     '/good.tar.gz': { body: GOOD },
     '/good.tgz': { body: GOOD },
     '/good.tar.bz2': { body: tarBz2([{ name: 'bin/agent', data: PROGRAM, mode: 0o755 }]) },
-    '/good.zip': { body: zip([{ name: 'bin/', data: '', mode: 0o40755 }, { name: 'bin/agent', data: PROGRAM, mode: 0o100755 }]) },
-    '/good-deflated.zip': { body: deflatedZip([{ name: 'bin/agent', data: PROGRAM, mode: 0o100755 }, { name: 'README.md', data: 'x'.repeat(10000) }]) },
+    '/good.zip': {
+      body: zip([
+        { name: 'bin/', data: '', mode: 0o40755 },
+        { name: 'bin/agent', data: PROGRAM, mode: 0o100755 },
+      ]),
+    },
+    '/good-deflated.zip': {
+      body: deflatedZip([
+        { name: 'bin/agent', data: PROGRAM, mode: 0o100755 },
+        { name: 'README.md', data: 'x'.repeat(10000) },
+      ]),
+    },
     '/agent': { body: PROGRAM },
     '/inside-links.tar.gz': {
       body: tarGz([
@@ -129,7 +208,11 @@ after(() => server?.close());
 describe('binary distributions', () => {
   for (const ext of ['tar.gz', 'tgz', 'tar.bz2', 'zip', 'deflated.zip']) {
     it(`installs a .${ext} archive, launches its cmd directly and talks ACP to it`, async () => {
-      const m = manager([binaryAgent('fixture', '1.0.0', TARGET, server.url(`/good${ext === 'deflated.zip' ? '-' : '.'}${ext}`), { cmd: './bin/agent' })]);
+      const m = manager([
+        binaryAgent('fixture', '1.0.0', TARGET, server.url(`/good${ext === 'deflated.zip' ? '-' : '.'}${ext}`), {
+          cmd: './bin/agent',
+        }),
+      ]);
       const res = await m.install('fixture');
       assert.equal(res.installed, true);
       assert.equal(res.kind, 'binary');
@@ -160,12 +243,25 @@ describe('binary distributions', () => {
   });
 
   it('checks the sha256 in any case and refuses a mismatch, leaving nothing installed', async () => {
-    const ok = manager([binaryAgent('sum', '1.0.0', TARGET, server.url('/good.tar.gz'), { cmd: './bin/agent', sha256: sha256(GOOD).toUpperCase() })]);
+    const ok = manager([
+      binaryAgent('sum', '1.0.0', TARGET, server.url('/good.tar.gz'), {
+        cmd: './bin/agent',
+        sha256: sha256(GOOD).toUpperCase(),
+      }),
+    ]);
     await ok.install('sum');
-    assert.equal(JSON.parse(readFileSync(join(ok.storeDir, 'agents', 'sum', '1.0.0', 'install.json'), 'utf8')).verified, true);
+    assert.equal(
+      JSON.parse(readFileSync(join(ok.storeDir, 'agents', 'sum', '1.0.0', 'install.json'), 'utf8')).verified,
+      true,
+    );
     const tampered = sha256(Buffer.concat([GOOD, Buffer.from('x')]));
-    const m = manager([binaryAgent('sum', '1.0.0', TARGET, server.url('/good.tar.gz'), { cmd: './bin/agent', sha256: tampered })]);
-    await assert.rejects(m.install('sum'), (err) => err.code === 'ERR_ACP_AGENT_INTEGRITY' && err.actual === sha256(GOOD) && err.expected === tampered);
+    const m = manager([
+      binaryAgent('sum', '1.0.0', TARGET, server.url('/good.tar.gz'), { cmd: './bin/agent', sha256: tampered }),
+    ]);
+    await assert.rejects(
+      m.install('sum'),
+      (err) => err.code === 'ERR_ACP_AGENT_INTEGRITY' && err.actual === sha256(GOOD) && err.expected === tampered,
+    );
     assertClean(m, 'sum');
   });
 
@@ -176,7 +272,11 @@ describe('binary distributions', () => {
     ['a symlink placed through another symlink', '/symlink-chain.tar.gz', /outside the target/],
     ['a write through a symlink plus ..', '/write-through-link.tar.gz', /climbs out/],
     ['a symlink that resolves outside only on disk', '/link-via-dot.tar.gz', /resolves outside the target/],
-    ['a write through a symlink that resolves outside', '/write-via-dot.tar.gz', /through a symlink leaving the target/],
+    [
+      'a write through a symlink that resolves outside',
+      '/write-via-dot.tar.gz',
+      /through a symlink leaving the target/,
+    ],
     ['one name twice', '/twice.tar.gz', /appears twice/],
     ['a hardlink to /etc/passwd', '/hardlink.tar.gz', /absolute path/],
     ['a hardlink to ../outside', '/hardlink-dotdot.tar.gz', /climbs out/],
@@ -189,21 +289,40 @@ describe('binary distributions', () => {
   for (const [what, path, message] of refusals) {
     it(`refuses an archive with ${what} and leaves nothing behind`, async () => {
       const m = manager([binaryAgent('bad', '1.0.0', TARGET, server.url(path), { cmd: 'agent' })]);
-      await assert.rejects(m.install('bad'), (err) => err.code === 'ERR_ACP_AGENT_ARCHIVE' && message.test(err.message));
+      await assert.rejects(
+        m.install('bad'),
+        (err) => err.code === 'ERR_ACP_AGENT_ARCHIVE' && message.test(err.message),
+      );
       assertClean(m, 'bad');
-      for (const f of [`${OUTSIDE}-dotdot`, `${OUTSIDE}-abs`, '/tmp/acp-zip-slip']) assert.equal(existsSync(f), false, `${f} was written`);
+      for (const f of [`${OUTSIDE}-dotdot`, `${OUTSIDE}-abs`, '/tmp/acp-zip-slip'])
+        assert.equal(existsSync(f), false, `${f} was written`);
     });
   }
 
   it('stops a decompression bomb at the byte cap, and an archive over the entry cap', async () => {
-    const m = manager([binaryAgent('bomb', '1.0.0', TARGET, server.url('/bomb.tar.gz'), { cmd: 'agent' })], { limits: { maxUnpackedBytes: 8 * 1024 * 1024 } });
-    await assert.rejects(m.install('bomb'), (err) => err.code === 'ERR_ACP_AGENT_ARCHIVE' && /more than 8388608 bytes/.test(err.message));
+    const m = manager([binaryAgent('bomb', '1.0.0', TARGET, server.url('/bomb.tar.gz'), { cmd: 'agent' })], {
+      limits: { maxUnpackedBytes: 8 * 1024 * 1024 },
+    });
+    await assert.rejects(
+      m.install('bomb'),
+      (err) => err.code === 'ERR_ACP_AGENT_ARCHIVE' && /more than 8388608 bytes/.test(err.message),
+    );
     assertClean(m, 'bomb');
-    const z = manager([binaryAgent('zbomb', '1.0.0', TARGET, server.url('/bomb.zip'), { cmd: 'agent' })], { limits: { maxUnpackedBytes: 8 * 1024 * 1024 } });
-    await assert.rejects(z.install('zbomb'), (err) => err.code === 'ERR_ACP_AGENT_ARCHIVE' && /more than 8388608 bytes/.test(err.message));
+    const z = manager([binaryAgent('zbomb', '1.0.0', TARGET, server.url('/bomb.zip'), { cmd: 'agent' })], {
+      limits: { maxUnpackedBytes: 8 * 1024 * 1024 },
+    });
+    await assert.rejects(
+      z.install('zbomb'),
+      (err) => err.code === 'ERR_ACP_AGENT_ARCHIVE' && /more than 8388608 bytes/.test(err.message),
+    );
     assertClean(z, 'zbomb');
-    const n = manager([binaryAgent('many', '1.0.0', TARGET, server.url('/many.tar.gz'), { cmd: 'agent' })], { limits: { maxEntries: 100 } });
-    await assert.rejects(n.install('many'), (err) => err.code === 'ERR_ACP_AGENT_ARCHIVE' && /more than 100 entries/.test(err.message));
+    const n = manager([binaryAgent('many', '1.0.0', TARGET, server.url('/many.tar.gz'), { cmd: 'agent' })], {
+      limits: { maxEntries: 100 },
+    });
+    await assert.rejects(
+      n.install('many'),
+      (err) => err.code === 'ERR_ACP_AGENT_ARCHIVE' && /more than 100 entries/.test(err.message),
+    );
     assertClean(n, 'many');
   });
 });
@@ -216,12 +335,20 @@ describe('downloads', () => {
     ['a server that never answers', '/stall-headers.tar.gz', { stallMs: 300 }, /no answer within 300 ms/],
     ['a redirect loop', '/loop.tar.gz', { maxRedirects: 3 }, /more than 3 redirects/],
     ['a declared size over the cap', '/big.tar.gz', { maxDownloadBytes: 1024 * 1024 }, /over the 1048576-byte cap/],
-    ['an undeclared size over the cap', '/chunked-big.tar.gz', { maxDownloadBytes: 1024 * 1024 }, /over the 1048576-byte cap/],
+    [
+      'an undeclared size over the cap',
+      '/chunked-big.tar.gz',
+      { maxDownloadBytes: 1024 * 1024 },
+      /over the 1048576-byte cap/,
+    ],
   ];
   for (const [what, path, limits, message] of failing) {
     it(`refuses ${what}`, async () => {
       const m = manager([binaryAgent('dl', '1.0.0', TARGET, server.url(path), { cmd: './bin/agent' })], { limits });
-      await assert.rejects(m.install('dl'), (err) => err.code === 'ERR_ACP_AGENT_DOWNLOAD' && message.test(err.message));
+      await assert.rejects(
+        m.install('dl'),
+        (err) => err.code === 'ERR_ACP_AGENT_DOWNLOAD' && message.test(err.message),
+      );
       assertClean(m, 'dl');
     });
   }
@@ -230,8 +357,13 @@ describe('downloads', () => {
     const { fetchFollowing } = require('../lib/agents/download.js');
     // A stand-in for the TLS server's answer: this machine has no certificate for 127.0.0.1.
     const fakeTls = async (url) =>
-      url.startsWith('https:') ? new Response(null, { status: 302, headers: { location: server.url('/good.tar.gz') } }) : fetch(url);
-    await assert.rejects(fetchFollowing('https://agents.example/a.tar.gz', { fetchImpl: fakeTls }), (err) => err.code === 'ERR_ACP_AGENT_DOWNLOAD' && /no downgrade/.test(err.message));
+      url.startsWith('https:')
+        ? new Response(null, { status: 302, headers: { location: server.url('/good.tar.gz') } })
+        : fetch(url);
+    await assert.rejects(
+      fetchFollowing('https://agents.example/a.tar.gz', { fetchImpl: fakeTls }),
+      (err) => err.code === 'ERR_ACP_AGENT_DOWNLOAD' && /no downgrade/.test(err.message),
+    );
   });
 
   it('an abort stops a stalled download: ERR_ACP_ABORTED, nothing left', async () => {
@@ -252,13 +384,23 @@ describe('downloads', () => {
       const body = Buffer.from(await res.arrayBuffer()).subarray(0, 1000);
       return new Response(body, { status: res.status, headers: { 'content-length': String(GOOD.length) } });
     };
-    const m = manager([binaryAgent('short', '1.0.0', TARGET, server.url('/good.tar.gz'), { cmd: './bin/agent' })], { fetch: shortFetch });
-    await assert.rejects(m.install('short'), (err) => err.code === 'ERR_ACP_AGENT_DOWNLOAD' && /cut short: 1000 of/.test(err.message));
+    const m = manager([binaryAgent('short', '1.0.0', TARGET, server.url('/good.tar.gz'), { cmd: './bin/agent' })], {
+      fetch: shortFetch,
+    });
+    await assert.rejects(
+      m.install('short'),
+      (err) => err.code === 'ERR_ACP_AGENT_DOWNLOAD' && /cut short: 1000 of/.test(err.message),
+    );
     assertClean(m, 'short');
   });
 
   it('asks for identity encoding, follows a redirect, and reports progress', async () => {
-    const m = manager([binaryAgent('redir', '1.0.0', TARGET, server.url('/redirect.tar.gz'), { cmd: './bin/agent', sha256: sha256(GOOD) })]);
+    const m = manager([
+      binaryAgent('redir', '1.0.0', TARGET, server.url('/redirect.tar.gz'), {
+        cmd: './bin/agent',
+        sha256: sha256(GOOD),
+      }),
+    ]);
     const events = [];
     await m.install('redir', { onProgress: (e) => events.push(e) });
     const req = server.requests.findLast((r) => r.path === '/good.tar.gz');
@@ -281,15 +423,26 @@ describe('the store', () => {
     server.routes['/index.json'] = { body: JSON.stringify(indexV1) };
     const m = new AgentManager({ storeDir, index: server.url('/index.json') });
     let [entry] = await m.list();
-    assert.deepEqual({ id: entry.id, version: entry.version, installed: entry.installed, installable: entry.installable }, { id: 'upd', version: '1.0.0', installed: [], installable: true });
+    assert.deepEqual(
+      { id: entry.id, version: entry.version, installed: entry.installed, installable: entry.installable },
+      { id: 'upd', version: '1.0.0', installed: [], installable: true },
+    );
     await m.install('upd');
     server.routes['/index.json'] = { body: JSON.stringify(indexV2) };
     m.pin('upd', '1.0.0');
     assert.deepEqual(await m.update('upd'), { id: 'upd', from: ['1.0.0'], to: '1.0.0', updated: false });
     assert.match((await m.launch('upd')).command, /upd[\\/]1\.0\.0[\\/]/, 'a pinned agent launches its pinned version');
     m.unpin('upd');
-    assert.deepEqual(await m.update('upd', { prune: true }), { id: 'upd', from: ['1.0.0'], to: '2.0.0', updated: true });
-    assert.deepEqual(m.installed().map((i) => i.version), ['2.0.0']);
+    assert.deepEqual(await m.update('upd', { prune: true }), {
+      id: 'upd',
+      from: ['1.0.0'],
+      to: '2.0.0',
+      updated: true,
+    });
+    assert.deepEqual(
+      m.installed().map((i) => i.version),
+      ['2.0.0'],
+    );
     [entry] = await m.list();
     assert.deepEqual(entry.installed, ['2.0.0']);
     assert.equal(await m.remove('upd'), true);
@@ -300,7 +453,10 @@ describe('the store', () => {
   it('two processes installing one agent at once: one download, one complete install', async () => {
     const storeDir = tmp();
     const before = server.hits.get('/good.tgz') ?? 0;
-    const index = { version: '1', agents: [binaryAgent('race', '1.0.0', TARGET, server.url('/good.tgz'), { cmd: './bin/agent' })] };
+    const index = {
+      version: '1',
+      agents: [binaryAgent('race', '1.0.0', TARGET, server.url('/good.tgz'), { cmd: './bin/agent' })],
+    };
     const script = `
       const { AgentManager } = require(${JSON.stringify(require.resolve('../index.js'))});
       const m = new AgentManager({ storeDir: ${JSON.stringify(storeDir)}, index: ${JSON.stringify(index)} });
@@ -316,7 +472,10 @@ describe('the store', () => {
     assert.equal(results.filter((r) => r.installed).length, 1, 'exactly one process installed it');
     assert.equal(server.hits.get('/good.tgz') - before, 1, 'one download');
     const m = new AgentManager({ storeDir, index });
-    assert.deepEqual(m.installed().map((i) => i.version), ['1.0.0']);
+    assert.deepEqual(
+      m.installed().map((i) => i.version),
+      ['1.0.0'],
+    );
     assert.deepEqual(readdirSync(join(storeDir, 'tmp')), []);
     assert.deepEqual(readdirSync(join(storeDir, 'locks')), []);
   });
@@ -337,7 +496,10 @@ describe('the store', () => {
   it('a version left by another store format is reinstalled, not launched', async () => {
     const m = manager([binaryAgent('old', '1.0.0', TARGET, server.url('/good.tar.gz'), { cmd: './bin/agent' })]);
     mkdirSync(join(m.storeDir, 'agents', 'old', '1.0.0'), { recursive: true });
-    writeFileSync(join(m.storeDir, 'agents', 'old', '1.0.0', 'install.json'), JSON.stringify({ id: 'old', version: '1.0.0', kind: 'binary', entry: 'gone' }));
+    writeFileSync(
+      join(m.storeDir, 'agents', 'old', '1.0.0', 'install.json'),
+      JSON.stringify({ id: 'old', version: '1.0.0', kind: 'binary', entry: 'gone' }),
+    );
     assert.deepEqual(m.installed(), []);
     assert.equal((await m.install('old')).installed, true);
     assert.ok(statSync((await m.launch('old')).command).isFile());
@@ -350,7 +512,9 @@ describe('the store', () => {
     const dead = spawn(process.execPath, ['-e', '']);
     await new Promise((r) => dead.on('exit', r));
     writeFileSync(join(storeDir, 'locks', 'stale@1.0.0.lock'), JSON.stringify({ pid: dead.pid, at: Date.now() }));
-    const m = manager([binaryAgent('stale', '1.0.0', TARGET, server.url('/good.tar.gz'), { cmd: './bin/agent' })], { storeDir });
+    const m = manager([binaryAgent('stale', '1.0.0', TARGET, server.url('/good.tar.gz'), { cmd: './bin/agent' })], {
+      storeDir,
+    });
     const r = await m.install('stale');
     assert.equal(r.installed, true);
   });
@@ -364,7 +528,9 @@ describe('the store', () => {
 });
 
 describe('launch and probe', () => {
-  it('the launched process is the agent itself (no wrapper) and it dies with the client', { skip: !LINUX && 'needs /proc' }, async () => {
+  it('the launched process is the agent itself (no wrapper) and it dies with the client', {
+    skip: !LINUX && 'needs /proc',
+  }, async () => {
     const m = manager([binaryAgent('tree', '1.0.0', TARGET, server.url('/good.tar.gz'), { cmd: './bin/agent' })]);
     const client = await AcpClient.connect(await m.launch('tree'));
     const pid = client.pid;
@@ -376,7 +542,10 @@ describe('launch and probe', () => {
 
   it('the agent dies with its host, even when the host is SIGKILLed', { skip: !LINUX && 'needs /proc' }, async () => {
     const storeDir = tmp();
-    const index = { version: '1', agents: [binaryAgent('orphan', '1.0.0', TARGET, server.url('/good.tar.gz'), { cmd: './bin/agent' })] };
+    const index = {
+      version: '1',
+      agents: [binaryAgent('orphan', '1.0.0', TARGET, server.url('/good.tar.gz'), { cmd: './bin/agent' })],
+    };
     const script = `
       const { AcpClient, AgentManager } = require(${JSON.stringify(require.resolve('../index.js'))});
       const m = new AgentManager({ storeDir: ${JSON.stringify(storeDir)}, index: ${JSON.stringify(index)} });
@@ -388,7 +557,8 @@ describe('launch and probe', () => {
     host.kill('SIGKILL');
     await new Promise((r) => host.on('exit', r));
     // Hang guard only: the reaper kills it as soon as the host's lifeline closes.
-    for (let i = 0; i < 300 && procStat(pid) && procStat(pid)[0] !== 'Z'; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 300 && procStat(pid) && procStat(pid)[0] !== 'Z'; i++)
+      await new Promise((r) => setTimeout(r, 50));
     const stat = procStat(pid);
     assert.ok(stat === null || stat[0] === 'Z', 'the agent is gone with its host');
   });
@@ -399,7 +569,10 @@ describe('launch and probe', () => {
       presets: {
         'mock-ready': { command: process.execPath, args: [MOCK_AGENT] },
         'mock-auth': { command: process.execPath, args: [MOCK_AGENT, '--require-auth'] },
-        broken: { command: process.execPath, args: ['-e', 'console.error("cannot find config.toml"); process.exit(3)'] },
+        broken: {
+          command: process.execPath,
+          args: ['-e', 'console.error("cannot find config.toml"); process.exit(3)'],
+        },
       },
     });
     const ready = await m.probe('mock-ready');
@@ -407,7 +580,10 @@ describe('launch and probe', () => {
     assert.equal(ready.agentCapabilities.loadSession, true);
     const auth = await m.probe('mock-auth');
     assert.equal(auth.status, 'needs-auth');
-    assert.deepEqual(auth.authMethods.map((a) => a.id), ['mock-login']);
+    assert.deepEqual(
+      auth.authMethods.map((a) => a.id),
+      ['mock-login'],
+    );
     const failed = await m.probe('broken');
     assert.equal(failed.status, 'failed');
     assert.match(failed.stderrTail, /cannot find config\.toml/);
@@ -423,21 +599,35 @@ describe('launch and probe', () => {
 
   it('AcpClient.connect({ agent, agents }) resolves the id, installs it and connects', async () => {
     const storeDir = tmp();
-    const index = { version: '1', agents: [binaryAgent('by-name', '1.0.0', TARGET, server.url('/good.tar.gz'), { cmd: './bin/agent' })] };
+    const index = {
+      version: '1',
+      agents: [binaryAgent('by-name', '1.0.0', TARGET, server.url('/good.tar.gz'), { cmd: './bin/agent' })],
+    };
     const client = await AcpClient.connect({ agent: 'by-name', agents: { storeDir, index }, cwd: storeDir });
     assert.equal(client.agent.agentInfo.name, 'mock-agent');
     await client.close();
-    await assert.rejects(AcpClient.connect({ agent: 'missing', agents: { storeDir, index } }), { code: 'ERR_ACP_AGENT_NOT_FOUND' });
-    await assert.rejects(AcpClient.connect({ agent: 'by-name', command: 'x', agents: { storeDir, index } }), { code: 'ERR_ACP_INVALID_ARGUMENT' });
+    await assert.rejects(AcpClient.connect({ agent: 'missing', agents: { storeDir, index } }), {
+      code: 'ERR_ACP_AGENT_NOT_FOUND',
+    });
+    await assert.rejects(AcpClient.connect({ agent: 'by-name', command: 'x', agents: { storeDir, index } }), {
+      code: 'ERR_ACP_INVALID_ARGUMENT',
+    });
   });
 
   it('npx agents run as <node> <entry>; under Electron with ELECTRON_RUN_AS_NODE=1', () => {
     const { launchOptions } = require('../lib/agents/launch.js');
     const record = { kind: 'npx', entry: 'node_modules/pkg/dist/index.js', args: ['--acp'], env: { A: '1' } };
     const plain = launchOptions(record, '/store/x/1.0.0', { electron: false });
-    assert.deepEqual(plain, { command: process.execPath, args: [join('/store/x/1.0.0', 'node_modules/pkg/dist/index.js'), '--acp'], env: { A: '1' } });
+    assert.deepEqual(plain, {
+      command: process.execPath,
+      args: [join('/store/x/1.0.0', 'node_modules/pkg/dist/index.js'), '--acp'],
+      env: { A: '1' },
+    });
     assert.equal(launchOptions(record, '/s', { electron: true }).env.ELECTRON_RUN_AS_NODE, '1');
     // A Node the host chose is a real Node: nothing added.
-    assert.equal(launchOptions(record, '/s', { electron: true, node: '/opt/node/bin/node' }).env.ELECTRON_RUN_AS_NODE, undefined);
+    assert.equal(
+      launchOptions(record, '/s', { electron: true, node: '/opt/node/bin/node' }).env.ELECTRON_RUN_AS_NODE,
+      undefined,
+    );
   });
 });

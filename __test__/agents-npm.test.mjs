@@ -42,7 +42,12 @@ describe('npx distributions (fixture npm registry)', () => {
     const packument = JSON.stringify({
       name: NAME,
       'dist-tags': { latest: VERSION },
-      versions: { [VERSION]: { ...manifest, dist: { tarball: server.url('/tarballs/mock-acp-agent-1.2.3.tgz'), integrity, shasum } } },
+      versions: {
+        [VERSION]: {
+          ...manifest,
+          dist: { tarball: server.url('/tarballs/mock-acp-agent-1.2.3.tgz'), integrity, shasum },
+        },
+      },
     });
     routes['/@fixture%2fmock-acp-agent'] = { body: packument, headers: { 'content-type': 'application/json' } };
     routes['/@fixture%2Fmock-acp-agent'] = routes['/@fixture%2fmock-acp-agent'];
@@ -53,8 +58,21 @@ describe('npx distributions (fixture npm registry)', () => {
     const storeDir = mkdtempSync(join(tmpdir(), 'acp-npm-store-'));
     const m = new AgentManager({
       storeDir,
-      index: { version: '1', agents: [{ id: 'mock-npm', name: 'Mock', version: VERSION, distribution: { npx: { package: `${NAME}@${VERSION}`, args: ['--string-ids'] } } }] },
-      installEnv: { npm_config_registry: `${server.base}/`, npm_config_cache: mkdtempSync(join(tmpdir(), 'acp-npm-cache-')) },
+      index: {
+        version: '1',
+        agents: [
+          {
+            id: 'mock-npm',
+            name: 'Mock',
+            version: VERSION,
+            distribution: { npx: { package: `${NAME}@${VERSION}`, args: ['--string-ids'] } },
+          },
+        ],
+      },
+      installEnv: {
+        npm_config_registry: `${server.base}/`,
+        npm_config_cache: mkdtempSync(join(tmpdir(), 'acp-npm-cache-')),
+      },
     });
     const r = await m.install('mock-npm');
     assert.equal(r.kind, 'npx');
@@ -62,7 +80,11 @@ describe('npx distributions (fixture npm registry)', () => {
     const record = JSON.parse(readFileSync(join(r.dir, 'install.json'), 'utf8'));
     assert.equal(record.entry, 'node_modules/@fixture/mock-acp-agent/dist/agent.mjs');
     const launch = await m.launch('mock-npm');
-    assert.deepEqual(launch, { command: process.execPath, args: [join(r.dir, 'node_modules', '@fixture', 'mock-acp-agent', 'dist', 'agent.mjs'), '--string-ids'], env: {} });
+    assert.deepEqual(launch, {
+      command: process.execPath,
+      args: [join(r.dir, 'node_modules', '@fixture', 'mock-acp-agent', 'dist', 'agent.mjs'), '--string-ids'],
+      env: {},
+    });
     const client = await AcpClient.connect(launch);
     assert.equal(client.agent.agentInfo.name, 'mock-agent');
     if (LINUX) {
@@ -89,20 +111,44 @@ describe('npx distributions (fixture npm registry)', () => {
     writeFileSync(winCli, '');
     writeFileSync(join(winDir, 'npm.cmd'), '');
     const electronLike = '/opt/app/electron';
-    assert.deepEqual(defaultNpm(join(prefix, 'bin', 'node'), { pathEnv: '', electron: false }), { command: [join(prefix, 'bin', 'node'), cli], env: {} });
-    assert.deepEqual(defaultNpm(electronLike, { pathEnv: join(prefix, 'bin'), electron: false }), { command: [electronLike, cli], env: {} });
-    assert.deepEqual(defaultNpm(electronLike, { pathEnv: winDir, electron: false }), { command: [electronLike, winCli], env: {} });
-    assert.deepEqual(defaultNpm(process.execPath, { pathEnv: winDir, electron: true }).env, { ELECTRON_RUN_AS_NODE: '1' });
+    assert.deepEqual(defaultNpm(join(prefix, 'bin', 'node'), { pathEnv: '', electron: false }), {
+      command: [join(prefix, 'bin', 'node'), cli],
+      env: {},
+    });
+    assert.deepEqual(defaultNpm(electronLike, { pathEnv: join(prefix, 'bin'), electron: false }), {
+      command: [electronLike, cli],
+      env: {},
+    });
+    assert.deepEqual(defaultNpm(electronLike, { pathEnv: winDir, electron: false }), {
+      command: [electronLike, winCli],
+      env: {},
+    });
+    assert.deepEqual(defaultNpm(process.execPath, { pathEnv: winDir, electron: true }).env, {
+      ELECTRON_RUN_AS_NODE: '1',
+    });
   });
 
   it('an npm failure is a clear ERR_ACP_AGENT_INSTALL with npm output, and leaves nothing', async () => {
     const storeDir = mkdtempSync(join(tmpdir(), 'acp-npm-store-'));
     const m = new AgentManager({
       storeDir,
-      index: { version: '1', agents: [{ id: 'missing-npm', name: 'Missing', version: '9.9.9', distribution: { npx: { package: `${NAME}@9.9.9` } } }] },
-      installEnv: { npm_config_registry: `${server.base}/`, npm_config_cache: mkdtempSync(join(tmpdir(), 'acp-npm-cache-')), npm_config_fetch_retries: '0' },
+      index: {
+        version: '1',
+        agents: [
+          { id: 'missing-npm', name: 'Missing', version: '9.9.9', distribution: { npx: { package: `${NAME}@9.9.9` } } },
+        ],
+      },
+      installEnv: {
+        npm_config_registry: `${server.base}/`,
+        npm_config_cache: mkdtempSync(join(tmpdir(), 'acp-npm-cache-')),
+        npm_config_fetch_retries: '0',
+      },
     });
-    await assert.rejects(m.install('missing-npm'), (err) => err.code === 'ERR_ACP_AGENT_INSTALL' && /npm install @fixture\/mock-acp-agent@9\.9\.9 failed/.test(err.message));
+    await assert.rejects(
+      m.install('missing-npm'),
+      (err) =>
+        err.code === 'ERR_ACP_AGENT_INSTALL' && /npm install @fixture\/mock-acp-agent@9\.9\.9 failed/.test(err.message),
+    );
     assert.equal(existsSync(join(storeDir, 'agents', 'missing-npm')), false);
   });
 });

@@ -50,7 +50,8 @@ function sdist(mark) {
   );
 }
 
-const page = (file, body) => `<!DOCTYPE html><html><body><a href="/files/${file}#sha256=${createHash('sha256').update(body).digest('hex')}">${file}</a></body></html>`;
+const page = (file, body) =>
+  `<!DOCTYPE html><html><body><a href="/files/${file}#sha256=${createHash('sha256').update(body).digest('hex')}">${file}</a></body></html>`;
 
 describe('uvx distributions (fixture PyPI index)', () => {
   let server;
@@ -74,7 +75,12 @@ describe('uvx distributions (fixture PyPI index)', () => {
   const index = {
     version: '1',
     agents: [
-      { id: 'py-agent', name: 'Py', version: '1.0.0', distribution: { uvx: { package: 'fixture-agent==1.0.0', args: ['--string-ids'] } } },
+      {
+        id: 'py-agent',
+        name: 'Py',
+        version: '1.0.0',
+        distribution: { uvx: { package: 'fixture-agent==1.0.0', args: ['--string-ids'] } },
+      },
       { id: 'sdist-only', name: 'Sdist', version: '1.0.0', distribution: { uvx: { package: 'sdist-agent==1.0.0' } } },
     ],
   };
@@ -96,7 +102,12 @@ describe('uvx distributions (fixture PyPI index)', () => {
   it('refuses a package that only a source build could install: its setup.py never runs', async () => {
     const storeDir = mkdtempSync(join(tmpdir(), 'acp-pypi-store-'));
     const m = new AgentManager({ storeDir, index, installEnv });
-    await assert.rejects(m.install('sdist-only'), (err) => err.code === 'ERR_ACP_AGENT_INSTALL' && /No matching distribution found for sdist-agent==1\.0\.0/.test(err.message));
+    await assert.rejects(
+      m.install('sdist-only'),
+      (err) =>
+        err.code === 'ERR_ACP_AGENT_INSTALL' &&
+        /No matching distribution found for sdist-agent==1\.0\.0/.test(err.message),
+    );
     assert.equal(existsSync(mark), false);
     assert.equal(existsSync(join(storeDir, 'agents', 'sdist-only')), false);
   });

@@ -48,7 +48,10 @@ test('bad arguments reject ERR_ACP_INVALID_ARGUMENT naming the argument, and not
   await refuses(() => client.saveHistory(3), 'path');
   assert.equal(traced.filter((r) => r.direction === 'send').length, sentBefore, 'nothing was sent');
   // Registration is synchronous: it throws the same typed error.
-  assert.throws(() => client.onRequest('x', 'not a function'), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'handler' });
+  assert.throws(() => client.onRequest('x', 'not a function'), {
+    code: 'ERR_ACP_INVALID_ARGUMENT',
+    argument: 'handler',
+  });
   assert.throws(() => client.updates(5), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'sessionId' });
   // The client still works.
   assert.equal((await client.prompt({ sessionId, prompt: 'text:1' })).stopReason, 'end_turn');
@@ -56,8 +59,13 @@ test('bad arguments reject ERR_ACP_INVALID_ARGUMENT naming the argument, and not
 });
 
 test('bad options throw ERR_ACP_INVALID_ARGUMENT from the constructor and reject from connect()', async () => {
-  assert.throws(() => new AcpClient({ command: 'x', requestTimeoutMs: 'soon' }), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'options.requestTimeoutMs' });
-  assert.throws(() => new AcpClient({ command: 'x', handlers: { 'fs/read_text_file': 1 } }), { code: 'ERR_ACP_INVALID_ARGUMENT' });
+  assert.throws(() => new AcpClient({ command: 'x', requestTimeoutMs: 'soon' }), {
+    code: 'ERR_ACP_INVALID_ARGUMENT',
+    argument: 'options.requestTimeoutMs',
+  });
+  assert.throws(() => new AcpClient({ command: 'x', handlers: { 'fs/read_text_file': 1 } }), {
+    code: 'ERR_ACP_INVALID_ARGUMENT',
+  });
   assert.throws(() => new AcpClient(null), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'options' });
   const pending = AcpClient.connect({ command: '' });
   assert.ok(pending instanceof Promise);

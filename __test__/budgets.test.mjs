@@ -30,7 +30,8 @@ async function session(options = {}, cwd, args) {
 
 /** Reset the peak RSS, run `fn`, return the growth of the peak in MB. */
 async function peakGrowthMB(fn) {
-  const read = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
+  const read = (key) =>
+    Number(new RegExp(`${key}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
   globalThis.gc?.();
   const base = read('VmRSS');
   writeFileSync('/proc/self/clear_refs', '5');
@@ -75,7 +76,12 @@ test('agent requests over the cap are refused with a typed reason; the host hear
   assert.equal(client.status().refusedAgentRequests, 484);
   // The host still answers, and after cancel() the agent may ask again.
   assert.equal(await client.cancel(sessionId), 16);
-  const again = await attack('ask', { method: 'session/request_permission', params: permission(sessionId), count: 4, waitFor: 0 });
+  const again = await attack('ask', {
+    method: 'session/request_permission',
+    params: permission(sessionId),
+    count: 4,
+    waitFor: 0,
+  });
   assert.equal(again.answered, 0);
   await eventually(() => seen.length === 20, 'requests taken in again after the cancel');
   client.kill();
@@ -159,24 +165,32 @@ test('timeoutMs above 2^32-1 does not wrap around', async () => {
   await assert.rejects(never, { code: 'ERR_ACP_CLOSED' });
 });
 
-for (const [shape, lineBytes] of [['64 KiB lines', undefined], ['empty lines', 1]]) test(`stderr waits in the byte budget: a flood of ${shape} while the event loop is busy does not grow the host`, { skip: !linux && 'needs /proc' }, async () => {
-  const { client, attack } = await session();
-  let events = 0;
-  client.on('stderr', () => events++);
-  const growth = await peakGrowthMB(async () => {
-    // One event per line: empty lines are the most events per byte.
-    const flood = attack('stderr', { bytes: (lineBytes ? 50 : 200) * 1024 * 1024, lineBytes });
-    // Busy: the host does not take deliveries while the agent writes.
-    const end = Date.now() + 3000;
-    while (Date.now() < end);
-    await flood;
+for (const [shape, lineBytes] of [
+  ['64 KiB lines', undefined],
+  ['empty lines', 1],
+])
+  test(`stderr waits in the byte budget: a flood of ${shape} while the event loop is busy does not grow the host`, {
+    skip: !linux && 'needs /proc',
+  }, async () => {
+    const { client, attack } = await session();
+    let events = 0;
+    client.on('stderr', () => events++);
+    const growth = await peakGrowthMB(async () => {
+      // One event per line: empty lines are the most events per byte.
+      const flood = attack('stderr', { bytes: (lineBytes ? 50 : 200) * 1024 * 1024, lineBytes });
+      // Busy: the host does not take deliveries while the agent writes.
+      const end = Date.now() + 3000;
+      while (Date.now() < end);
+      await flood;
+    });
+    assert.ok(events > 0);
+    assert.ok(growth < 100, `host peak RSS grew ${growth.toFixed(0)} MB`);
+    client.kill();
   });
-  assert.ok(events > 0);
-  assert.ok(growth < 100, `host peak RSS grew ${growth.toFixed(0)} MB`);
-  client.kill();
-});
 
-test('concurrent reads of a big file of control characters are bounded in flight', { skip: !linux && 'needs /proc' }, async () => {
+test('concurrent reads of a big file of control characters are bounded in flight', {
+  skip: !linux && 'needs /proc',
+}, async () => {
   const tree = tempTree('reads');
   try {
     writeFileSync(join(tree.root, 'ctl.txt'), Buffer.alloc(4 * 1024 * 1024, 1));
@@ -228,7 +242,12 @@ test('a cancelled write never replaces the file', async () => {
     const content = 'n'.repeat(8 * 1024 * 1024);
     for (let i = 0; i < 10; i++) {
       writeFileSync(file, 'old');
-      const r = await attack('ask', { method: 'fs/write_text_file', params: { sessionId, path: 'f.txt', content }, count: 1, cancel: true });
+      const r = await attack('ask', {
+        method: 'fs/write_text_file',
+        params: { sessionId, path: 'f.txt', content },
+        count: 1,
+        cancel: true,
+      });
       const kind = Object.keys(r.results)[0];
       const size = statSync(file).size;
       if (kind === 'error:-32800:') assert.equal(size, 3, `cancelled, yet replaced (run ${i})`);
@@ -240,14 +259,20 @@ test('a cancelled write never replaces the file', async () => {
   }
 });
 
-test('skipping to a line of a huge sparse file stops at the scan budget', { skip: !unix && 'sparse files' }, async () => {
+test('skipping to a line of a huge sparse file stops at the scan budget', {
+  skip: !unix && 'sparse files',
+}, async () => {
   const tree = tempTree('sparse');
   try {
     const fd = openSync(join(tree.root, 'sparse.bin'), 'w');
     ftruncateSync(fd, 2 ** 40);
     closeSync(fd);
     const { client, sessionId, attack } = await session({ fs: { maxScanBytes: 64 * 1024 * 1024 } }, tree.root);
-    const r = await attack('ask', { method: 'fs/read_text_file', params: { sessionId, path: 'sparse.bin', line: 2 }, count: 4 });
+    const r = await attack('ask', {
+      method: 'fs/read_text_file',
+      params: { sessionId, path: 'sparse.bin', line: 2 },
+      count: 4,
+    });
     assert.deepEqual(r.results, { 'error:-32602:scanLimit': 4 });
     client.kill();
   } finally {
@@ -255,7 +280,9 @@ test('skipping to a line of a huge sparse file stops at the scan budget', { skip
   }
 });
 
-test('terminal output respects outputByteLimit after invalid bytes become U+FFFD', { skip: !unix && 'uses node as the command' }, async () => {
+test('terminal output respects outputByteLimit after invalid bytes become U+FFFD', {
+  skip: !unix && 'uses node as the command',
+}, async () => {
   const { client, sessionId, attack } = await session({ terminals: true });
   const create = await attack('ask', {
     method: 'terminal/create',
@@ -278,7 +305,9 @@ test('terminal output respects outputByteLimit after invalid bytes become U+FFFD
   client.kill();
 });
 
-test('released terminals stop reading: escaped writers do not grow the host', { skip: !linux && 'needs /proc and setsid' }, async () => {
+test('released terminals stop reading: escaped writers do not grow the host', {
+  skip: !linux && 'needs /proc and setsid',
+}, async () => {
   const marker = `acp-budget-${process.pid}-${Date.now()}`;
   const { client, sessionId, attack } = await session({ terminals: { maxTerminals: 4, maxOutputByteLimit: 16 << 20 } });
   try {
@@ -286,7 +315,12 @@ test('released terminals stop reading: escaped writers do not grow the host', { 
       for (let i = 0; i < 20; i++) {
         const create = await attack('ask', {
           method: 'terminal/create',
-          params: { sessionId, command: 'setsid', args: ['-f', 'sh', '-c', 'head -c 8388608 /dev/zero; sleep 120', marker], outputByteLimit: 8 << 20 },
+          params: {
+            sessionId,
+            command: 'setsid',
+            args: ['-f', 'sh', '-c', 'head -c 8388608 /dev/zero; sleep 120', marker],
+            outputByteLimit: 8 << 20,
+          },
           count: 1,
         });
         const terminalId = create.sample[0].result.terminalId;
@@ -311,8 +345,12 @@ test('released terminals stop reading: escaped writers do not grow the host', { 
   }
 });
 
-test('the output budget of open terminals is shared and refused when spent', { skip: !unix && 'uses sleep' }, async () => {
-  const { client, sessionId, attack } = await session({ terminals: { maxTotalOutputBytes: 3 << 20, maxOutputByteLimit: 2 << 20 } });
+test('the output budget of open terminals is shared and refused when spent', {
+  skip: !unix && 'uses sleep',
+}, async () => {
+  const { client, sessionId, attack } = await session({
+    terminals: { maxTotalOutputBytes: 3 << 20, maxOutputByteLimit: 2 << 20 },
+  });
   const params = { sessionId, command: 'sleep', args: ['30'], outputByteLimit: 2 << 20 };
   const r = await attack('ask', { method: 'terminal/create', params, count: 3 });
   assert.deepEqual(r.results, { result: 2, 'error:-32603:outputBudget': 1 });

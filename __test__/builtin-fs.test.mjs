@@ -41,7 +41,7 @@ test('fs: reads whole files and line/limit windows (1-based)', GUARD, async () =
   writeFileSync(join(t.root, 'empty.txt'), '');
   writeFileSync(join(t.root, 'crlf.txt'), 'a\r\nb\r\n');
   const { client, run } = await builtinSession({ fs: true }, t.root);
-  const read = async (path, line = '', limit = '') => (await run(`read:${enc(path)}:${line}:${limit}`, 'read'));
+  const read = async (path, line = '', limit = '') => await run(`read:${enc(path)}:${line}:${limit}`, 'read');
   const content = async (...a) => (await read(...a)).result.content;
   try {
     assert.equal(await content('a.txt'), 'one\ntwo\nthree\nfour');
@@ -88,7 +88,10 @@ test('fs: writes create parent directories and replace files atomically', GUARD,
   }
 });
 
-test('fs: traversal, paths elsewhere, symlink escapes and device files are refused', { ...GUARD, skip: linksMissing() }, async () => {
+test('fs: traversal, paths elsewhere, symlink escapes and device files are refused', {
+  ...GUARD,
+  skip: linksMissing(),
+}, async () => {
   const t = tempTree('escape');
   writeFileSync(join(t.outside, 'secret.txt'), 'secret');
   writeFileSync(join(t.root, 'ok.txt'), 'ok');
@@ -160,7 +163,7 @@ test('fs: by default each session is confined to its own cwd', GUARD, async () =
   }
 });
 
-test('fs: a session\'s additionalDirectories are roots too', GUARD, async () => {
+test("fs: a session's additionalDirectories are roots too", GUARD, async () => {
   const t = tempTree('additional');
   const lib = tempTree('additional-lib');
   writeFileSync(join(lib.root, 'shared.txt'), 'shared');
@@ -169,7 +172,10 @@ test('fs: a session\'s additionalDirectories are roots too', GUARD, async () => 
   try {
     await client.initialize();
     const { sessionId } = await client.newSession({ cwd: t.root, additionalDirectories: [lib.root] });
-    await client.prompt({ sessionId, prompt: `read:${enc(join(lib.root, 'shared.txt'))} read:${enc(join(lib.outside, 'x'))}` });
+    await client.prompt({
+      sessionId,
+      prompt: `read:${enc(join(lib.root, 'shared.txt'))} read:${enc(join(lib.outside, 'x'))}`,
+    });
     const reads = updates.map((u) => u.content?.text).filter((x) => x?.startsWith('read='));
     assert.match(reads[0], /"content":"shared"/);
     assert.match(reads[1], /"reason":"outsideRoots"/);

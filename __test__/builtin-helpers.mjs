@@ -1,6 +1,15 @@
 // Helpers for the built-in fs/terminal tests: temporary trees, scripts for
 // the mock agent's fs/terminal commands, and /proc process-group scans.
-import { lstatSync, mkdtempSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdtempSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -76,7 +85,9 @@ export function linksMissing(type = 'file') {
     if (type === 'file') writeFileSync(target, 'x');
     else mkdirSync(target);
     symlinkSync(target, join(dir, 'link'), type);
-    return lstatSync(join(dir, 'link')).isSymbolicLink() ? false : `a ${type} link is made but is not a link when read back`;
+    return lstatSync(join(dir, 'link')).isSymbolicLink()
+      ? false
+      : `a ${type} link is made but is not a link when read back`;
   } catch (err) {
     return `cannot make a ${type} link here (${err.code})`;
   } finally {

@@ -53,7 +53,10 @@ test('terminal: cwd defaults to the session cwd, must stay inside it; env is app
     const refused = await run(`term:${termArg({ command: 'pwd', cwd: t.outside })}`, 'term');
     assert.equal(refused.error.code, -32602);
     assert.equal(refused.error.data.reason, 'outsideRoots');
-    assert.equal((await run(`term:${termArg({ command: 'pwd', cwd: '/' })}`, 'term')).error.data.reason, 'outsideRoots');
+    assert.equal(
+      (await run(`term:${termArg({ command: 'pwd', cwd: '/' })}`, 'term')).error.data.reason,
+      'outsideRoots',
+    );
     const env = termArg({
       command: 'sh',
       args: ['-c', 'echo "$FROM_HOST-$FROM_AGENT"'],
@@ -100,7 +103,11 @@ test('terminal: output is truncated from the start on a UTF-8 character boundary
   };
   try {
     // a(1) é(2) 日(3) 😀(4) = 10 bytes.
-    assert.deepEqual(await printed('aé日😀', 10), { output: 'aé日😀', truncated: false, exitStatus: { exitCode: 0, signal: null } });
+    assert.deepEqual(await printed('aé日😀', 10), {
+      output: 'aé日😀',
+      truncated: false,
+      exitStatus: { exitCode: 0, signal: null },
+    });
     assert.equal((await printed('aé日😀', 7)).output, '日😀'); // cut lands on 日's first byte
     const inside = await printed('aé日😀', 6); // cut lands inside 日: it goes whole
     assert.equal(inside.output, '😀');
@@ -124,7 +131,10 @@ test('terminal: output is truncated from the start on a UTF-8 character boundary
   }
 });
 
-test('terminal: release while running kills the process group and answers the pending wait', { ...GUARD, ...linuxOnly }, async () => {
+test('terminal: release while running kills the process group and answers the pending wait', {
+  ...GUARD,
+  ...linuxOnly,
+}, async () => {
   const t = tempTree('term-release');
   const marker = `acp-release-${randomUUID()}`;
   const { client, run, updates } = await builtinSession({ terminals: true }, t.root);
@@ -147,7 +157,10 @@ test('terminal: release while running kills the process group and answers the pe
   }
 });
 
-test('terminal: 50 running terminals are killed, groups and all, when the client closes', { ...GUARD, ...linuxOnly }, async () => {
+test('terminal: 50 running terminals are killed, groups and all, when the client closes', {
+  ...GUARD,
+  ...linuxOnly,
+}, async () => {
   const t = tempTree('term-50');
   const marker = `acp-fifty-${randomUUID()}`;
   const { client, run, updates } = await builtinSession({ terminals: { maxTerminals: 50 } }, t.root);
@@ -163,10 +176,18 @@ test('terminal: 50 running terminals are killed, groups and all, when the client
     assert.equal(client.openTerminals, 50);
     // Group leaders only: a shell's child forked for `sleep &` carries the
     // shell's argv (the marker) until it execs, and may be caught in between.
-    const groupLeaders = new Set(processes().filter((p) => p.pgrp === p.pid).map((p) => p.pid));
+    const groupLeaders = new Set(
+      processes()
+        .filter((p) => p.pgrp === p.pid)
+        .map((p) => p.pid),
+    );
     const leaders = pidsWithArg(marker).filter((pid) => groupLeaders.has(pid));
     assert.equal(leaders.length, 50);
-    for (const pid of leaders) assert.ok(groupMembers(pid).some((p) => p.pid === pid), 'each leads its own group');
+    for (const pid of leaders)
+      assert.ok(
+        groupMembers(pid).some((p) => p.pid === pid),
+        'each leads its own group',
+      );
 
     const exit = await client.close();
     assert.equal(exit.reason, 'closed');
@@ -205,7 +226,9 @@ for (const mode of ['exit', 'throw']) {
       const exited = new Promise((resolve) => host.on('exit', resolve));
       await ready;
       // (the host and its reapers, forks of it, have the marker in their argv too)
-      const [leader] = pidsWithArg(marker).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sh\0'));
+      const [leader] = pidsWithArg(marker).filter((pid) =>
+        readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sh\0'),
+      );
       assert.ok(leader, 'the terminal runs');
       assert.ok(groupMembers(leader).length >= 2, 'with a background grandchild in its group');
       host.stdin.end('go\n');
@@ -273,7 +296,10 @@ test('terminal: a host handler for any terminal method takes all five', GUARD, a
   }
 });
 
-test('terminal: commands run at the priority of the host, not at the lowered one of the built-in file jobs', { ...GUARD, ...linuxOnly }, async () => {
+test('terminal: commands run at the priority of the host, not at the lowered one of the built-in file jobs', {
+  ...GUARD,
+  ...linuxOnly,
+}, async () => {
   // File jobs run on pool threads at nice +10, which a process started
   // there would inherit (and could not raise back): terminal/create must
   // not start its command on one.

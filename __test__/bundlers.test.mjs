@@ -28,7 +28,9 @@ await client.close();
 console.log(JSON.stringify({ stopReason, loaded: loadNativeBinding() }));
 `;
 
-test('esbuild ESM bundle with the createRequire banner and loadNativeBinding', { skip: esbuildMissing() }, async (t) => {
+test('esbuild ESM bundle with the createRequire banner and loadNativeBinding', {
+  skip: esbuildMissing(),
+}, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'acp-native-bundle-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'main.mjs'), ESM_MAIN);
@@ -43,17 +45,27 @@ test('esbuild ESM bundle with the createRequire banner and loadNativeBinding', {
     alias: { 'acp-native': ROOT }, // this repository is the package
     logLevel: 'silent',
   });
-  assert.deepEqual(result.warnings.map((w) => w.text), []);
+  assert.deepEqual(
+    result.warnings.map((w) => w.text),
+    [],
+  );
   copyFileSync(join(ROOT, BINARY), join(dir, 'dist', BINARY));
   const out = execFileSync(process.execPath, [outfile, MOCK_AGENT], { cwd: dir, encoding: 'utf8' });
-  assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1)), { stopReason: 'end_turn', loaded: join(dir, 'dist', BINARY) });
+  assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1)), {
+    stopReason: 'end_turn',
+    loaded: join(dir, 'dist', BINARY),
+  });
 });
 
-test('esbuild CommonJS bundle finds the binary copied next to it, no call needed', { skip: esbuildMissing() }, async (t) => {
+test('esbuild CommonJS bundle finds the binary copied next to it, no call needed', {
+  skip: esbuildMissing(),
+}, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'acp-native-bundle-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   // CommonJS has no top-level await: the same script inside an async function.
-  writeFileSync(join(dir, 'main.js'), `
+  writeFileSync(
+    join(dir, 'main.js'),
+    `
 const { AcpClient, AgentManager, loadNativeBinding } = require('acp-native');
 (async () => {
   const client = await AcpClient.connect({ command: process.execPath, args: [process.argv[2]] });
@@ -63,7 +75,8 @@ const { AcpClient, AgentManager, loadNativeBinding } = require('acp-native');
   // The registry snapshot is inlined: an offline list works from the bundle alone.
   const agents = await new AgentManager({ storeDir: require('node:path').join(__dirname, 'store'), offline: true }).list();
   console.log(JSON.stringify({ stopReason, loaded: loadNativeBinding(), agents: agents.length }));
-})();`);
+})();`,
+  );
   const outfile = join(dir, 'dist', 'main.js');
   const result = await esbuild.build({
     entryPoints: [join(dir, 'main.js')],
@@ -74,8 +87,15 @@ const { AcpClient, AgentManager, loadNativeBinding } = require('acp-native');
     alias: { 'acp-native': ROOT },
     logLevel: 'silent',
   });
-  assert.deepEqual(result.warnings.map((w) => w.text), []);
+  assert.deepEqual(
+    result.warnings.map((w) => w.text),
+    [],
+  );
   copyFileSync(join(ROOT, BINARY), join(dir, 'dist', BINARY));
   const out = execFileSync(process.execPath, [outfile, MOCK_AGENT], { cwd: dir, encoding: 'utf8' });
-  assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1)), { stopReason: 'end_turn', loaded: join(dir, 'dist', BINARY), agents: 5 });
+  assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1)), {
+    stopReason: 'end_turn',
+    loaded: join(dir, 'dist', BINARY),
+    agents: 5,
+  });
 });

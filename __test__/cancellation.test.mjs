@@ -22,14 +22,21 @@ for (const how of ['timeout', 'abort']) {
     await assert.rejects(turn, { code: how === 'timeout' ? 'ERR_ACP_TIMEOUT' : 'ERR_ACP_ABORTED' });
     // The agent heard both, and answers the cancelled turn (late).
     let late;
-    while (!(late = traced.find((r) => r.direction === 'receive' && r.kind === 'response' && r.payload.includes('"cancelled"')))) {
+    while (
+      !(late = traced.find(
+        (r) => r.direction === 'receive' && r.kind === 'response' && r.payload.includes('"cancelled"'),
+      ))
+    ) {
       await new Promise((r) => setTimeout(r, 10));
     }
     const seen = await received(client);
     const cancelRequest = seen.find(([m]) => m === '$/cancel_request');
     assert.ok(cancelRequest, 'sent $/cancel_request');
     assert.equal(String(cancelRequest[1].requestId), late.id.toString());
-    assert.deepEqual(seen.find(([m]) => m === 'session/cancel'), ['session/cancel', { sessionId }]);
+    assert.deepEqual(
+      seen.find(([m]) => m === 'session/cancel'),
+      ['session/cancel', { sessionId }],
+    );
     assert.deepEqual(protocolErrors, []);
     // The session takes a new turn.
     assert.equal((await client.prompt({ sessionId, prompt: 'text:1' })).stopReason, 'end_turn');

@@ -18,7 +18,10 @@ const ARCHIVE = tarGz([{ name: 'bin/agent', data: agentProgram(), mode: 0o755 }]
 
 function runCli(args, input = '') {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -46,7 +49,10 @@ describe('acp-native agents', () => {
   it('list, install, info, probe, chat --agent, remove; agent strings shown as text', async () => {
     let r = await runCli(['agents', 'list', ...common]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^fixture\s+1\.0\.0\s+Fixture \\e\]0;pwned\\x07\\e\[2J\\u202eagent — not installed \[binary\]$/m);
+    assert.match(
+      r.stdout,
+      /^fixture\s+1\.0\.0\s+Fixture \\e\]0;pwned\\x07\\e\[2J\\u202eagent — not installed \[binary\]$/m,
+    );
     assert.ok(!r.stdout.includes('\x1b') && !r.stdout.includes('\u202e'), 'no raw ESC or RLO');
 
     r = await runCli(['agents', 'install', 'fixture', ...common]);

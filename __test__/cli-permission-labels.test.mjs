@@ -16,7 +16,10 @@ function prompt(options, answers) {
   let screen = '';
   const renderer = new Renderer({ write: (s) => (screen += s), isTTY: false });
   const input = { next: async () => answers.shift() ?? null };
-  return choosePermission(input, renderer, { toolCall: { title: 't' }, options }, undefined).then((outcome) => ({ outcome, screen }));
+  return choosePermission(input, renderer, { toolCall: { title: 't' }, options }, undefined).then((outcome) => ({
+    outcome,
+    screen,
+  }));
 }
 
 test('options that look alike are shown apart: the kind, and invisible characters made visible', () => {
@@ -26,7 +29,11 @@ test('options that look alike are shown apart: the kind, and invisible character
   assert.match(labels[1], /\\u200b/, 'the zero-width space is shown');
   const invisible = ['\u00ad', '\u034f', '\u180e', '\u2060', '\u2064', '\ufeff', '\ufe0f', '\u{e0041}', '\u3164'];
   for (const ch of invisible) {
-    assert.notEqual(optionLabels([{ optionId: 'x', name: `Reject${ch}` }])[0], optionLabels([{ optionId: 'x', name: 'Reject' }])[0], `U+${ch.codePointAt(0).toString(16)}`);
+    assert.notEqual(
+      optionLabels([{ optionId: 'x', name: `Reject${ch}` }])[0],
+      optionLabels([{ optionId: 'x', name: 'Reject' }])[0],
+      `U+${ch.codePointAt(0).toString(16)}`,
+    );
   }
 });
 

@@ -14,7 +14,11 @@ import { Replayer } from '../cli/replay.mjs';
 
 const CLI = fileURLToPath(new URL('../cli/acp-native.mjs', import.meta.url));
 // Ctrl-C without a TTY is a SIGINT to the CLI; on Windows kill('SIGINT') terminates it instead.
-const NEEDS_SIGINT = { skip: process.platform === 'win32' && 'delivers Ctrl-C as SIGINT, which Windows cannot send to a process (kill() terminates it)' };
+const NEEDS_SIGINT = {
+  skip:
+    process.platform === 'win32' &&
+    'delivers Ctrl-C as SIGINT, which Windows cannot send to a process (kill() terminates it)',
+};
 
 function tempDir(t) {
   const dir = mkdtempSync(join(tmpdir(), 'acp-native-cli-'));
@@ -58,18 +62,33 @@ test('record writes a header and every wire message, whole, in wire order', asyn
   assert.match(run.stdout, /permission=.*"optionId":"reject_once"/);
   assert.match(run.stderr, /recorded \d+ messages to/);
 
-  const [head, ...records] = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const [head, ...records] = readFileSync(out, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.equal(head.format, 'acp-native-recording');
   assert.equal(head.command, process.execPath);
   assert.deepEqual(head.args, [MOCK_AGENT, '--wire-log', wireLog]);
 
   // The agent's own log of what it read and wrote is the ground truth.
-  const wire = readFileSync(wireLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const wire = readFileSync(wireLog, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   const sent = records.filter((r) => r.direction === 'send').map((r) => r.payload);
   const received = records.filter((r) => r.direction === 'receive').map((r) => r.payload);
-  assert.deepEqual(sent, wire.filter((w) => w.dir === 'in').map((w) => w.line));
-  assert.deepEqual(received, wire.filter((w) => w.dir === 'out').map((w) => w.line));
-  assert.ok(received.some((p) => p.length > 200_000), 'the 200 kB update is recorded whole');
+  assert.deepEqual(
+    sent,
+    wire.filter((w) => w.dir === 'in').map((w) => w.line),
+  );
+  assert.deepEqual(
+    received,
+    wire.filter((w) => w.dir === 'out').map((w) => w.line),
+  );
+  assert.ok(
+    received.some((p) => p.length > 200_000),
+    'the 200 kB update is recorded whole',
+  );
   assert.ok(records.every((r) => !r.truncated));
 
   records.forEach((r, i) => {
@@ -152,48 +171,73 @@ async function until(check, timeoutMs = 30_000) {
   }
 }
 
-test('replay waits for the live answer to a recorded agent request, and replays a recorded cancel', NEEDS_SIGINT, async (t) => {
-  // Turn 1 asks for permission; turn 2 is cancelled with SIGINT (Ctrl-C without a TTY).
-  let interrupted = false;
-  const file = await record(t, 'permission say:after\n1\nsay:waiting wait-cancel\n', [], {
-    until(out, child) {
-      if (!interrupted && /^waiting$/m.test(out)) {
-        interrupted = true;
-        child.kill('SIGINT');
-      }
-    },
-  });
-  const records = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  assert.ok(records.some((r) => r.direction === 'send' && r.method === 'session/cancel'), 'the cancel was recorded');
-
-  let updatesWhenAsked;
-  const { client, updates } = await replayClient(t, file, {
-    handlers: {
-      'session/request_permission': () => {
-        updatesWhenAsked = agentText(updates);
-        return { outcome: { outcome: 'selected', optionId: 'reject_once' } };
+test(
+  'replay waits for the live answer to a recorded agent request, and replays a recorded cancel',
+  NEEDS_SIGINT,
+  async (t) => {
+    // Turn 1 asks for permission; turn 2 is cancelled with SIGINT (Ctrl-C without a TTY).
+    let interrupted = false;
+    const file = await record(t, 'permission say:after\n1\nsay:waiting wait-cancel\n', [], {
+      until(out, child) {
+        if (!interrupted && /^waiting$/m.test(out)) {
+          interrupted = true;
+          child.kill('SIGINT');
+        }
       },
-    },
-  });
-  const { sessionId } = await client.newSession();
-  assert.deepEqual(await client.prompt({ sessionId, prompt: 'x' }), { stopReason: 'end_turn' });
-  assert.equal(updatesWhenAsked, '');
-  // The recorded answer (allow_once) is what the rest of the recording shows.
-  assert.equal(reported(updates, 'permission').result.outcome.optionId, 'allow_once');
-  assert.match(agentText(updates), /after$/);
+    });
+    const records = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.ok(
+      records.some((r) => r.direction === 'send' && r.method === 'session/cancel'),
+      'the cancel was recorded',
+    );
 
-  const second = client.prompt({ sessionId, prompt: 'y' });
-  await until(() => /waiting$/.test(agentText(updates)));
-  await client.cancel(sessionId);
-  assert.deepEqual(await second, { stopReason: 'cancelled' });
-});
+    let updatesWhenAsked;
+    const { client, updates } = await replayClient(t, file, {
+      handlers: {
+        'session/request_permission': () => {
+          updatesWhenAsked = agentText(updates);
+          return { outcome: { outcome: 'selected', optionId: 'reject_once' } };
+        },
+      },
+    });
+    const { sessionId } = await client.newSession();
+    assert.deepEqual(await client.prompt({ sessionId, prompt: 'x' }), { stopReason: 'end_turn' });
+    assert.equal(updatesWhenAsked, '');
+    // The recorded answer (allow_once) is what the rest of the recording shows.
+    assert.equal(reported(updates, 'permission').result.outcome.optionId, 'allow_once');
+    assert.match(agentText(updates), /after$/);
+
+    const second = client.prompt({ sessionId, prompt: 'y' });
+    await until(() => /waiting$/.test(agentText(updates)));
+    await client.cancel(sessionId);
+    assert.deepEqual(await second, { stopReason: 'cancelled' });
+  },
+);
 
 test('Replayer plays nothing recorded after an agent request until the live client answers it', async () => {
-  const rec = (seq, direction, kind, method, id, msg) => ({ seq, time: seq, direction, kind, method, id, payload: JSON.stringify({ jsonrpc: '2.0', ...msg }) });
+  const rec = (seq, direction, kind, method, id, msg) => ({
+    seq,
+    time: seq,
+    direction,
+    kind,
+    method,
+    id,
+    payload: JSON.stringify({ jsonrpc: '2.0', ...msg }),
+  });
   const records = [
     rec(1, 'send', 'request', 'session/prompt', 7, { id: 7, method: 'session/prompt', params: {} }),
-    rec(2, 'receive', 'request', 'session/request_permission', 'srv_1', { id: 'srv_1', method: 'session/request_permission', params: {} }),
-    rec(3, 'send', 'response', 'session/request_permission', 'srv_1', { id: 'srv_1', result: { outcome: { outcome: 'cancelled' } } }),
+    rec(2, 'receive', 'request', 'session/request_permission', 'srv_1', {
+      id: 'srv_1',
+      method: 'session/request_permission',
+      params: {},
+    }),
+    rec(3, 'send', 'response', 'session/request_permission', 'srv_1', {
+      id: 'srv_1',
+      result: { outcome: { outcome: 'cancelled' } },
+    }),
     rec(4, 'receive', 'notification', 'session/update', undefined, { method: 'session/update', params: { n: 1 } }),
     rec(5, 'receive', 'response', 'session/prompt', 7, { id: 7, result: { stopReason: 'end_turn' } }),
   ];
@@ -203,30 +247,42 @@ test('Replayer plays nothing recorded after an agent request until the live clie
   await replayer.start();
   replayer.receive(JSON.stringify({ jsonrpc: '2.0', id: 42, method: 'session/prompt', params: {} }));
   await settled();
-  assert.deepEqual(written.map((m) => m.method ?? `response ${m.id}`), ['session/request_permission']);
-  replayer.receive(JSON.stringify({ jsonrpc: '2.0', id: 'srv_1', result: { outcome: { outcome: 'selected', optionId: 'a' } } }));
+  assert.deepEqual(
+    written.map((m) => m.method ?? `response ${m.id}`),
+    ['session/request_permission'],
+  );
+  replayer.receive(
+    JSON.stringify({ jsonrpc: '2.0', id: 'srv_1', result: { outcome: { outcome: 'selected', optionId: 'a' } } }),
+  );
   await replayer.idle();
-  assert.deepEqual(written.map((m) => m.method ?? `response ${m.id}`), ['session/request_permission', 'session/update', 'response 42']);
+  assert.deepEqual(
+    written.map((m) => m.method ?? `response ${m.id}`),
+    ['session/request_permission', 'session/update', 'response 42'],
+  );
 });
 
-test('replay ends an open prompt as cancelled on a session/cancel the recording does not have', NEEDS_SIGINT, async (t) => {
-  // A turn that never ended: the recording stops with the prompt unanswered and no cancel.
-  let stopped = false;
-  const file = await record(t, 'say:stuck hang\n', [], {
-    until(out, child) {
-      if (!stopped && /^stuck$/m.test(out)) {
-        stopped = true;
-        child.kill('SIGTERM');
-      }
-    },
-  });
-  const { client, updates } = await replayClient(t, file);
-  const { sessionId } = await client.newSession();
-  const turn = client.prompt({ sessionId, prompt: 'x' });
-  await until(() => agentText(updates) === 'stuck');
-  await client.cancel(sessionId);
-  assert.deepEqual(await turn, { stopReason: 'cancelled' });
-});
+test(
+  'replay ends an open prompt as cancelled on a session/cancel the recording does not have',
+  NEEDS_SIGINT,
+  async (t) => {
+    // A turn that never ended: the recording stops with the prompt unanswered and no cancel.
+    let stopped = false;
+    const file = await record(t, 'say:stuck hang\n', [], {
+      until(out, child) {
+        if (!stopped && /^stuck$/m.test(out)) {
+          stopped = true;
+          child.kill('SIGTERM');
+        }
+      },
+    });
+    const { client, updates } = await replayClient(t, file);
+    const { sessionId } = await client.newSession();
+    const turn = client.prompt({ sessionId, prompt: 'x' });
+    await until(() => agentText(updates) === 'stuck');
+    await client.cancel(sessionId);
+    assert.deepEqual(await turn, { stopReason: 'cancelled' });
+  },
+);
 
 test('replay refuses a recording whose payloads were cut, naming the line', async (t) => {
   const dir = tempDir(t);
@@ -268,7 +324,11 @@ test('parseArgs: the agent command starts after -- (or at the first positional) 
     agent: { command: 'agentao', args: ['--acp', '--stdio'] },
   });
   assert.deepEqual(parseArgs(['chat', 'agentao', '--stderr']).agent, { command: 'agentao', args: ['--stderr'] });
-  assert.deepEqual(parseArgs(['replay', '--realtime', 'f.ndjson']), { command: 'replay', options: { realtime: true }, file: 'f.ndjson' });
+  assert.deepEqual(parseArgs(['replay', '--realtime', 'f.ndjson']), {
+    command: 'replay',
+    options: { realtime: true },
+    file: 'f.ndjson',
+  });
   assert.throws(() => parseArgs(['record', '--out']), UsageError);
 });
 
@@ -278,7 +338,11 @@ test("parseArgs: '--help' after a command is help (the agent's own --help stays 
   assert.deepEqual(parseArgs(['export', '--help']), { command: 'help' });
   assert.deepEqual(parseArgs(['chat', 'agentao', '--help']).agent, { command: 'agentao', args: ['--help'] });
   assert.deepEqual(parseArgs(['chat', '--', 'agentao', '--help']).agent, { command: 'agentao', args: ['--help'] });
-  assert.deepEqual(parseArgs(['chat', '--agent', 'agentao', '--offline']), { command: 'chat', options: { agent: 'agentao', offline: true }, agentId: 'agentao' });
+  assert.deepEqual(parseArgs(['chat', '--agent', 'agentao', '--offline']), {
+    command: 'chat',
+    options: { agent: 'agentao', offline: true },
+    agentId: 'agentao',
+  });
 });
 
 test('chat --fs lets the agent read files under the session cwd and nowhere else; without it, no fs at all', async (t) => {

@@ -18,7 +18,12 @@ test('tool call titles remembered by the renderer are bounded in number and leng
   const before = process.memoryUsage().rss;
   // 20k tool calls with 20 KB titles: 400 MB if every title were kept.
   for (let i = 0; i < 20_000; i++) {
-    renderer.update({ sessionUpdate: 'tool_call', toolCallId: `call_${i}`, title: `${i} ${'t'.repeat(20 * 1024)}`, status: 'pending' });
+    renderer.update({
+      sessionUpdate: 'tool_call',
+      toolCallId: `call_${i}`,
+      title: `${i} ${'t'.repeat(20 * 1024)}`,
+      status: 'pending',
+    });
   }
   gc();
   const grown = process.memoryUsage().rss - before;

@@ -70,14 +70,20 @@ test('sessions list, search, show and export', async (t) => {
 test('sessions resume continues a stored session in a chat', async (t) => {
   const dir = await populated(t);
   const [stored] = JSON.parse((await run(['sessions', 'list', '--json', '--store', dir])).stdout);
-  const chat = await run(['sessions', 'resume', stored.id, '--store', dir, '--', process.execPath, MOCK_AGENT, '--no-load'], 'say:again\n');
+  const chat = await run(
+    ['sessions', 'resume', stored.id, '--store', dir, '--', process.execPath, MOCK_AGENT, '--no-load'],
+    'say:again\n',
+  );
   assert.equal(chat.code, 0, chat.stderr);
   assert.match(chat.stdout, /continued as a new agent session/);
   assert.match(chat.stdout, /again/);
   const store = await SessionStore.open(dir);
   t.after(() => store.close());
   const s = await store.get(stored.id);
-  const text = s.view.entries.filter((e) => e.kind === 'agent').map((e) => e.content[0].text).join('|');
+  const text = s.view.entries
+    .filter((e) => e.kind === 'agent')
+    .map((e) => e.content[0].text)
+    .join('|');
   assert.match(text, /capybara.*again$/);
 });
 

@@ -77,7 +77,10 @@ test('chat streams text, thoughts, tool calls and plans, and asks for permission
 
   let from = screen.length;
   term.type('permission');
-  await term.waitFor(/Permission requested: Run `rm -rf build` \[execute\][\s\S]*1\) \[allow_once\] Allow once\n {2}2\) \[allow_always\] Always allow\n {2}3\) \[reject_once\] Reject\n {2}4\) \[reject_always\] Always reject\nChoose 1-4: $/m, { from });
+  await term.waitFor(
+    /Permission requested: Run `rm -rf build` \[execute\][\s\S]*1\) \[allow_once\] Allow once\n {2}2\) \[allow_always\] Always allow\n {2}3\) \[reject_once\] Reject\n {2}4\) \[reject_always\] Always reject\nChoose 1-4: $/m,
+    { from },
+  );
   term.type('9'); // not an option: asked again
   await term.waitFor(/Type a number from 1 to 4/, { from });
   term.type('2');
@@ -97,7 +100,9 @@ test('chat streams text, thoughts, tool calls and plans, and asks for permission
   await term.waitFor(/\[exit 0\]/, { from });
 });
 
-test('Ctrl-C cancels the turn (also while a permission question is open); Ctrl-C twice exits and stops the agent', { skip }, async (t) => {
+test('Ctrl-C cancels the turn (also while a permission question is open); Ctrl-C twice exits and stops the agent', {
+  skip,
+}, async (t) => {
   const { term, tag } = chatTerminal();
   t.after(() => term.close());
   await term.waitFor(/^> /m);

@@ -18,7 +18,11 @@ const CLI = join(ROOT, 'cli', 'acp-native.mjs');
 const sha256 = (file) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
 function doctor(...args) {
-  const child = spawnSync(process.execPath, [CLI, 'doctor', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 * TIME_SCALE });
+  const child = spawnSync(process.execPath, [CLI, 'doctor', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 120_000 * TIME_SCALE,
+  });
   assert.equal(child.error, undefined, `doctor ran: ${child.error}`);
   return { code: child.status, stdout: child.stdout, stderr: child.stderr };
 }
@@ -97,10 +101,16 @@ test('doctor --binary on a truncated copy: a clear load error, exit 1, still has
   const { code, report } = doctorJson('--binary', broken);
   assert.equal(code, 1);
   assert.equal(report.load.ok, false);
-  assert.ok(report.load.errors.length > 0 && report.load.errors.every((e) => e.length > 0), JSON.stringify(report.load));
+  assert.ok(
+    report.load.errors.length > 0 && report.load.errors.every((e) => e.length > 0),
+    JSON.stringify(report.load),
+  );
   assert.equal(report.binary.sha256, sha256(broken));
   assert.equal(report.binary.bytes, 64 * 1024);
-  assert.ok(report.problems.some((p) => p.startsWith('does not load: ')), JSON.stringify(report.problems));
+  assert.ok(
+    report.problems.some((p) => p.startsWith('does not load: ')),
+    JSON.stringify(report.problems),
+  );
   if (process.platform === 'linux') {
     // The section headers lie past the cut: the ELF reader says so instead of throwing.
     assert.match(report.binary.glibc.error, /truncated or corrupt ELF/);
@@ -132,7 +142,10 @@ test('doctor --binary on a missing file or a directory', () => {
   const dir = doctorJson('--binary', join(ROOT, 'cli'));
   assert.equal(dir.code, 1);
   assert.equal(dir.report.binary, null);
-  assert.ok(dir.report.problems.includes(`${join(ROOT, 'cli')} is not a regular file`), JSON.stringify(dir.report.problems));
+  assert.ok(
+    dir.report.problems.includes(`${join(ROOT, 'cli')} is not a regular file`),
+    JSON.stringify(dir.report.problems),
+  );
 });
 
 test('doctor survives a binary that kills the process loading it', (t) => {
@@ -144,7 +157,12 @@ test('doctor survives a binary that kills the process loading it', (t) => {
   const { code, report } = doctorJson('--binary', crash);
   assert.equal(code, 1);
   assert.equal(report.load.ok, false);
-  assert.match(report.load.errors[0], process.platform === 'win32' ? /^the process loading it died \(exit code/ : /^the process loading it died \(killed by SIGKILL\)$/);
+  assert.match(
+    report.load.errors[0],
+    process.platform === 'win32'
+      ? /^the process loading it died \(exit code/
+      : /^the process loading it died \(killed by SIGKILL\)$/,
+  );
 });
 
 test('doctor --binary on a module that loads but is not acp-native', (t) => {
@@ -158,7 +176,10 @@ test('doctor --binary on a module that loads but is not acp-native', (t) => {
 
 test('doctor arguments', () => {
   assert.deepEqual(parseArgs(['doctor']), { command: 'doctor', options: {} });
-  assert.deepEqual(parseArgs(['doctor', '--json', '--binary', 'x.node']), { command: 'doctor', options: { json: true, binary: 'x.node' } });
+  assert.deepEqual(parseArgs(['doctor', '--json', '--binary', 'x.node']), {
+    command: 'doctor',
+    options: { json: true, binary: 'x.node' },
+  });
   assert.throws(() => parseArgs(['doctor', 'extra']), UsageError);
   assert.throws(() => parseArgs(['doctor', '--binary']), UsageError);
   assert.throws(() => parseArgs(['doctor', '--out', 'x']), UsageError);
@@ -183,22 +204,33 @@ function readelfNeeds(file) {
   return needs;
 }
 
-test('the ELF reader agrees with readelf on the real build', { skip: !hasReadelf && 'needs Linux and readelf (binutils)' }, () => {
+test('the ELF reader agrees with readelf on the real build', {
+  skip: !hasReadelf && 'needs Linux and readelf (binutils)',
+}, () => {
   const binary = builtBinary();
   const needs = versionNeeds(readFileSync(binary));
   assert.deepEqual(needs, readelfNeeds(binary));
-  assert.ok(needs.some((n) => n.file === 'libc.so.6'), JSON.stringify(needs));
+  assert.ok(
+    needs.some((n) => n.file === 'libc.so.6'),
+    JSON.stringify(needs),
+  );
   const { report } = doctorJson();
   const [major, minor, patch] = highestGlibc(needs);
   assert.equal(report.binary.glibc.needs, `GLIBC_${major}.${minor}${patch ? `.${patch}` : ''}`);
 });
 
-test('the ELF reader gives ElfError, never a crash or hang, on corrupt input', { skip: process.platform !== 'linux' && 'the build here is not ELF' }, () => {
+test('the ELF reader gives ElfError, never a crash or hang, on corrupt input', {
+  skip: process.platform !== 'linux' && 'the build here is not ELF',
+}, () => {
   const original = readFileSync(builtBinary());
   const { sections } = sectionHeaders(original);
   // A musl build (Alpine in the release workflow) may have no version needs: then the headers are fuzzed alone.
   const verneed = sections.find((s) => s.type === SHT_GNU_VERNEED) ?? { offset: 0x40, size: 0x40 };
-  if (isGlibcLinux) assert.ok(sections.some((s) => s.type === SHT_GNU_VERNEED), 'a glibc build has a version-needs section');
+  if (isGlibcLinux)
+    assert.ok(
+      sections.some((s) => s.type === SHT_GNU_VERNEED),
+      'a glibc build has a version-needs section',
+    );
   // Deterministic xorshift: the same mutations every run.
   let seed = 0x9e3779b9;
   const random = (n) => {

@@ -27,7 +27,10 @@ function appSource(dir) {
   copyPackage(join(src, 'node_modules', 'acp-native'));
   const platformDir = join(src, 'node_modules', `acp-native-${PLATFORM}`);
   mkdirSync(platformDir, { recursive: true });
-  writeFileSync(join(platformDir, 'package.json'), JSON.stringify({ name: `acp-native-${PLATFORM}`, version: VERSION, main: BINARY }));
+  writeFileSync(
+    join(platformDir, 'package.json'),
+    JSON.stringify({ name: `acp-native-${PLATFORM}`, version: VERSION, main: BINARY }),
+  );
   copyFileSync(join(ROOT, BINARY), join(platformDir, BINARY));
   writeFileSync(join(src, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', main: 'main.js' }));
   return src;
@@ -46,7 +49,8 @@ async function electronView(dir, src, options) {
     }
   };
   removeBinaries(join(view, 'app.asar'));
-  if (existsSync(`${archive}.unpacked`)) cpSync(`${archive}.unpacked`, join(view, 'app.asar.unpacked'), { recursive: true });
+  if (existsSync(`${archive}.unpacked`))
+    cpSync(`${archive}.unpacked`, join(view, 'app.asar.unpacked'), { recursive: true });
   return { archive, app: join(view, 'app.asar') };
 }
 
@@ -62,8 +66,14 @@ function tempDir(t) {
 }
 
 test('asar paths map to their .unpacked sibling', () => {
-  assert.equal(unpackedPath('/opt/App/resources/app.asar/node_modules/x/a.node'), '/opt/App/resources/app.asar.unpacked/node_modules/x/a.node');
-  assert.equal(unpackedPath('C:\\App\\resources\\app.asar\\node_modules\\a.node'), 'C:\\App\\resources\\app.asar.unpacked\\node_modules\\a.node');
+  assert.equal(
+    unpackedPath('/opt/App/resources/app.asar/node_modules/x/a.node'),
+    '/opt/App/resources/app.asar.unpacked/node_modules/x/a.node',
+  );
+  assert.equal(
+    unpackedPath('C:\\App\\resources\\app.asar\\node_modules\\a.node'),
+    'C:\\App\\resources\\app.asar.unpacked\\node_modules\\a.node',
+  );
   assert.equal(unpackedPath('/home/u/app/node_modules/x/a.node'), null);
   assert.equal(unpackedPath('/home/u/my.asar.d/a.node'), null, 'only a path segment ending in .asar');
 });

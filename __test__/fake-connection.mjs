@@ -39,25 +39,71 @@ export class FakeConnection {
     this.#record('request', method, params, timeoutMs);
     return this.#nextId++;
   }
-  notify(method, params) { this.#record('notify', method, params); }
-  abandon(id, notifyAgent) { this.#record('abandon', id, notifyAgent); return true; }
-  respond(token, result) { this.#record('respond', token, result); return true; }
-  respondError(token, code, message, data) { this.#record('respondError', token, code, message, data); return true; }
-  respondChosenError(token, code, message, data) { this.#record('respondChosenError', token, code, message, data); return true; }
-  cancelSession(sessionId) { this.#record('cancelSession', sessionId); return 0; }
-  ack() { this.acks++; }
-  close() { this.#record('close'); }
-  kill() { this.#record('kill'); }
-  setRef(keepAlive) { this.#record('setRef', keepAlive); }
-  exitInfo() { return null; }
-  setHostHandler(method, handled) { this.#record('setHostHandler', method, handled); }
-  builtinMethods() { return []; }
-  historyJson() { return '[]'; }
-  statusJson() {
-    return JSON.stringify({ pid: this.pid, messagesIn: 0, messagesOut: 0, bytesIn: 0, bytesOut: 0, noiseLines: 0, pendingRequests: {}, pendingAgentRequests: {} });
+  notify(method, params) {
+    this.#record('notify', method, params);
   }
-  release() { this.#record('release'); }
-  stderrTail() { return 'the tail'; }
+  abandon(id, notifyAgent) {
+    this.#record('abandon', id, notifyAgent);
+    return true;
+  }
+  respond(token, result) {
+    this.#record('respond', token, result);
+    return true;
+  }
+  respondError(token, code, message, data) {
+    this.#record('respondError', token, code, message, data);
+    return true;
+  }
+  respondChosenError(token, code, message, data) {
+    this.#record('respondChosenError', token, code, message, data);
+    return true;
+  }
+  cancelSession(sessionId) {
+    this.#record('cancelSession', sessionId);
+    return 0;
+  }
+  ack() {
+    this.acks++;
+  }
+  close() {
+    this.#record('close');
+  }
+  kill() {
+    this.#record('kill');
+  }
+  setRef(keepAlive) {
+    this.#record('setRef', keepAlive);
+  }
+  exitInfo() {
+    return null;
+  }
+  setHostHandler(method, handled) {
+    this.#record('setHostHandler', method, handled);
+  }
+  builtinMethods() {
+    return [];
+  }
+  historyJson() {
+    return '[]';
+  }
+  statusJson() {
+    return JSON.stringify({
+      pid: this.pid,
+      messagesIn: 0,
+      messagesOut: 0,
+      bytesIn: 0,
+      bytesOut: 0,
+      noiseLines: 0,
+      pendingRequests: {},
+      pendingAgentRequests: {},
+    });
+  }
+  release() {
+    this.#record('release');
+  }
+  stderrTail() {
+    return 'the tail';
+  }
 }
 
 /** Options that make an AcpClient use a FakeConnection; `.conns` collects them. */

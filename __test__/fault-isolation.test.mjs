@@ -48,7 +48,16 @@ test('throwing listeners of every event, trace, logger and handlers: the turn co
   assert.equal(reported(updates, 'request').error.code, -32603);
   // Log records travel on their own native callback: wait for the logger's turn.
   while (!faults.includes('logger')) await new Promise((r) => setTimeout(r, 10));
-  for (const where of ['trace', 'state listener', 'protocolNoise listener', 'session/update', '_v/x', '_x/ask', 'session/request_permission', 'logger']) {
+  for (const where of [
+    'trace',
+    'state listener',
+    'protocolNoise listener',
+    'session/update',
+    '_v/x',
+    '_x/ask',
+    'session/request_permission',
+    'logger',
+  ]) {
     assert.ok(faults.includes(where), `${where} reported (got ${[...new Set(faults)]})`);
   }
   assert.equal(client.status().lastError.code, 'ERR_ACP_HANDLER');

@@ -25,12 +25,15 @@ test('an agent crash mid-prompt rejects the prompt with ERR_ACP_CLOSED, exit cod
 });
 
 test('an agent that cannot be spawned throws ERR_ACP_SPAWN with errno', () => {
-  assert.throws(() => new AcpClient({ command: '/definitely/not/an/agent' }), (err) => {
-    assert.equal(err.code, 'ERR_ACP_SPAWN');
-    assert.equal(err.errno, 'ENOENT');
-    assert.match(err.message, /\/definitely\/not\/an\/agent/);
-    return true;
-  });
+  assert.throws(
+    () => new AcpClient({ command: '/definitely/not/an/agent' }),
+    (err) => {
+      assert.equal(err.code, 'ERR_ACP_SPAWN');
+      assert.equal(err.errno, 'ENOENT');
+      assert.match(err.message, /\/definitely\/not\/an\/agent/);
+      return true;
+    },
+  );
   assert.throws(() => new AcpClient({ command: process.execPath, cwd: '/no/such/dir' }), {
     code: 'ERR_ACP_SPAWN',
     message: /missing directory/,
@@ -65,7 +68,10 @@ test('an AbortSignal rejects the call and tells the agent with $/cancel_request'
 });
 
 test('close() settles every pending call and stops a hung agent', async () => {
-  const { client, sessionId } = await mockSession({ closeGraceMs: 200, termGraceMs: 200 }, ['--ignore-eof', '--ignore-sigterm']);
+  const { client, sessionId } = await mockSession({ closeGraceMs: 200, termGraceMs: 200 }, [
+    '--ignore-eof',
+    '--ignore-sigterm',
+  ]);
   const agent = identify(client.pid);
   const turn = client.prompt({ sessionId, prompt: 'hang' });
   const never = client.request('_mock/never');
@@ -85,7 +91,10 @@ test('stdout noise is reported and counted, never answered, and the turn complet
   assert.equal(result.stopReason, 'end_turn');
   assert.equal(updates.length, 1);
   assert.equal(client.noiseLines, 3);
-  assert.deepEqual(noise.map((n) => n.count), [2, 3]);
+  assert.deepEqual(
+    noise.map((n) => n.count),
+    [2, 3],
+  );
   assert.equal(noise[0].line, 'WARNING: something printed to stdout');
   // Nothing was written back for the noise: the agent received no parse error reply.
   const { received } = await client.request('_mock/received');

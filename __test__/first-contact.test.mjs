@@ -12,7 +12,11 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 test('the demo prints a chat transcript, not JSON-RPC', async () => {
   const { stdout } = await run(process.execPath, ['examples/demo.mjs'], { cwd: ROOT, timeout: 60_000 });
   assert.doesNotMatch(stdout, /jsonrpc|[{]"/, stdout);
-  assert.match(stdout, /^\? permission to Run `rm -rf build`: Allow once \/ Always allow \/ Reject \/ Always reject$/m, stdout);
+  assert.match(
+    stdout,
+    /^\? permission to Run `rm -rf build`: Allow once \/ Always allow \/ Reject \/ Always reject$/m,
+    stdout,
+  );
   assert.match(stdout, /^ {2}↳ Run `rm -rf build`: completed$/m, stdout);
   assert.match(stdout, /^agent: All done\.$/m, stdout);
   assert.match(stdout, /^turn ended: end_turn$/m, stdout);
@@ -23,7 +27,11 @@ test("the test reporter prints the failure, its file's output and a summary; not
   // A run of its own, not a subtest of this one (the runner marks its children).
   const env = { ...process.env };
   delete env.NODE_TEST_CONTEXT;
-  const result = await run(process.execPath, ['--test', '--test-reporter=./scripts/test-reporter.mjs', fixture], { cwd: ROOT, env, timeout: 60_000 }).then(
+  const result = await run(process.execPath, ['--test', '--test-reporter=./scripts/test-reporter.mjs', fixture], {
+    cwd: ROOT,
+    env,
+    timeout: 60_000,
+  }).then(
     () => assert.fail('a failing test must fail the run'),
     (err) => err,
   );

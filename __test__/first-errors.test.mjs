@@ -9,7 +9,12 @@ import { AcpClient } from '../index.mjs';
 const NEVER = 10 * 60_000;
 
 async function initializeError(script, options = {}) {
-  const client = new AcpClient({ command: process.execPath, args: ['-e', script], initializeTimeoutMs: NEVER, ...options });
+  const client = new AcpClient({
+    command: process.execPath,
+    args: ['-e', script],
+    initializeTimeoutMs: NEVER,
+    ...options,
+  });
   try {
     await client.initialize();
   } catch (err) {
@@ -21,15 +26,22 @@ async function initializeError(script, options = {}) {
 }
 
 test('an agent that prints usage and exits: ERR_ACP_CLOSED at once, quoting its stdout', async () => {
-  const err = await initializeError("console.log('Usage: agent [--acp]'); console.log('unknown option: --stdio'); process.exit(2)");
+  const err = await initializeError(
+    "console.log('Usage: agent [--acp]'); console.log('unknown option: --stdio'); process.exit(2)",
+  );
   assert.equal(err.code, 'ERR_ACP_CLOSED');
   assert.equal(err.exitCode, 2);
   assert.deepEqual(err.stdoutHead, ['Usage: agent [--acp]', 'unknown option: --stdio']);
-  assert.match(err.message, /exited with code 2 before answering initialize\nThe agent printed on stdout \(not JSON-RPC: is it started in its ACP mode\?\):\n {2}Usage: agent \[--acp\]\n {2}unknown option: --stdio$/);
+  assert.match(
+    err.message,
+    /exited with code 2 before answering initialize\nThe agent printed on stdout \(not JSON-RPC: is it started in its ACP mode\?\):\n {2}Usage: agent \[--acp\]\n {2}unknown option: --stdio$/,
+  );
 });
 
 // Closing fd 1 from Node is a POSIX move; Windows pipes behave differently.
-test('an agent that closes stdout but keeps running: ERR_ACP_CLOSED at once, quoting its stdout', { skip: process.platform === 'win32' && 'closes fd 1 the POSIX way' }, async () => {
+test('an agent that closes stdout but keeps running: ERR_ACP_CLOSED at once, quoting its stdout', {
+  skip: process.platform === 'win32' && 'closes fd 1 the POSIX way',
+}, async () => {
   const err = await initializeError(
     "process.stdout.write('interactive mode\\n', () => { require('fs').closeSync(1); setInterval(() => {}, 1000); })",
   );
@@ -39,14 +51,18 @@ test('an agent that closes stdout but keeps running: ERR_ACP_CLOSED at once, quo
 });
 
 test('an agent that only chats on stdout: the error keeps a bounded head of what it printed', async () => {
-  const script = "console.log('x'.repeat(300)); for (let i = 0; i < 20; i++) console.log('> line ' + i); setInterval(() => {}, 1000)";
+  const script =
+    "console.log('x'.repeat(300)); for (let i = 0; i < 20; i++) console.log('> line ' + i); setInterval(() => {}, 1000)";
   const client = new AcpClient({ command: process.execPath, args: ['-e', script], initializeTimeoutMs: NEVER });
   let seen = 0;
   const allPrinted = new Promise((resolve) => client.on('protocolNoise', () => ++seen === 21 && resolve()));
   const init = client.initialize();
   await allPrinted;
   client.kill(); // the host gives up (a Cancel button): the call settles with what was seen
-  const err = await init.then(() => assert.fail('initialize succeeded'), (e) => e);
+  const err = await init.then(
+    () => assert.fail('initialize succeeded'),
+    (e) => e,
+  );
   assert.equal(err.code, 'ERR_ACP_CLOSED');
   assert.equal(err.stdoutHead.length, 5, 'at most 5 lines');
   assert.equal(err.stdoutHead[0], 'x'.repeat(200), 'each cut to 200 characters');
@@ -54,13 +70,19 @@ test('an agent that only chats on stdout: the error keeps a bounded head of what
 });
 
 test('a timeout quotes the stdout head too', async () => {
-  const client = new AcpClient({ command: process.execPath, args: ['-e', "console.log('Welcome! Type help.'); setInterval(() => {}, 1000)"] });
+  const client = new AcpClient({
+    command: process.execPath,
+    args: ['-e', "console.log('Welcome! Type help.'); setInterval(() => {}, 1000)"],
+  });
   // Start the clock only once the line arrived: the assertion does not race
   // the agent's start-up. (An idle client does not keep Node alive: a timer does.)
   const keepAlive = setInterval(() => {}, 1000);
   await new Promise((resolve) => client.once('protocolNoise', resolve));
   clearInterval(keepAlive);
-  const err = await client.initialize({}, { timeoutMs: 200 }).then(() => assert.fail('initialize succeeded'), (e) => e);
+  const err = await client.initialize({}, { timeoutMs: 200 }).then(
+    () => assert.fail('initialize succeeded'),
+    (e) => e,
+  );
   client.kill();
   assert.equal(err.code, 'ERR_ACP_TIMEOUT');
   assert.deepEqual(err.stdoutHead, ['Welcome! Type help.']);

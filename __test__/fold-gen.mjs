@@ -19,7 +19,22 @@ export function rng(seed) {
 }
 
 // Lone and split surrogates too: the folds keep them as U+FFFD.
-const WORDS = ['hello', ' world', 'é', '漢字', '🙂', '\n', '"q"', '\\', 'a'.repeat(40), '', ' ', '\ud83d', '\ude42', 'x\udc00'];
+const WORDS = [
+  'hello',
+  ' world',
+  'é',
+  '漢字',
+  '🙂',
+  '\n',
+  '"q"',
+  '\\',
+  'a'.repeat(40),
+  '',
+  ' ',
+  '\ud83d',
+  '\ude42',
+  'x\udc00',
+];
 const KEYS = ['_meta', 'extra', 'x', '__proto__', 'constructor', 'zz', 'title'];
 
 /** Arrays nested `depth` deep around `inner`. */
@@ -87,7 +102,15 @@ export function genUpdate(r) {
     case 1:
     case 2:
     case 3: {
-      const u = { sessionUpdate: r.pick(['agent_message_chunk', 'agent_message_chunk', 'user_message_chunk', 'agent_thought_chunk']), content: genBlock(r) };
+      const u = {
+        sessionUpdate: r.pick([
+          'agent_message_chunk',
+          'agent_message_chunk',
+          'user_message_chunk',
+          'agent_thought_chunk',
+        ]),
+        content: genBlock(r),
+      };
       if (r.chance(0.3)) u.messageId = r.pick(['m1', 'm2', 'm3', null]);
       return sprinkle(r, u);
     }
@@ -111,25 +134,59 @@ export function genUpdate(r) {
       return sprinkle(r, u);
     }
     case 7:
-      return sprinkle(r, { sessionUpdate: 'plan', entries: Array.from({ length: r.int(3) }, () => ({ content: r.pick(WORDS), priority: 'high', status: r.pick(['pending', 'completed']) })) });
+      return sprinkle(r, {
+        sessionUpdate: 'plan',
+        entries: Array.from({ length: r.int(3) }, () => ({
+          content: r.pick(WORDS),
+          priority: 'high',
+          status: r.pick(['pending', 'completed']),
+        })),
+      });
     case 8:
-      return sprinkle(r, { sessionUpdate: 'available_commands_update', availableCommands: [{ name: r.pick(WORDS), description: 'd' }] });
+      return sprinkle(r, {
+        sessionUpdate: 'available_commands_update',
+        availableCommands: [{ name: r.pick(WORDS), description: 'd' }],
+      });
     case 9:
       return sprinkle(r, { sessionUpdate: 'current_mode_update', currentModeId: r.pick(['ask', 'code']) });
     case 10:
-      return sprinkle(r, { sessionUpdate: 'config_option_update', configOptions: [{ id: 'model', currentValue: r.pick(WORDS) }] });
+      return sprinkle(r, {
+        sessionUpdate: 'config_option_update',
+        configOptions: [{ id: 'model', currentValue: r.pick(WORDS) }],
+      });
     case 11:
-      return sprinkle(r, { sessionUpdate: 'session_info_update', ...(r.chance(0.7) ? { title: r.chance(0.2) ? null : r.pick(WORDS) } : {}), ...(r.chance(0.3) ? { updatedAt: '2026-01-01T00:00:00Z' } : {}) });
+      return sprinkle(r, {
+        sessionUpdate: 'session_info_update',
+        ...(r.chance(0.7) ? { title: r.chance(0.2) ? null : r.pick(WORDS) } : {}),
+        ...(r.chance(0.3) ? { updatedAt: '2026-01-01T00:00:00Z' } : {}),
+      });
     case 12:
-      return sprinkle(r, { sessionUpdate: 'usage_update', used: r.int(1000), size: 1000, ...(r.chance(0.3) ? { cost: { amount: 0.5, currency: 'USD' } } : {}) });
+      return sprinkle(r, {
+        sessionUpdate: 'usage_update',
+        used: r.int(1000),
+        size: 1000,
+        ...(r.chance(0.3) ? { cost: { amount: 0.5, currency: 'USD' } } : {}),
+      });
     case 13:
       return sprinkle(r, { sessionUpdate: 'notice', severity: r.pick(['info', 'warning']), title: r.pick(WORDS) });
     case 14:
-      return sprinkle(r, { sessionUpdate: 'compaction_update', compactionId: r.pick(['c1', 'c2']), status: r.pick(['started', 'completed', null]), ...(r.chance(0.3) ? { summary: [genBlock(r)] } : {}) });
+      return sprinkle(r, {
+        sessionUpdate: 'compaction_update',
+        compactionId: r.pick(['c1', 'c2']),
+        status: r.pick(['started', 'completed', null]),
+        ...(r.chance(0.3) ? { summary: [genBlock(r)] } : {}),
+      });
     case 15:
-      return sprinkle(r, { sessionUpdate: 'compaction_summary_chunk', compactionId: r.pick(['c1', 'c2']), content: genBlock(r) });
+      return sprinkle(r, {
+        sessionUpdate: 'compaction_summary_chunk',
+        compactionId: r.pick(['c1', 'c2']),
+        content: genBlock(r),
+      });
     case 16:
-      return sprinkle(r, { sessionUpdate: r.pick(['future_variant', 'x_custom', 'constructor', '__proto__']), data: genValue(r) });
+      return sprinkle(r, {
+        sessionUpdate: r.pick(['future_variant', 'x_custom', 'constructor', '__proto__']),
+        data: genValue(r),
+      });
     case 17:
       // Malformed: missing or mistyped key fields, not an object.
       return r.pick([
@@ -166,7 +223,15 @@ export function genRecording(r, { messages = 150, sessions = ['s1', 's2'] } = {}
       recv({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: sid, update: genUpdate(r) } });
     } else if (roll < 76) {
       const id = ++ourId;
-      const method = r.pick(['session/prompt', 'session/prompt', 'session/load', 'session/resume', 'session/new', 'session/set_mode', 'session/set_config_option']);
+      const method = r.pick([
+        'session/prompt',
+        'session/prompt',
+        'session/load',
+        'session/resume',
+        'session/new',
+        'session/set_mode',
+        'session/set_config_option',
+      ]);
       // A mode the client sets (or a mistyped one), folded on success.
       const mode = method === 'session/set_mode' ? { modeId: r.pick(['ask', 'code', 7]) } : {};
       send({ jsonrpc: '2.0', id, method, params: { sessionId: sid, prompt: [], ...mode } });
@@ -174,18 +239,39 @@ export function genRecording(r, { messages = 150, sessions = ['s1', 's2'] } = {}
     } else if (roll < 84 && ourOpen.length > 0) {
       const { id, method, sid: s } = ourOpen.splice(r.int(ourOpen.length), 1)[0];
       if (r.chance(0.15)) recv({ jsonrpc: '2.0', id, error: { code: -32603, message: 'no' } });
-      else if (method === 'session/prompt') recv({ jsonrpc: '2.0', id, result: { stopReason: r.pick(['end_turn', 'cancelled', 'max_tokens']) } });
-      else recv({ jsonrpc: '2.0', id, result: { sessionId: method === 'session/new' ? r.pick(sessions) : s, modes: { currentModeId: 'ask', availableModes: [{ id: 'ask', name: 'Ask' }] }, configOptions: [{ id: 'model' }] } });
+      else if (method === 'session/prompt')
+        recv({ jsonrpc: '2.0', id, result: { stopReason: r.pick(['end_turn', 'cancelled', 'max_tokens']) } });
+      else
+        recv({
+          jsonrpc: '2.0',
+          id,
+          result: {
+            sessionId: method === 'session/new' ? r.pick(sessions) : s,
+            modes: { currentModeId: 'ask', availableModes: [{ id: 'ask', name: 'Ask' }] },
+            configOptions: [{ id: 'model' }],
+          },
+        });
     } else if (roll < 90) {
       const id = r.chance(0.5) ? ++theirId : `r${++theirId}`;
-      recv({ jsonrpc: '2.0', id, method: r.pick(['session/request_permission', 'x/ask']), params: { sessionId: sid, toolCall: { toolCallId: 't1' } } });
+      recv({
+        jsonrpc: '2.0',
+        id,
+        method: r.pick(['session/request_permission', 'x/ask']),
+        params: { sessionId: sid, toolCall: { toolCallId: 't1' } },
+      });
       theirOpen.push(id);
     } else if (roll < 96 && theirOpen.length > 0) {
       const id = theirOpen.splice(r.int(theirOpen.length), 1)[0];
       send({ jsonrpc: '2.0', id, result: { outcome: { outcome: 'cancelled' } } });
     } else {
       // Noise the fold must skip: other notifications, unknown responses.
-      recv(r.pick([{ jsonrpc: '2.0', method: 'x/other', params: {} }, { jsonrpc: '2.0', id: 99999, result: null }, { jsonrpc: '2.0', method: 'session/update', params: { update: {} } }]));
+      recv(
+        r.pick([
+          { jsonrpc: '2.0', method: 'x/other', params: {} },
+          { jsonrpc: '2.0', id: 99999, result: null },
+          { jsonrpc: '2.0', method: 'session/update', params: { update: {} } },
+        ]),
+      );
     }
   }
   return records;
@@ -198,7 +284,12 @@ export function genRecording(r, { messages = 150, sessions = ['s1', 's2'] } = {}
  */
 export function genLimits(r) {
   if (r.chance(0.4)) return undefined;
-  const limits = { maxEntries: 1 + r.int(12), maxTextBytes: r.int(120), maxBlocks: 1 + r.int(4), maxKeys: 1 + r.int(6) };
+  const limits = {
+    maxEntries: 1 + r.int(12),
+    maxTextBytes: r.int(120),
+    maxBlocks: 1 + r.int(4),
+    maxKeys: 1 + r.int(6),
+  };
   if (r.chance(0.5)) {
     limits.maxTotalBytes = r.int(1200);
     if (r.chance(0.5)) limits.maxEntries = 5000;
@@ -224,7 +315,12 @@ export function entryBytes(state, jsonSize) {
     }
     let n = e.messageId === undefined ? 0 : jsonSize(e.messageId);
     for (const b of e.content) {
-      const textOnly = b !== null && typeof b === 'object' && b.type === 'text' && typeof b.text === 'string' && Object.keys(b).length === 2;
+      const textOnly =
+        b !== null &&
+        typeof b === 'object' &&
+        b.type === 'text' &&
+        typeof b.text === 'string' &&
+        Object.keys(b).length === 2;
       n += textOnly ? Buffer.byteLength(b.text) : jsonSize(b);
     }
     n += jsonSize(e.extra ?? {});

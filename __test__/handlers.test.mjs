@@ -24,7 +24,10 @@ test('permission: allow runs the tool', async () => {
     return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
   });
   assert.equal(seen.toolCall.title, 'Run `rm -rf build`');
-  assert.deepEqual(seen.options.map((o) => o.optionId), ['allow_once', 'allow_always', 'reject_once', 'reject_always']);
+  assert.deepEqual(
+    seen.options.map((o) => o.optionId),
+    ['allow_once', 'allow_always', 'reject_once', 'reject_always'],
+  );
   assert.deepEqual(reply.result, { outcome: { outcome: 'selected', optionId: 'allow_once' } });
   assert.equal(toolStatus, 'completed');
   assert.equal(result.stopReason, 'end_turn');
@@ -47,7 +50,10 @@ test('permission: a throwing handler answers cancelled, never an error', async (
       throw new Error('UI crashed');
     }));
   });
-  assert.ok(warnings.some((m) => m.includes('UI crashed')), JSON.stringify(warnings));
+  assert.ok(
+    warnings.some((m) => m.includes('UI crashed')),
+    JSON.stringify(warnings),
+  );
   assert.deepEqual(reply.result, CANCELLED);
   assert.equal(reply.error, undefined);
   assert.equal(result.stopReason, 'cancelled');
@@ -90,12 +96,22 @@ test('permission: a rejected promise answers cancelled', async () => {
   const warnings = await collectWarnings('AcpHandlerWarning', async () => {
     ({ reply } = await permissionWith(() => Promise.reject(new Error('dialog closed'))));
   });
-  assert.ok(warnings.some((m) => m.includes('dialog closed')), JSON.stringify(warnings));
+  assert.ok(
+    warnings.some((m) => m.includes('dialog closed')),
+    JSON.stringify(warnings),
+  );
   assert.deepEqual(reply.result, CANCELLED);
 });
 
 test('permission: garbage results answer cancelled', async () => {
-  for (const garbage of [undefined, 42, 'allow', { outcome: 'selected' }, { outcome: { outcome: 'selected' } }, () => 1]) {
+  for (const garbage of [
+    undefined,
+    42,
+    'allow',
+    { outcome: 'selected' },
+    { outcome: { outcome: 'selected' } },
+    () => 1,
+  ]) {
     const { reply } = await permissionWith(() => garbage);
     assert.deepEqual(reply.result, CANCELLED, JSON.stringify(garbage));
   }
@@ -145,11 +161,18 @@ test('handler errors: other methods get a JSON-RPC error, RpcError picks the cod
   client.on('handlerError', (err, where) => faults.push([err.message, where]));
   await client.prompt({ sessionId, prompt: 'request:_x/plain' });
   // A fault is the host's bug: reported to the host, not its message to the agent.
-  assert.deepEqual(reported(updates, 'request').error, { code: -32603, message: 'Internal error: the handler for _x/plain failed' });
+  assert.deepEqual(reported(updates, 'request').error, {
+    code: -32603,
+    message: 'Internal error: the handler for _x/plain failed',
+  });
   assert.deepEqual(faults, [['disk on fire', '_x/plain']]);
   assert.equal(client.status().lastError.code, 'ERR_ACP_HANDLER');
   await client.prompt({ sessionId, prompt: 'request:_x/typed' });
-  assert.deepEqual(reported(updates, 'request').error, { code: -32002, message: 'Resource not found', data: { path: '/nope' } });
+  assert.deepEqual(reported(updates, 'request').error, {
+    code: -32002,
+    message: 'Resource not found',
+    data: { path: '/nope' },
+  });
   assert.equal(faults.length, 1, 'an RpcError is an answer, not a fault');
   await client.close();
 });
@@ -207,7 +230,10 @@ test('notification handlers: per method, catch-all, and a throwing one does not 
     throw new Error('listener bug');
   });
   await client.prompt({ sessionId, prompt: 'notify:_vendor/hello text:1' });
-  assert.deepEqual(seen, [['_vendor/hello', sessionId], ['session/update', sessionId]]);
+  assert.deepEqual(seen, [
+    ['_vendor/hello', sessionId],
+    ['session/update', sessionId],
+  ]);
   assert.deepEqual(errors, [['listener bug', '_vendor/hello']]);
   sub.dispose();
   await client.prompt({ sessionId, prompt: 'notify:_vendor/hello' });

@@ -22,7 +22,13 @@ export function mockClient(options = {}, agentArgs = []) {
 export async function mockSession(options = {}, agentArgs = []) {
   const updates = [];
   const client = mockClient(
-    { ...options, onSessionUpdate: (p) => { updates.push(p.update); options.onSessionUpdate?.(p); } },
+    {
+      ...options,
+      onSessionUpdate: (p) => {
+        updates.push(p.update);
+        options.onSessionUpdate?.(p);
+      },
+    },
     agentArgs,
   );
   await client.initialize();

@@ -37,23 +37,63 @@ function run(args, { input = '', nodeFlags = [] } = {}) {
 
 let seq = 0;
 const rec = (direction, kind, msg, extra = {}) =>
-  JSON.stringify({ seq: ++seq, time: 1_700_000_000_000 + seq, direction, kind, method: msg.method, id: msg.id, bytes: 0, payload: JSON.stringify(msg), ...extra });
+  JSON.stringify({
+    seq: ++seq,
+    time: 1_700_000_000_000 + seq,
+    direction,
+    kind,
+    method: msg.method,
+    id: msg.id,
+    bytes: 0,
+    payload: JSON.stringify(msg),
+    ...extra,
+  });
 const HEADER = JSON.stringify({ format: 'acp-native-recording', version: 1 });
-const INIT_REQ = rec('send', 'request', { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } });
+const INIT_REQ = rec('send', 'request', {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: 1 },
+});
 const INIT_RES = rec('receive', 'response', { jsonrpc: '2.0', id: 0, result: { protocolVersion: 1 } });
-const update = (sid, u) => rec('receive', 'notification', { jsonrpc: '2.0', method: 'session/update', params: { sessionId: sid, update: u } });
+const update = (sid, u) =>
+  rec('receive', 'notification', { jsonrpc: '2.0', method: 'session/update', params: { sessionId: sid, update: u } });
 const CHUNK = update('s1', { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'hello' } });
 
 // Each: the lines after the header, and the error expected for line 3.
 const MALFORMED = {
-  'a cut response payload (not marked truncated)': [INIT_REQ, INIT_RES.replace(/"payload":"(.*)"/, (_, p) => `"payload":"${p.slice(0, 30)}"`), /:3: the payload is not JSON, cut or damaged/],
+  'a cut response payload (not marked truncated)': [
+    INIT_REQ,
+    INIT_RES.replace(/"payload":"(.*)"/, (_, p) => `"payload":"${p.slice(0, 30)}"`),
+    /:3: the payload is not JSON, cut or damaged/,
+  ],
   'a line that is not JSON': [INIT_REQ, '{"seq":2,"direction":"receive","payl', /:3: not JSON/],
   'a line that is an array': [INIT_REQ, '[1,2,3]', /:3: not a JSON object/],
-  'a payload that is a number': [INIT_REQ, JSON.stringify({ direction: 'receive', kind: 'response', payload: 42 }), /:3: no payload/],
-  'an unknown kind': [INIT_REQ, JSON.stringify({ direction: 'receive', kind: 'surprise', payload: '{}' }), /:3: kind must be one of/],
-  'a bad direction': [INIT_REQ, JSON.stringify({ direction: 'sideways', kind: 'response', payload: '{}' }), /:3: direction must be "send" or "receive"/],
-  'a response without an id': [INIT_REQ, rec('receive', 'response', { jsonrpc: '2.0', result: {} }), /:3: a response without an id/],
-  'a payload that is a JSON string': [INIT_REQ, JSON.stringify({ direction: 'receive', kind: 'notification', payload: '"text"' }), /:3: the payload is not a JSON-RPC message/],
+  'a payload that is a number': [
+    INIT_REQ,
+    JSON.stringify({ direction: 'receive', kind: 'response', payload: 42 }),
+    /:3: no payload/,
+  ],
+  'an unknown kind': [
+    INIT_REQ,
+    JSON.stringify({ direction: 'receive', kind: 'surprise', payload: '{}' }),
+    /:3: kind must be one of/,
+  ],
+  'a bad direction': [
+    INIT_REQ,
+    JSON.stringify({ direction: 'sideways', kind: 'response', payload: '{}' }),
+    /:3: direction must be "send" or "receive"/,
+  ],
+  'a response without an id': [
+    INIT_REQ,
+    rec('receive', 'response', { jsonrpc: '2.0', result: {} }),
+    /:3: a response without an id/,
+  ],
+  'a payload that is a JSON string': [
+    INIT_REQ,
+    JSON.stringify({ direction: 'receive', kind: 'notification', payload: '"text"' }),
+    /:3: the payload is not a JSON-RPC message/,
+  ],
 };
 
 for (const [name, [line2, line3, expected]] of Object.entries(MALFORMED)) {
@@ -88,7 +128,8 @@ test('export of a recording with 300k sessions, a 100k-deep update and a 150 MB 
   const many = function* () {
     for (let i = 0; i < 300_000; i += 1000) {
       let block = '';
-      for (let j = i; j < i + 1000; j++) block += `${update(`sess-${j}`, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'x' } })}\n`;
+      for (let j = i; j < i + 1000; j++)
+        block += `${update(`sess-${j}`, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'x' } })}\n`;
       yield block;
     }
   };
@@ -135,7 +176,13 @@ test('export and replay of lines wide enough to blow up when parsed (60 MB of [0
     for (let i = 0; i < 60; i++) yield chunk;
     yield close;
   };
-  await writeAll(out, zeros(`{"direction":"receive","kind":"notification","payload":"{\\"jsonrpc\\":\\"2.0\\",\\"method\\":\\"session/update\\",\\"params\\":{\\"sessionId\\":\\"s1\\",\\"update\\":{\\"sessionUpdate\\":\\"tool_call\\",\\"toolCallId\\":\\"c1\\",\\"title\\":\\"t\\",\\"rawInput\\":[0`, ']}}}"}\n'));
+  await writeAll(
+    out,
+    zeros(
+      `{"direction":"receive","kind":"notification","payload":"{\\"jsonrpc\\":\\"2.0\\",\\"method\\":\\"session/update\\",\\"params\\":{\\"sessionId\\":\\"s1\\",\\"update\\":{\\"sessionUpdate\\":\\"tool_call\\",\\"toolCallId\\":\\"c1\\",\\"title\\":\\"t\\",\\"rawInput\\":[0`,
+      ']}}}"}\n',
+    ),
+  );
   // The same width beside the payload, in the record itself.
   await writeAll(out, zeros('{"direction":"receive","kind":"notification","payload":"{}","extra":[0', ']}\n'));
   await writeAll(out, [`${CHUNK}\n`]);

@@ -18,7 +18,8 @@ function pidsCgroup() {
   const v2 = '/sys/fs/cgroup';
   let root;
   if (existsSync(`${v1}/tasks`)) root = v1;
-  else if (existsSync(`${v2}/cgroup.controllers`) && readFileSync(`${v2}/cgroup.controllers`, 'utf8').includes('pids')) root = v2;
+  else if (existsSync(`${v2}/cgroup.controllers`) && readFileSync(`${v2}/cgroup.controllers`, 'utf8').includes('pids'))
+    root = v2;
   else return { skip: 'no pids cgroup controller mounted' };
   const path = `${root}/acp-native-test-${process.pid}`;
   try {

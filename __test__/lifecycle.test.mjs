@@ -33,7 +33,8 @@ function startHost(mode, agentArgs = []) {
     host.stdout.on('data', (d) => {
       out += d;
       const m = /agent (\d+) wrapper (\d+)/.exec(out);
-      if (m) resolve({ agent: identify(Number(m[1])), wrapper: identify(Number(m[2])), go: () => host.stdin.end('go\n') });
+      if (m)
+        resolve({ agent: identify(Number(m[1])), wrapper: identify(Number(m[2])), go: () => host.stdin.end('go\n') });
     });
     host.on('exit', () => reject(new Error(`host exited before printing pids: ${out}`)));
   });
@@ -56,7 +57,6 @@ for (const [mode, how] of [
     assert.equal(await goneWithin(wrapper, 2000), true, 'wrapper survived the host');
   });
 }
-
 
 for (const signal of ['SIGTERM', 'SIGKILL']) {
   test(`no agent is left after the host is killed with ${signal}`, LINUX_ONLY, async () => {
@@ -145,7 +145,12 @@ test('a crash mid-turn rejects the pending prompt promptly with exit code and st
 test('a hung agent: initialize times out, the agent is killed and its stderr reported', async () => {
   // The tail comes from the core's ring (JS keeps no copy): wait until the
   // core has read the line, so the timeout cannot race the agent's start.
-  const client = mockClient({ initializeTimeoutMs: 300 }, ['--hang-init', '--banner', '--stderr-line', 'loading model weights…']);
+  const client = mockClient({ initializeTimeoutMs: 300 }, [
+    '--hang-init',
+    '--banner',
+    '--stderr-line',
+    'loading model weights…',
+  ]);
   const agent = identify(client.pid);
   await once(client.ref(), 'stderr'); // ref: nothing else keeps Node alive meanwhile
   await assert.rejects(client.initialize(), (err) => {
@@ -191,7 +196,10 @@ test('a 100 MiB line is skipped with a protocolError and the connection survives
   assert.equal(result.stopReason, 'end_turn');
   assert.equal(errors.length, 1);
   assert.equal(errors[0].kind, 'oversized');
-  assert.deepEqual(updates.map((u) => u.content.text), ['still here']);
+  assert.deepEqual(
+    updates.map((u) => u.content.text),
+    ['still here'],
+  );
   await client.close();
 });
 

@@ -36,14 +36,20 @@ test('without a binary, require works and the first client names the package, th
   assert.equal(seen.code, 'ERR_ACP_NATIVE_BINDING');
   assert.equal(seen.platform, PLATFORM);
   assert.equal(seen.triple, TRIPLES[PLATFORM]);
-  assert.match(seen.message, new RegExp(`package acp-native-${PLATFORM} \\(${BINARY.replace(/\./g, '\\.')}\\): not installed`));
+  assert.match(
+    seen.message,
+    new RegExp(`package acp-native-${PLATFORM} \\(${BINARY.replace(/\./g, '\\.')}\\): not installed`),
+  );
   assert.match(seen.message, new RegExp(`Rust target ${TRIPLES[PLATFORM]}`));
   assert.match(seen.message, /loadNativeBinding\(file\)/);
   assert.match(seen.message, /https:\/\/github\.com\/acp-native\/acp-native#bundling/);
   assert.match(seen.message, /asarUnpack/);
   assert.doesNotMatch(seen.message, /wasm32|wasi|npm has a bug/i);
   // Both local places were searched, by full path.
-  assert.ok(seen.tried.some((w) => w === join(pkg, BINARY)), seen.tried.join('\n'));
+  assert.ok(
+    seen.tried.some((w) => w === join(pkg, BINARY)),
+    seen.tried.join('\n'),
+  );
 });
 
 test('loadNativeBinding(file) loads a binary from anywhere, e.g. next to a bundle under another name', (t) => {
@@ -77,13 +83,17 @@ test('loadNativeBinding after the binary loaded elsewhere is refused; the same f
   const pkg = copyPackage(join(dir, 'node_modules', 'acp-native'));
   copyFileSync(BUILT, join(dir, 'a.node'));
   copyFileSync(BUILT, join(dir, 'b.node'));
-  const seen = runIn(dir, `
+  const seen = runIn(
+    dir,
+    `
     const acp = require(process.argv[2]);
     const first = acp.loadNativeBinding(process.argv[3]);
     const again = acp.loadNativeBinding(process.argv[3]);
     let other;
     try { acp.loadNativeBinding(process.argv[4]); } catch (err) { other = { code: err.code, message: err.message }; }
-    console.log(JSON.stringify({ first, again, other }));`, [pkg, join(dir, 'a.node'), join(dir, 'b.node')]);
+    console.log(JSON.stringify({ first, again, other }));`,
+    [pkg, join(dir, 'a.node'), join(dir, 'b.node')],
+  );
   assert.equal(seen.first, join(dir, 'a.node'));
   assert.equal(seen.again, seen.first);
   assert.equal(seen.other.code, 'ERR_ACP_INVALID_ARGUMENT');
@@ -96,11 +106,21 @@ test('the platform package is found the way npm installs it, and a version misma
   const platformDir = join(dir, 'node_modules', `acp-native-${PLATFORM}`);
   mkdirSync(platformDir);
   copyFileSync(BUILT, join(platformDir, BINARY));
-  const manifest = (version) => writeFileSync(join(platformDir, 'package.json'), JSON.stringify({ name: `acp-native-${PLATFORM}`, version, main: BINARY }));
+  const manifest = (version) =>
+    writeFileSync(
+      join(platformDir, 'package.json'),
+      JSON.stringify({ name: `acp-native-${PLATFORM}`, version, main: BINARY }),
+    );
   manifest(VERSION);
-  assert.deepEqual(runIn(dir, SESSION, [pkg, '', MOCK_AGENT]), { stopReason: 'end_turn', loaded: join(platformDir, BINARY) });
+  assert.deepEqual(runIn(dir, SESSION, [pkg, '', MOCK_AGENT]), {
+    stopReason: 'end_turn',
+    loaded: join(platformDir, BINARY),
+  });
   manifest('0.0.1-other');
   const seen = runIn(dir, SESSION, [pkg, '', MOCK_AGENT]);
   assert.equal(seen.code, 'ERR_ACP_NATIVE_BINDING');
-  assert.match(seen.message, new RegExp(`version 0\\.0\\.1-other, but acp-native is ${VERSION.replace(/\./g, '\\.')}: reinstall`));
+  assert.match(
+    seen.message,
+    new RegExp(`version 0\\.0\\.1-other, but acp-native is ${VERSION.replace(/\./g, '\\.')}: reinstall`),
+  );
 });

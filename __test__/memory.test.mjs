@@ -115,7 +115,8 @@ const linux = existsSync('/proc/self/clear_refs');
 
 /** Reset the peak RSS, run `fn`, return the growth of the peak in MB. */
 async function peakGrowthMB(fn) {
-  const read = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
+  const read = (key) =>
+    Number(new RegExp(`${key}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
   await collect();
   const base = read('VmRSS');
   writeFileSync('/proc/self/clear_refs', '5');
@@ -123,7 +124,9 @@ async function peakGrowthMB(fn) {
   return read('VmHWM') - base;
 }
 
-test('a view streamed far more than it holds stays near what it holds (with a UI copy)', { skip: !linux && 'peak RSS needs Linux' }, async () => {
+test('a view streamed far more than it holds stays near what it holds (with a UI copy)', {
+  skip: !linux && 'peak RSS needs Linux',
+}, async () => {
   const client = new AcpClient({ command: process.execPath, args: [HOSTILE, '--exit-on-eof'] });
   await client.initialize();
   const { sessionId } = await client.newSession();
@@ -133,14 +136,19 @@ test('a view streamed far more than it holds stays near what it holds (with a UI
   view.on('change', (changes) => (copy = applyChanges(copy, changes)));
   // 1 MiB messages (lent to JS as external strings), 20× what the view holds.
   const streamed = 20 * viewMB;
-  const growth = await peakGrowthMB(() => client.request('_attack/messages', { sessionId, count: streamed, bytes: MB }, { timeoutMs: 0 }));
+  const growth = await peakGrowthMB(() =>
+    client.request('_attack/messages', { sessionId, count: streamed, bytes: MB }, { timeoutMs: 0 }),
+  );
   view.flush();
   assert.equal(copy.entries.length, viewMB - 1);
   assert.equal(copy.droppedEntries, streamed - viewMB + 1);
   // docs/limits.md: the view and a UI copy of it, plus V8's slack before
   // external memory makes it collect (see there).
   const bound = 2 * viewMB + 128;
-  assert.ok(growth < bound, `peak RSS grew ${growth.toFixed(0)} MB streaming ${streamed} MB through a ${viewMB} MB view (bound ${bound})`);
+  assert.ok(
+    growth < bound,
+    `peak RSS grew ${growth.toFixed(0)} MB streaming ${streamed} MB through a ${viewMB} MB view (bound ${bound})`,
+  );
   await client.close();
 });
 
@@ -149,23 +157,36 @@ function zeros(head, n, tail) {
   return { head: `${head}[0`, repeat: ',0', times: n, tail: `]${tail}` };
 }
 
-test('one tool_call line with a huge rawInput: the view shows the tool call, rawInput as a marker, and builds no tree of it', { skip: !linux && 'peak RSS needs Linux' }, async () => {
+test('one tool_call line with a huge rawInput: the view shows the tool call, rawInput as a marker, and builds no tree of it', {
+  skip: !linux && 'peak RSS needs Linux',
+}, async () => {
   const client = new AcpClient({ command: process.execPath, args: [HOSTILE, '--exit-on-eof'] });
   await client.initialize();
   const { sessionId } = await client.newSession();
   const view = client.session(sessionId, { intervalMs: 0 });
   const n = 8_000_000; // a 16 MB line: 32 B per element as a parsed tree
   const head = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"${sessionId}","update":{"sessionUpdate":"tool_call","toolCallId":"big","title":"Big","rawInput":`;
-  const growth = await peakGrowthMB(() => client.request('_attack/raw', { lines: [zeros(head, n, '}}}')] }, { timeoutMs: 0 }));
+  const growth = await peakGrowthMB(() =>
+    client.request('_attack/raw', { lines: [zeros(head, n, '}}}')] }, { timeoutMs: 0 }),
+  );
   const snap = view.snapshot();
-  assert.deepEqual(snap.entries.map((e) => e.kind), ['tool_call']);
-  assert.deepEqual(snap.toolCalls.big, { toolCallId: 'big', title: 'Big', rawInput: { $omitted: 'size', bytes: 24 * (n + 1) } });
+  assert.deepEqual(
+    snap.entries.map((e) => e.kind),
+    ['tool_call'],
+  );
+  assert.deepEqual(snap.toolCalls.big, {
+    toolCallId: 'big',
+    title: 'Big',
+    rawInput: { $omitted: 'size', bytes: 24 * (n + 1) },
+  });
   // The line itself is read and held once or twice on its way (16 MB each).
   assert.ok(growth < 96, `peak RSS grew ${growth.toFixed(0)} MB for a 16 MB line`);
   await client.close();
 });
 
-test('an agent request awaiting the host with a huge rawInput: a view keeps a marker, no second tree of it', { skip: !linux && 'peak RSS needs Linux' }, async () => {
+test('an agent request awaiting the host with a huge rawInput: a view keeps a marker, no second tree of it', {
+  skip: !linux && 'peak RSS needs Linux',
+}, async () => {
   const n = 8_000_000;
   const run = async (withView) => {
     let handed;
@@ -174,7 +195,9 @@ test('an agent request awaiting the host with a huge rawInput: a view keeps a ma
       command: process.execPath,
       args: [HOSTILE, '--exit-on-eof'],
       // Waits for the user: the request stays pending.
-      handlers: { 'session/request_permission': (params) => (handed(params.toolCall.rawInput.length), new Promise(() => {})) },
+      handlers: {
+        'session/request_permission': (params) => (handed(params.toolCall.rawInput.length), new Promise(() => {})),
+      },
     });
     await client.initialize();
     const { sessionId } = await client.newSession();
@@ -191,9 +214,18 @@ test('an agent request awaiting the host with a huge rawInput: a view keeps a ma
   };
   const without = await run(false);
   const withView = await run(true);
-  assert.deepEqual(withView.pending.map((p) => [p.method, p.params.toolCall]), [
-    ['session/request_permission', { toolCallId: 'big', title: 'Big', rawInput: { $omitted: 'size', bytes: 24 * (n + 1) } }],
-  ]);
+  assert.deepEqual(
+    withView.pending.map((p) => [p.method, p.params.toolCall]),
+    [
+      [
+        'session/request_permission',
+        { toolCallId: 'big', title: 'Big', rawInput: { $omitted: 'size', bytes: 24 * (n + 1) } },
+      ],
+    ],
+  );
   // The handler's own params are JS's (V8's parse of the line); the view adds no tree.
-  assert.ok(withView.growth < without.growth + 64, `peak RSS grew ${withView.growth.toFixed(0)} MB with a view, ${without.growth.toFixed(0)} MB without`);
+  assert.ok(
+    withView.growth < without.growth + 64,
+    `peak RSS grew ${withView.growth.toFixed(0)} MB with a view, ${without.growth.toFixed(0)} MB without`,
+  );
 });

@@ -26,14 +26,26 @@ test('the trace sees every message of a turn, both ways, exactly as the agent sa
   await client.close();
 
   // The agent's own log of the wire, compared line for line.
-  const wire = readFileSync(wireLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const wire = readFileSync(wireLog, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   const agentIn = wire.filter((w) => w.dir === 'in').map((w) => w.line);
   const agentOut = wire.filter((w) => w.dir === 'out').map((w) => w.line);
-  assert.deepEqual(records.filter((r) => r.direction === 'send').map((r) => r.payload), agentIn);
-  assert.deepEqual(records.filter((r) => r.direction === 'receive').map((r) => r.payload), agentOut);
+  assert.deepEqual(
+    records.filter((r) => r.direction === 'send').map((r) => r.payload),
+    agentIn,
+  );
+  assert.deepEqual(
+    records.filter((r) => r.direction === 'receive').map((r) => r.payload),
+    agentOut,
+  );
 
   // Sequence numbers are gapless and delivery follows them.
-  assert.deepEqual(records.map((r) => r.seq), records.map((_, i) => i + 1));
+  assert.deepEqual(
+    records.map((r) => r.seq),
+    records.map((_, i) => i + 1),
+  );
   for (const r of records) {
     assert.equal(r.bytes, Buffer.byteLength(r.payload));
     assert.equal(r.truncated, undefined);
@@ -42,7 +54,9 @@ test('the trace sees every message of a turn, both ways, exactly as the agent sa
   assert.match(noise.payload, /not JSON|WARNING/);
 
   // Causal order: each response comes after its request.
-  const sent = new Map(records.filter((r) => r.kind === 'request').map((r) => [`${r.direction}:${JSON.stringify(r.id)}`, r]));
+  const sent = new Map(
+    records.filter((r) => r.kind === 'request').map((r) => [`${r.direction}:${JSON.stringify(r.id)}`, r]),
+  );
   const responses = records.filter((r) => r.kind === 'response' || r.kind === 'error');
   assert.ok(responses.length >= 4);
   for (const res of responses) {
@@ -51,7 +65,10 @@ test('the trace sees every message of a turn, both ways, exactly as the agent sa
     assert.ok(req.seq < res.seq);
     assert.equal(res.method, req.method);
     // Durations are measured from when the request crossed the wire.
-    assert.ok(res.durationMs >= res.time - req.time - 0.002, `${res.method}: ${res.durationMs} vs ${res.time - req.time}`);
+    assert.ok(
+      res.durationMs >= res.time - req.time - 0.002,
+      `${res.method}: ${res.durationMs} vs ${res.time - req.time}`,
+    );
   }
   const promptDone = responses.find((r) => r.method === 'session/prompt');
   assert.ok(promptDone.durationMs >= 150, 'the prompt took at least its 150 ms sleep');
@@ -62,11 +79,18 @@ test('the trace sees every message of a turn, both ways, exactly as the agent sa
 
 test('history keeps exactly the last N messages, with payloads cut to size', async () => {
   const records = [];
-  const { client, sessionId } = await mockSession({ trace: (r) => records.push(r), historySize: 5, historyMaxPayloadBytes: 40 });
+  const { client, sessionId } = await mockSession({
+    trace: (r) => records.push(r),
+    historySize: 5,
+    historyMaxPayloadBytes: 40,
+  });
   await client.prompt({ sessionId, prompt: 'text:20' });
   const history = client.history();
   assert.equal(history.length, 5);
-  assert.deepEqual(history.map((r) => r.seq), records.slice(-5).map((r) => r.seq));
+  assert.deepEqual(
+    history.map((r) => r.seq),
+    records.slice(-5).map((r) => r.seq),
+  );
   for (const r of history) {
     assert.ok(Buffer.byteLength(r.payload) <= 40);
     assert.equal(r.truncated, true);
@@ -74,7 +98,10 @@ test('history keeps exactly the last N messages, with payloads cut to size', asy
 
   const file = join(scratch(), 'history.ndjson');
   assert.equal(await client.saveHistory(file), 5);
-  const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const lines = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.deepEqual(lines, history);
   await client.close();
 
@@ -107,7 +134,10 @@ test('state follows start, prompt, close, and a crash ends in failed', async () 
   const exited = once(crashing, 'exit');
   await assert.rejects(crashing.prompt({ sessionId: s.sessionId, prompt: 'crash:3' }), { code: 'ERR_ACP_CLOSED' });
   await exited;
-  assert.deepEqual(seen.map((c) => c.state), ['initializing', 'ready', 'busy', 'failed']);
+  assert.deepEqual(
+    seen.map((c) => c.state),
+    ['initializing', 'ready', 'busy', 'failed'],
+  );
   assert.equal(seen.at(-1).reason, 'exited');
   const status = crashing.status();
   assert.equal(status.state, 'failed');
@@ -160,7 +190,7 @@ test('a throwing trace callback or logger never breaks the connection', async ()
   assert.ok(errors.includes('logger'));
 });
 
-test('the logger gets the core\'s records for its own agent, filtered by level', async () => {
+test("the logger gets the core's records for its own agent, filtered by level", async () => {
   const debug = [];
   const warn = [];
   const a = mockClient({ logger: (r) => debug.push(r), logLevel: 'debug', requestTimeoutMs: 50 });
@@ -185,7 +215,10 @@ test('the logger gets the core\'s records for its own agent, filtered by level',
   assert.equal(timeout.level, 'warn');
   assert.equal(timeout.fields.method, '_mock/never');
   assert.ok(debug.some((r) => r.level === 'debug'));
-  assert.ok(debug.every((r) => r.fields.pid === a.pid), 'only records about its own agent');
+  assert.ok(
+    debug.every((r) => r.fields.pid === a.pid),
+    'only records about its own agent',
+  );
   assert.deepEqual(warn, [], 'b saw no warnings and nothing below warn');
 });
 

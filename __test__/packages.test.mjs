@@ -28,7 +28,12 @@ const TARGETS = {
 test('every napi target has an npm/ package and nothing else; the optional dependencies are added at publish', () => {
   assert.deepEqual([...root.napi.targets].sort(), Object.keys(TARGETS).sort());
   const dirs = readdirSync(join(ROOT, 'npm')).sort();
-  assert.deepEqual(dirs, Object.values(TARGETS).map((t) => t.dir).sort());
+  assert.deepEqual(
+    dirs,
+    Object.values(TARGETS)
+      .map((t) => t.dir)
+      .sort(),
+  );
   // `napi pre-publish` writes `optionalDependencies` (every target at the
   // root version) just before `npm publish`; pack-check checks the result.
   // Declared here, the unpublished packages would keep them out of the lock
@@ -58,7 +63,11 @@ test('each platform package names its binary and declares os/cpu/libc and the ro
     assert.deepEqual(pkg.cpu, [cpu], pkg.name);
     assert.deepEqual(pkg.libc, libc ? [libc] : undefined, pkg.name);
     assert.equal(pkg.main, binary, pkg.name);
-    assert.deepEqual(pkg.files, [binary, 'LICENSE', 'THIRD_PARTY_NOTICES.md'], `${pkg.name} (scripts/stage-notices.mjs copies the last two in)`);
+    assert.deepEqual(
+      pkg.files,
+      [binary, 'LICENSE', 'THIRD_PARTY_NOTICES.md'],
+      `${pkg.name} (scripts/stage-notices.mjs copies the last two in)`,
+    );
     assert.deepEqual(pkg.engines, root.engines, `${pkg.name}: engines must match the root's exactly`);
     assert.equal(pkg.license, root.license, pkg.name);
     assert.ok(existsSync(join(ROOT, `npm/${dir}/README.md`)), `${pkg.name} has a README`);
@@ -69,7 +78,9 @@ test('each platform package names its binary and declares os/cpu/libc and the ro
 
 test('the root package ships the CLI as a bin and lists every CLI file', () => {
   assert.deepEqual(root.bin, { 'acp-native': 'cli/acp-native.mjs' });
-  const cliFiles = readdirSync(join(ROOT, 'cli')).map((f) => `cli/${f}`).sort();
+  const cliFiles = readdirSync(join(ROOT, 'cli'))
+    .map((f) => `cli/${f}`)
+    .sort();
   assert.deepEqual(root.files.filter((f) => f.startsWith('cli/')).sort(), cliFiles);
   // Exact file lists: a new lib/ file must be added to "files" or the package breaks.
   const libFiles = readdirSync(join(ROOT, 'lib'), { recursive: true })
@@ -101,5 +112,8 @@ test('THIRD_PARTY_NOTICES.md names exactly the crates Cargo.lock builds the bina
 }, () => {
   const out = execFileSync(process.execPath, [join(ROOT, 'scripts/notices.mjs'), '--check'], { encoding: 'utf8' });
   assert.match(out, /covers all \d+ crates/);
-  assert.ok(root.files.includes('LICENSE') && root.files.includes('THIRD_PARTY_NOTICES.md'), 'the root package ships both');
+  assert.ok(
+    root.files.includes('LICENSE') && root.files.includes('THIRD_PARTY_NOTICES.md'),
+    'the root package ships both',
+  );
 });

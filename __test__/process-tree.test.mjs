@@ -90,11 +90,16 @@ const table = [];
 /** The hostile shapes are set up: a helper tried to join a reaper's group, and a reaper child of the host is stopped. */
 async function hostileReady(shape, mark, host) {
   if (shape !== 'restopped') {
-    await eventually(() => marked(mark).some((p) => p.cmd === 'joined' || p.cmd === 'refused'), 'the helper tried to join');
+    await eventually(
+      () => marked(mark).some((p) => p.cmd === 'joined' || p.cmd === 'refused'),
+      'the helper tried to join',
+    );
   }
-  await eventually(() => marked(mark).some((p) => p.ppid === host && p.state === 'T'), 'a reaper is stopped').catch((err) => {
-    throw new Error(`${err.message}: ${JSON.stringify(marked(mark))}`);
-  });
+  await eventually(() => marked(mark).some((p) => p.ppid === host && p.state === 'T'), 'a reaper is stopped').catch(
+    (err) => {
+      throw new Error(`${err.message}: ${JSON.stringify(marked(mark))}`);
+    },
+  );
 }
 
 describe('no survivors: host death mode × process shape', { ...linuxOnly, concurrency: 4 }, () => {
@@ -117,7 +122,10 @@ describe('no survivors: host death mode × process shape', { ...linuxOnly, concu
         // a forked shell may not have exec'd its `sleep` yet when the
         // agent is ready (seen on a loaded machine).
         if (shape === 'wrapper') {
-          await eventually(() => marked(mark).some((p) => p.pid !== host.pid && p.cmd === 'sleep'), 'lingering grandchild');
+          await eventually(
+            () => marked(mark).some((p) => p.pid !== host.pid && p.cmd === 'sleep'),
+            'lingering grandchild',
+          );
         }
         if (shape === 'daemon' || shape === 'terminal') {
           // Detached: its session's leader (the `setsid sh`) has exited.
@@ -168,10 +176,14 @@ async function strangerAt(pid, mark) {
   for (let attempt = 0; attempt < 100; attempt++) {
     // The write and the fork are two steps of one shell: little room for
     // another process on the machine to take the pid in between.
-    const sh = spawn('sh', ['-c', `echo ${pid - 1} > /proc/sys/kernel/ns_last_pid; setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!`], {
-      stdio: ['ignore', 'pipe', 'ignore'],
-      env: { ...process.env, ACP_TREE_MARK: mark },
-    });
+    const sh = spawn(
+      'sh',
+      ['-c', `echo ${pid - 1} > /proc/sys/kernel/ns_last_pid; setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!`],
+      {
+        stdio: ['ignore', 'pipe', 'ignore'],
+        env: { ...process.env, ACP_TREE_MARK: mark },
+      },
+    );
     let out = '';
     sh.stdout.on('data', (d) => (out += d));
     await new Promise((resolve) => sh.on('close', resolve));
@@ -272,7 +284,10 @@ test('a reused pid is never signalled: terminal release/kill, agent kill/close',
   }
 });
 
-test('a terminal starts in the directory that was checked: 200 runs against a symlink swap', { ...linuxOnly, timeout: 300_000 * TIME_SCALE }, async () => {
+test('a terminal starts in the directory that was checked: 200 runs against a symlink swap', {
+  ...linuxOnly,
+  timeout: 300_000 * TIME_SCALE,
+}, async () => {
   const t = tempTree('cwd-race');
   const d = join(t.root, 'd');
   const real = join(t.root, 'real');
@@ -282,9 +297,14 @@ test('a terminal starts in the directory that was checked: 200 runs against a sy
   // Swaps root/d between the real directory and a symlink to outside, nonstop.
   const swapper = spawn(
     process.execPath,
-    ['-e', `const fs = require('fs'); const [d, real, link] = process.argv.slice(1);
+    [
+      '-e',
+      `const fs = require('fs'); const [d, real, link] = process.argv.slice(1);
       for (;;) for (const [a, b] of [[real, d], [d, real], [link, d], [d, link]]) try { fs.renameSync(a, b); } catch {}`,
-     d, real, link],
+      d,
+      real,
+      link,
+    ],
     { stdio: 'ignore' },
   );
   const { client, run, updates } = await builtinSession({ terminals: true }, t.root);
@@ -313,14 +333,17 @@ test('a terminal starts in the directory that was checked: 200 runs against a sy
   assert.ok(seen.inside > 0, 'no run started at all: the race was not exercised');
 });
 
-test('keepDetached: the agent\'s setsid daemon outlives close(); by default it does not', linuxOnly, async () => {
+test("keepDetached: the agent's setsid daemon outlives close(); by default it does not", linuxOnly, async () => {
   const marks = [];
   try {
     for (const keepDetached of [true, false]) {
       const mark = randomUUID();
       const client = new AcpClient({
         command: 'sh',
-        args: ['-c', `setsid sh -c 'sleep 1000 & exit'; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(MOCK_AGENT)}`],
+        args: [
+          '-c',
+          `setsid sh -c 'sleep 1000 & exit'; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(MOCK_AGENT)}`,
+        ],
         env: { ACP_TREE_MARK: mark },
         keepDetached,
       });
@@ -343,13 +366,16 @@ test('keepDetached: the agent\'s setsid daemon outlives close(); by default it d
 
 test('a bare command missing from PATH: ERR_ACP_SPAWN ENOENT names the PATH searched', linuxOnly, () => {
   const path = '/nonexistent-a:/nonexistent-b';
-  assert.throws(() => new AcpClient({ command: 'no-such-agent-xyz', env: { PATH: path } }), (err) => {
-    assert.equal(err.code, 'ERR_ACP_SPAWN');
-    assert.equal(err.errno, 'ENOENT');
-    assert.match(err.message, /no-such-agent-xyz/);
-    assert.ok(err.message.includes(`PATH ${path}`), err.message);
-    return true;
-  });
+  assert.throws(
+    () => new AcpClient({ command: 'no-such-agent-xyz', env: { PATH: path } }),
+    (err) => {
+      assert.equal(err.code, 'ERR_ACP_SPAWN');
+      assert.equal(err.errno, 'ENOENT');
+      assert.match(err.message, /no-such-agent-xyz/);
+      assert.ok(err.message.includes(`PATH ${path}`), err.message);
+      return true;
+    },
+  );
 });
 
 // What the reaper runs can stop it or kill it (same user). Stopped, it
@@ -374,7 +400,10 @@ const ppidOf = (pid) => Number(procStat(pid)?.[1]);
 
 for (const [stopper, script] of Object.entries(STOPPERS)) {
   for (const how of ['close', 'kill']) {
-    test(`${how}() settles and leaves no survivor when the agent stops its reaper (${stopper})`, { ...linuxOnly, timeout: 60_000 }, async () => {
+    test(`${how}() settles and leaves no survivor when the agent stops its reaper (${stopper})`, {
+      ...linuxOnly,
+      timeout: 60_000,
+    }, async () => {
       const mark = randomUUID();
       const client = new AcpClient({
         command: 'sh',
@@ -403,7 +432,10 @@ for (const [stopper, script] of Object.entries(STOPPERS)) {
 
 for (const [stopper, script] of Object.entries(STOPPERS)) {
   for (const how of ['release', 'kill']) {
-    test(`terminal/${how} kills a terminal whose command stops its reaper (${stopper})`, { ...linuxOnly, timeout: 60_000 }, async () => {
+    test(`terminal/${how} kills a terminal whose command stops its reaper (${stopper})`, {
+      ...linuxOnly,
+      timeout: 60_000,
+    }, async () => {
       const mark = randomUUID();
       const t = tempTree(`stopped-term-${stopper}-${how}`);
       const { client, run } = await builtinSession({ terminals: true }, t.root);
@@ -444,7 +476,8 @@ test('an agent that kills its reaper: the exit report says so and names what may
     assert.equal(info.reaper?.state, 'killed', JSON.stringify(info));
     assert.equal(info.reaper.signal, 'SIGKILL');
     const named = info.reaper.escaped.map((e) => e.pid);
-    for (const p of left) assert.ok(named.includes(p.pid), `${p.pid} (${p.cmd}) is named: ${JSON.stringify(info.reaper.escaped)}`);
+    for (const p of left)
+      assert.ok(named.includes(p.pid), `${p.pid} (${p.cmd}) is named: ${JSON.stringify(info.reaper.escaped)}`);
     assert.ok(info.reaper.escaped.every((e) => typeof e.command === 'string'));
   } finally {
     for (const p of marked(mark)) killOurs(p.pid);

@@ -18,7 +18,9 @@ const PLATFORM_PACKAGES = platformPackages(pkg);
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
 
 function doctorReport() {
-  const child = spawnSync(process.execPath, [join(ROOT, 'cli', 'acp-native.mjs'), 'doctor', '--json'], { encoding: 'utf8' });
+  const child = spawnSync(process.execPath, [join(ROOT, 'cli', 'acp-native.mjs'), 'doctor', '--json'], {
+    encoding: 'utf8',
+  });
   return JSON.parse(child.stdout);
 }
 
@@ -64,7 +66,10 @@ test('the release notes list the SHA-256 of every platform binary', (t) => {
   }
   assert.equal(new Set(rows.map((r) => r[5])).size, rows.length, 'distinct binaries, distinct sums');
   // What a user of this platform sees in `acp-native doctor` is in the table.
-  assert.ok(md.includes(`| \`${doctor.package.name}@${pkg.version}\` |`) && md.includes(`\`${doctor.binary.sha256}\``), md);
+  assert.ok(
+    md.includes(`| \`${doctor.package.name}@${pkg.version}\` |`) && md.includes(`\`${doctor.binary.sha256}\``),
+    md,
+  );
 
   const lines = readFileSync(sums, 'utf8').trimEnd().split('\n');
   assert.deepEqual(lines.map((l) => l.split('  ')[1]).sort(), [...files.keys()].sort());
@@ -74,7 +79,9 @@ test('the release notes list the SHA-256 of every platform binary', (t) => {
   }
 });
 
-test('SHA256SUMS passes sha256sum --check next to the release assets', { skip: spawnSync('sha256sum', ['--version']).status !== 0 && 'needs sha256sum (coreutils)' }, (t) => {
+test('SHA256SUMS passes sha256sum --check next to the release assets', {
+  skip: spawnSync('sha256sum', ['--version']).status !== 0 && 'needs sha256sum (coreutils)',
+}, (t) => {
   const { dir, npmDir, files } = filledNpmDir(t);
   const assets = join(dir, 'assets');
   mkdirSync(assets);

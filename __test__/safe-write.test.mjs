@@ -5,7 +5,18 @@ import { test } from 'node:test';
 import { createRequire } from 'node:module';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync, lstatSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  existsSync,
+  lstatSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,12 +65,17 @@ test('saveHistory replaces a regular file whole and leaves no temporary file', a
   const n = await client.saveHistory(file);
   const lines = readFileSync(file, 'utf8').trim().split('\n');
   assert.equal(lines.length, n);
-  assert.deepEqual(lines.map((l) => JSON.parse(l).seq), client.history().map((r) => r.seq));
+  assert.deepEqual(
+    lines.map((l) => JSON.parse(l).seq),
+    client.history().map((r) => r.seq),
+  );
   assert.deepEqual(readdirSync(dir), ['history.ndjson']);
   if (posix) assert.equal(statSync(file).mode & 0o777, 0o600, 'the file replaced keeps its permissions');
 });
 
-test('saveHistory to a symlink: a typed error, the file it points to untouched (and none created)', { skip: !posix && 'symlinks need privileges on Windows' }, async (t) => {
+test('saveHistory to a symlink: a typed error, the file it points to untouched (and none created)', {
+  skip: !posix && 'symlinks need privileges on Windows',
+}, async (t) => {
   const dir = scratch(t);
   const outside = join(dir, 'outside.txt');
   writeFileSync(outside, 'precious\n');
@@ -105,7 +121,9 @@ const fsp = require('node:fs/promises');
 })();
 `;
 
-test('saveHistory to a FIFO: a typed error at once, and fs.promises keeps working (one-thread pool)', { skip: !posix && 'no mkfifo' }, async (t) => {
+test('saveHistory to a FIFO: a typed error at once, and fs.promises keeps working (one-thread pool)', {
+  skip: !posix && 'no mkfifo',
+}, async (t) => {
   const dir = scratch(t);
   const fifo = join(dir, 'history.ndjson');
   execFileSync('mkfifo', [fifo]);
@@ -121,7 +139,9 @@ test('saveHistory to a FIFO: a typed error at once, and fs.promises keeps workin
   assert.equal(out.fifo, true, 'the FIFO is still there');
 });
 
-test('record --out and export --out refuse a symlink or FIFO at the target before doing anything', { skip: !posix && 'no mkfifo' }, async (t) => {
+test('record --out and export --out refuse a symlink or FIFO at the target before doing anything', {
+  skip: !posix && 'no mkfifo',
+}, async (t) => {
   const dir = scratch(t);
   const outside = join(dir, 'outside.txt');
   writeFileSync(outside, 'precious\n');
@@ -145,7 +165,11 @@ test('record --out and export --out refuse a symlink or FIFO at the target befor
   const good = join(dir, 'good.ndjson');
   const made = await run([CLI, 'record', '--out', good, '--', process.execPath, MOCK_AGENT], { input: 'text:1\n' });
   assert.equal(made.code, 0, made.stderr);
-  assert.deepEqual(readdirSync(dir).sort(), ['fifo.ndjson', 'good.ndjson', 'outside.txt', 'rec.ndjson'], 'no temporary file left');
+  assert.deepEqual(
+    readdirSync(dir).sort(),
+    ['fifo.ndjson', 'good.ndjson', 'outside.txt', 'rec.ndjson'],
+    'no temporary file left',
+  );
 
   for (const target of [link, fifo]) {
     const res = await run([CLI, 'export', '--out', target, good]);
@@ -164,7 +188,9 @@ test('record --out and export --out refuse a symlink or FIFO at the target befor
 // secrets) before it has the target's permissions: anyone who opens it in
 // that window keeps the descriptor after a chmod. It is created private
 // and widened only once the data is complete.
-test('the temporary file is private from its creation; the result has the usual permissions', { skip: !posix && 'POSIX modes' }, async (t) => {
+test('the temporary file is private from its creation; the result has the usual permissions', {
+  skip: !posix && 'POSIX modes',
+}, async (t) => {
   const require = createRequire(import.meta.url);
   const fsp = require('node:fs/promises');
   const { writeFileSafely, SafeFileWriter } = require('../lib/safe-write.js');
@@ -199,7 +225,9 @@ test('the temporary file is private from its creation; the result has the usual 
 
 // New content is not the program the setuid/setgid bits were granted to
 // (a write through the file would clear them too).
-test('a replaced setuid/setgid file keeps its permissions, not the set-id bits', { skip: !posix && 'POSIX modes' }, async (t) => {
+test('a replaced setuid/setgid file keeps its permissions, not the set-id bits', {
+  skip: !posix && 'POSIX modes',
+}, async (t) => {
   const require = createRequire(import.meta.url);
   const { writeFileSafely, SafeFileWriter } = require('../lib/safe-write.js');
   const dir = scratch(t);
@@ -219,7 +247,9 @@ test('a replaced setuid/setgid file keeps its permissions, not the set-id bits',
 
 // Some file systems refuse chmod (vfat, some network mounts): the file is
 // then left private (0600), which is never less safe, and still written.
-test('where chmod is refused, the file is still written, and left private', { skip: !posix && 'POSIX modes' }, async (t) => {
+test('where chmod is refused, the file is still written, and left private', {
+  skip: !posix && 'POSIX modes',
+}, async (t) => {
   const require = createRequire(import.meta.url);
   const fs = require('node:fs');
   const fsp = require('node:fs/promises');

@@ -64,7 +64,11 @@ test('escapeMarkdown: forged headings, HTML, links, images, lists, fences, table
     const text = `# Real\n\n${escapeMarkdown(forged)}\n`;
     const tokens = md.parse(text, {});
     const blocks = tokens.filter((t) => t.nesting !== -1 && t.type !== 'inline').map((t) => t.type);
-    assert.deepEqual(blocks, ['heading_open', 'paragraph_open', ...(forged.includes('\n\n') ? ['paragraph_open'] : [])], forged);
+    assert.deepEqual(
+      blocks,
+      ['heading_open', 'paragraph_open', ...(forged.includes('\n\n') ? ['paragraph_open'] : [])],
+      forged,
+    );
     const inline = tokens.filter((t) => t.type === 'inline').flatMap((t) => t.children);
     assert.ok(
       inline.every((t) => ['text', 'softbreak', 'text_special'].includes(t.type)),

@@ -13,7 +13,12 @@ const { foldRecording, SessionFold, toMarkdown, jsonSize } = require('../lib/ses
 const CASES = 400;
 
 /** One recorded `session/update` of session `s` (a recording's line). */
-const update = (u) => JSON.stringify({ direction: 'receive', kind: 'x', payload: JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 's', update: u } }) });
+const update = (u) =>
+  JSON.stringify({
+    direction: 'receive',
+    kind: 'x',
+    payload: JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 's', update: u } }),
+  });
 
 function toText(records) {
   return records.map((r) => JSON.stringify(r)).join('\n');
@@ -34,7 +39,10 @@ test('Rust and JS folds agree on random streams (every variant, unknowns, lifecy
       // Over the cap only by the entry the last update went into, at the front.
       const bytes = entryBytes(s, jsonSize);
       const rest = bytes.slice(1).reduce((a, b) => a + b, 0);
-      assert.ok(rest <= limits.maxTotalBytes, `seed ${seed}: ${rest} bytes besides the first entry, cap ${limits.maxTotalBytes}`);
+      assert.ok(
+        rest <= limits.maxTotalBytes,
+        `seed ${seed}: ${rest} bytes besides the first entry, cap ${limits.maxTotalBytes}`,
+      );
       if (limits.maxEntries === 5000 && s.droppedEntries > 0) byBytes++;
     }
     if (canonical(rust) !== canonical(js)) {
@@ -56,7 +64,11 @@ test('the JS fold counts exactly the bytes its entries hold, after every update'
     for (let i = 0; i < 300; i++) {
       fold.applyUpdate(JSON.parse(JSON.stringify(genUpdate(r))));
       const bytes = entryBytes(fold.toJSON(), jsonSize);
-      assert.equal(fold.totalBytes, bytes.reduce((a, b) => a + b, 0), `seed ${seed} update ${i}`);
+      assert.equal(
+        fold.totalBytes,
+        bytes.reduce((a, b) => a + b, 0),
+        `seed ${seed} update ${i}`,
+      );
       assert.ok(fold.totalBytes - (bytes[0] ?? 0) <= maxTotalBytes, `seed ${seed} update ${i}: over the cap`);
     }
     if (fold.droppedEntries > 0) evicted++;
@@ -65,14 +77,32 @@ test('the JS fold counts exactly the bytes its entries hold, after every update'
 });
 
 test('folds keep every variant: tool-call lifecycle, plan, modes, unknown variants and fields', () => {
-  const u = (update) => ({ direction: 'receive', payload: JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 's', update } }) });
+  const u = (update) => ({
+    direction: 'receive',
+    payload: JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 's', update } }),
+  });
   const records = [
-    { direction: 'send', payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'session/prompt', params: { sessionId: 's', prompt: [] } }) },
+    {
+      direction: 'send',
+      payload: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'session/prompt',
+        params: { sessionId: 's', prompt: [] },
+      }),
+    },
     u({ sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'hi' } }),
     u({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'hmm' } }),
     u({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Hel' } }),
     u({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'lo' }, vendorField: 1 }),
-    u({ sessionUpdate: 'tool_call', toolCallId: 'a', title: 'Read', kind: 'read', status: 'pending', rawInput: { path: '/x' } }),
+    u({
+      sessionUpdate: 'tool_call',
+      toolCallId: 'a',
+      title: 'Read',
+      kind: 'read',
+      status: 'pending',
+      rawInput: { path: '/x' },
+    }),
     u({ sessionUpdate: 'tool_call_update', toolCallId: 'a', status: 'completed', title: null, rawOutput: 'ok' }),
     u({ sessionUpdate: 'plan', entries: [{ content: 'step', priority: 'high', status: 'pending' }] }),
     u({ sessionUpdate: 'current_mode_update', currentModeId: 'code' }),
@@ -91,7 +121,14 @@ test('folds keep every variant: tool-call lifecycle, plan, modes, unknown varian
   );
   assert.deepEqual(rust.entries[2].content, [{ type: 'text', text: 'Hello' }]);
   assert.deepEqual(rust.entries[2].extra, { vendorField: 1 });
-  assert.deepEqual(rust.toolCalls.a, { toolCallId: 'a', title: 'Read', kind: 'read', status: 'completed', rawInput: { path: '/x' }, rawOutput: 'ok' });
+  assert.deepEqual(rust.toolCalls.a, {
+    toolCallId: 'a',
+    title: 'Read',
+    kind: 'read',
+    status: 'completed',
+    rawInput: { path: '/x' },
+    rawOutput: 'ok',
+  });
   assert.deepEqual(rust.entries[4].update, { sessionUpdate: 'brand_new_variant', x: [1] });
   assert.equal(rust.modes.currentModeId, 'code');
   assert.equal(rust.info.title, 'T');
@@ -115,7 +152,13 @@ test('limits bound a view: entries, text bytes, blocks, keys', () => {
   const s = fold.toJSON();
   assert.equal(s.droppedEntries, 1);
   assert.deepEqual(s.toolCalls, {}, 'the dropped entry took its tool call along');
-  assert.deepEqual(s.entries[0], { index: 1, kind: 'agent', content: [{ type: 'text', text: 'abcd' }], droppedBytes: 1, droppedBlocks: 1 });
+  assert.deepEqual(s.entries[0], {
+    index: 1,
+    kind: 'agent',
+    content: [{ type: 'text', text: 'abcd' }],
+    droppedBytes: 1,
+    droppedBlocks: 1,
+  });
   assert.deepEqual(s.info, {});
   assert.equal(s.droppedKeys, 3, 'the title of the tool call and both info keys');
 });
@@ -140,7 +183,11 @@ test('keys a chunk adds count before its text is weighed against maxTotalBytes, 
   const text = [
     update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'a'.repeat(50) } }),
     // 30 bytes of text with a 20-byte extra key: the key fits, then the text no longer does.
-    update({ sessionUpdate: 'agent_message_chunk', k: 'v'.repeat(20), content: { type: 'text', text: 'b'.repeat(30) } }),
+    update({
+      sessionUpdate: 'agent_message_chunk',
+      k: 'v'.repeat(20),
+      content: { type: 'text', text: 'b'.repeat(30) },
+    }),
   ].join('\n');
   const limits = { maxTotalBytes: 100 };
   const rust = JSON.parse(native.foldRecording(text, limits)).sessions.s;
@@ -154,7 +201,8 @@ test('session-wide objects (info, modes, config, commands, usage) are bounded in
   // maxKeys bounded their keys, not their values: 256 updates of a 64 MiB
   // line under new keys held 16 GiB.
   const lines = [];
-  for (let i = 0; i < 300; i++) lines.push(update({ sessionUpdate: 'session_info_update', [`k${i}`]: 'v'.repeat(3000) }));
+  for (let i = 0; i < 300; i++)
+    lines.push(update({ sessionUpdate: 'session_info_update', [`k${i}`]: 'v'.repeat(3000) }));
   lines.push(update({ sessionUpdate: 'session_info_update', k0: 'small' }));
   lines.push(update({ sessionUpdate: 'session_info_update', k1: 'w'.repeat(9000) }));
   for (let i = 0; i < 5; i++) lines.push(update({ sessionUpdate: 'usage_update', [`u${i}`]: 'u'.repeat(4000) }));

@@ -52,7 +52,10 @@ test('a recorded session is listed, searched, exported and deleted', async (t) =
 
   const exported = await store.export(s.id);
   assert.equal(exported.format, 'acp-native-session');
-  assert.deepEqual(exported.session.journal.map((r) => r.kind), ['prompt', 'turn_end']);
+  assert.deepEqual(
+    exported.session.journal.map((r) => r.kind),
+    ['prompt', 'turn_end'],
+  );
   assert.equal(exported.session.journal[1].data.stopReason, 'end_turn');
 
   await store.delete(s.id);
@@ -104,7 +107,12 @@ for (const [how, agentArgs] of [
   test(`an agent killed mid-turn is continued by ${how}, each entry once, the cut turn marked`, async (t) => {
     const { store, storedId, args } = await killedMidTurn(t, agentArgs);
     const events = [];
-    const { client, sessionId, how: got, view } = await store.resume(storedId, {
+    const {
+      client,
+      sessionId,
+      how: got,
+      view,
+    } = await store.resume(storedId, {
       command: process.execPath,
       args,
     });
@@ -185,7 +193,10 @@ test('fork: native when the agent has it, else emulated from the store (flagged)
   const root = scratch(t);
   const store = await SessionStore.open(join(root, 'store'), { intervalMs: 10 });
   t.after(() => store.close());
-  for (const [flags, emulated] of [[['--resume'], false], [['--no-load'], true]]) {
+  for (const [flags, emulated] of [
+    [['--resume'], false],
+    [['--no-load'], true],
+  ]) {
     const client = mockClient({ store, args: [MOCK_AGENT, '--sessions-dir', root, ...flags] });
     t.after(() => client.kill());
     await client.initialize();
@@ -207,7 +218,8 @@ test('fork: native when the agent has it, else emulated from the store (flagged)
 test('a full disk: flush rejects ERR_ACP_STORE_FULL, what was committed stays', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'acp-store-full-'));
   const { spawnSync } = await import('node:child_process');
-  const mounted = process.platform === 'linux' && spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir]).status === 0;
+  const mounted =
+    process.platform === 'linux' && spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir]).status === 0;
   if (!mounted) {
     rmSync(dir, { recursive: true, force: true });
     return t.skip('cannot mount a 1 MiB tmpfs here (needs root on Linux)');
@@ -231,7 +243,10 @@ test('a full disk: flush rejects ERR_ACP_STORE_FULL, what was committed stays', 
   let error;
   for (let i = 0; i < 40 && !error; i++) {
     await client.prompt({ sessionId, prompt: 'big:65536' });
-    error = await store.flush().then(() => undefined, (e) => e);
+    error = await store.flush().then(
+      () => undefined,
+      (e) => e,
+    );
   }
   assert.equal(error?.code, 'ERR_ACP_STORE_FULL');
   assert.equal(store.stats().lastError.code, 'ERR_ACP_STORE_FULL');

@@ -53,7 +53,11 @@ test('a view folds every stable variant of the mock agent', async (t) => {
   assert.equal(s.usage.used, 1200);
   assert.equal(s.compactions.cmp_1.status, 'completed');
   assert.deepEqual(s.entries[5].content, [{ type: 'text', text: 'Summary so far' }]);
-  assert.deepEqual(s.entries[7].update, { sessionUpdate: 'hologram_projection', schema_version: 1, beam: { color: 'blue' } });
+  assert.deepEqual(s.entries[7].update, {
+    sessionUpdate: 'hologram_projection',
+    schema_version: 1,
+    beam: { color: 'blue' },
+  });
   assert.equal(s.stopReason, 'end_turn');
   assert.equal(s.running, false);
   assert.deepEqual(view.toJSON(), s);
@@ -71,7 +75,9 @@ test('random streams through a real pipe: change events rebuild the snapshot, wh
     const updates = Array.from({ length: 50 + r.int(400) }, () => genUpdate(r));
     const file = join(dir, `u${seed}.ndjson`);
     writeFileSync(file, updates.map((u) => JSON.stringify(u)).join('\n') + '\n');
-    const limits = r.chance(0.5) ? {} : { maxEntries: 1 + r.int(10), maxTextBytes: r.int(100), maxBlocks: 1 + r.int(3), maxKeys: 1 + r.int(5) };
+    const limits = r.chance(0.5)
+      ? {}
+      : { maxEntries: 1 + r.int(10), maxTextBytes: r.int(100), maxBlocks: 1 + r.int(3), maxKeys: 1 + r.int(5) };
     if (seed % 2 === 0) limits.maxTotalBytes = r.int(1500);
     const { sessionId } = await client.newSession();
     const view = client.session(sessionId, { intervalMs: seed % 3 === 0 ? 5 : 0, ...limits });
@@ -101,7 +107,13 @@ test('wrong shapes: a tool call nested deeper than 128 and lone or split surroga
   const client = await connect(t);
   const deep = nested(200, 'x');
   const updates = [
-    { sessionUpdate: 'tool_call', toolCallId: 'deep', title: 'Hidden?', status: 'pending', rawInput: { path: 'a', deep } },
+    {
+      sessionUpdate: 'tool_call',
+      toolCallId: 'deep',
+      title: 'Hidden?',
+      status: 'pending',
+      rawInput: { path: 'a', deep },
+    },
     { sessionUpdate: 'tool_call', toolCallId: 'deeper', title: 'Hidden?', rawInput: deep },
     { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'lone \ud800 end, ' } },
     { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'split \ud83d' } },
@@ -114,9 +126,18 @@ test('wrong shapes: a tool call nested deeper than 128 and lone or split surroga
   const view = client.session(sessionId, { intervalMs: 0 });
   await client.prompt({ sessionId, prompt: `updates:${encodeURIComponent(file)}` });
   const snap = view.snapshot();
-  assert.deepEqual(snap.entries.map((e) => e.kind), ['tool_call', 'tool_call', 'agent']);
+  assert.deepEqual(
+    snap.entries.map((e) => e.kind),
+    ['tool_call', 'tool_call', 'agent'],
+  );
   const depth = { $omitted: 'depth', bytes: jsonSize(deep) };
-  assert.deepEqual(snap.toolCalls.deep, { toolCallId: 'deep', title: 'Hidden?', status: 'completed', rawInput: { path: 'a', deep: depth }, rawOutput: { '\ufffd': 'k' } });
+  assert.deepEqual(snap.toolCalls.deep, {
+    toolCallId: 'deep',
+    title: 'Hidden?',
+    status: 'completed',
+    rawInput: { path: 'a', deep: depth },
+    rawOutput: { '\ufffd': 'k' },
+  });
   assert.deepEqual(snap.toolCalls.deeper.rawInput, depth);
   assert.equal(snap.entries[2].content[0].text, 'lone \ufffd end, split \ufffd\ufffd pair');
   const fold = new SessionFold(sessionId);
@@ -140,7 +161,9 @@ test('loadSession replays into the view opened before it', async (t) => {
   );
 });
 
-test('a permission request waits in the view until the host answers it', { timeout: 60_000 * TIME_SCALE }, async (t) => {
+test('a permission request waits in the view until the host answers it', {
+  timeout: 60_000 * TIME_SCALE,
+}, async (t) => {
   let release;
   const answered = new Promise((r) => (release = r));
   let view;
@@ -202,8 +225,14 @@ test('a request the agent withdraws ($/cancel_request) leaves the view at once',
   assert.equal(asked, true);
   view.flush();
   // Not only in a snapshot: a change event says it is gone.
-  assert.ok(changes.some((c) => c.pendingAdded?.length === 1), 'shown while waiting');
-  assert.ok(changes.some((c) => c.pendingRemoved?.[0] === 0), 'a change says it is gone');
+  assert.ok(
+    changes.some((c) => c.pendingAdded?.length === 1),
+    'shown while waiting',
+  );
+  assert.ok(
+    changes.some((c) => c.pendingRemoved?.[0] === 0),
+    'a change says it is gone',
+  );
   assert.deepEqual(view.snapshot().pending, []);
 });
 
@@ -244,7 +273,11 @@ test('chunks and a request in one write: the request is traced after every chunk
   assert.equal(chunks.length, 500, 'every chunk is in the history before the request');
   assert.ok(chunks.at(-1).payload.includes('"b499"'));
   const seqs = client.history().map((r) => r.seq);
-  assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b), 'the history is in seq order');
+  assert.deepEqual(
+    seqs,
+    [...seqs].sort((a, b) => a - b),
+    'the history is in seq order',
+  );
   assert.equal(new Set(seqs).size, seqs.length);
   view.flush();
   assert.match(view.snapshot().entries[0].content[0].text, /b499burst=\{.*"result":\{"ok":true\}\}$/);
@@ -258,7 +291,12 @@ test('small and big chunks in one read fold in wire order (a big one is folded f
   view.on('change', (c) => applyChanges(mirror, c));
   await client.prompt({ sessionId, prompt: 'mixed:100:40000 mixed:3:16385 say:end' });
   view.flush();
-  const run = (n, big) => [...Array.from({ length: n }, (_, i) => `a${i}`), 'x'.repeat(big), ...Array.from({ length: n }, (_, i) => `z${i}`)].join('');
+  const run = (n, big) =>
+    [
+      ...Array.from({ length: n }, (_, i) => `a${i}`),
+      'x'.repeat(big),
+      ...Array.from({ length: n }, (_, i) => `z${i}`),
+    ].join('');
   const snap = view.snapshot();
   assert.equal(snap.entries.length, 1);
   assert.equal(snap.entries[0].content[0].text, run(100, 40000) + run(3, 16385) + 'end');
@@ -381,7 +419,11 @@ test('snapshot() inside a change listener: the changes it takes follow in order,
   while (view.pending) await new Promise((r) => setImmediate(r));
   assert.ok(seqs.length >= 4, `${seqs.length} events`);
   assert.ok(inListener.seq > takenAt, 'the snapshot took changes not emitted yet');
-  assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b), 'every listener gets the events in drain order');
+  assert.deepEqual(
+    seqs,
+    [...seqs].sort((a, b) => a - b),
+    'every listener gets the events in drain order',
+  );
   const now = view.snapshot();
   assert.equal(canonical(inOrder), canonical(now));
   assert.equal(canonical(inListener), canonical(now), 'the copy taken in the listener skipped what it held');
@@ -427,7 +469,10 @@ test('sessions are independent: a view of one session leaves the others alone', 
   const seen = [];
   client.onSessionUpdate((p) => seen.push(p.sessionId));
   const view = client.session(a);
-  await Promise.all([client.prompt({ sessionId: a, prompt: 'text:3' }), client.prompt({ sessionId: b, prompt: 'text:2' })]);
+  await Promise.all([
+    client.prompt({ sessionId: a, prompt: 'text:3' }),
+    client.prompt({ sessionId: b, prompt: 'text:2' }),
+  ]);
   assert.deepEqual(seen, [b, b]);
   assert.equal(view.snapshot().entries[0].content[0].text, 'chunk0 chunk1 chunk2 ');
 });
@@ -449,7 +494,11 @@ test("two sessions' chunks alternating line by line in one read: each view gets 
     [seq('a', 300), seq('a', 3)],
   );
   assert.equal(vb.snapshot().entries[0].content[0].text, seq('b', 300));
-  assert.deepEqual(delivered, [[c, 'b0'], [c, 'b1'], [c, 'b2']]);
+  assert.deepEqual(delivered, [
+    [c, 'b0'],
+    [c, 'b1'],
+    [c, 'b2'],
+  ]);
 });
 
 test('a backlog of text is cut into change events of at most CHANGE_TEXT_BYTES, on char boundaries, and adds up exactly', async (t) => {
@@ -459,7 +508,11 @@ test('a backlog of text is cut into change events of at most CHANGE_TEXT_BYTES, 
   // Multi-byte chars straddle the cuts; quotes, backslashes and newlines
   // are escaped on the wire (the fast path decodes them).
   const pieces = ['ab', 'é', '中文', '😀', '\n', '"q"', '\\', 'x'.repeat(400)];
-  const chunk = (kind, i, id) => ({ sessionUpdate: kind, messageId: id, content: { type: 'text', text: pieces[i % pieces.length] + pieces[(i * 7) % pieces.length] } });
+  const chunk = (kind, i, id) => ({
+    sessionUpdate: kind,
+    messageId: id,
+    content: { type: 'text', text: pieces[i % pieces.length] + pieces[(i * 7) % pieces.length] },
+  });
   const updates = [];
   for (let i = 0; i < 8000; i++) updates.push(chunk('agent_message_chunk', i, 'm1'));
   updates.push({ sessionUpdate: 'tool_call', toolCallId: 'c1', title: 'between' });
@@ -490,7 +543,11 @@ test('a backlog of text is cut into change events of at most CHANGE_TEXT_BYTES, 
     await client.prompt({ sessionId, prompt: `updates:${encodeURIComponent(file)}` });
     view.flush();
     const snap = view.snapshot();
-    assert.equal(canonical(mirror), canonical(snap), `intervalMs ${intervalMs}: applied changes differ from the snapshot`);
+    assert.equal(
+      canonical(mirror),
+      canonical(snap),
+      `intervalMs ${intervalMs}: applied changes differ from the snapshot`,
+    );
     const fold = new SessionFold(sessionId);
     fold.promptStarted();
     for (const u of updates) fold.applyUpdate(JSON.parse(JSON.stringify(u)));
@@ -544,7 +601,14 @@ test('a status flood on a tool call with a 1 MiB rawInput sends the status, not 
   };
   const input = { path: '/repo/big.txt', content: 'i'.repeat(1 << 20) };
   const first = write('first.ndjson', [
-    { sessionUpdate: 'tool_call', toolCallId: 'call_w', title: 'Write', kind: 'edit', status: 'pending', rawInput: input },
+    {
+      sessionUpdate: 'tool_call',
+      toolCallId: 'call_w',
+      title: 'Write',
+      kind: 'edit',
+      status: 'pending',
+      rawInput: input,
+    },
     { sessionUpdate: 'compaction_update', compactionId: 'cmp', status: 'running', note: 'n'.repeat(100_000) },
     { sessionUpdate: 'session_info_update', title: 'T'.repeat(100_000), updatedAt: '0' },
   ]);
@@ -601,13 +665,19 @@ test('maxTotalBytes bounds a view: big unknown updates and tool outputs push the
       const toolCallId = `call_${i}`;
       updates.push({ sessionUpdate: 'tool_call', toolCallId, title: 'Run', kind: 'execute', status: 'in_progress' });
       // The output streams by replacement: counted once, at its last size.
-      for (const n of [10000, 30000]) updates.push({ sessionUpdate: 'tool_call_update', toolCallId, rawOutput: { stdout: 'o'.repeat(n) } });
+      for (const n of [10000, 30000])
+        updates.push({ sessionUpdate: 'tool_call_update', toolCallId, rawOutput: { stdout: 'o'.repeat(n) } });
       updates.push({ sessionUpdate: 'tool_call_update', toolCallId, status: 'completed' });
     }
     updates.push({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `step ${i} ` } });
   }
   // One message bigger than the cap: no entry grows past it (the rest is dropped, counted).
-  for (let i = 0; i < 10; i++) updates.push({ sessionUpdate: 'agent_message_chunk', messageId: 'big', content: { type: 'text', text: 'x'.repeat(65536) } });
+  for (let i = 0; i < 10; i++)
+    updates.push({
+      sessionUpdate: 'agent_message_chunk',
+      messageId: 'big',
+      content: { type: 'text', text: 'x'.repeat(65536) },
+    });
   const file = join(dir, 'total.ndjson');
   writeFileSync(file, updates.map((u) => JSON.stringify(u)).join('\n') + '\n');
   const sent = updates.reduce((n, u) => n + Buffer.byteLength(JSON.stringify(u)), 0);
@@ -630,7 +700,10 @@ test('maxTotalBytes bounds a view: big unknown updates and tool outputs push the
   assert.ok(kept - bytes[0] <= cap, `${kept} bytes kept, ${bytes[0]} of them the first entry`);
   assert.ok(kept > cap / 2, `${kept} bytes kept: the view is not emptied`);
   // The oldest went (with their tool calls); the newest are all there.
-  assert.ok(s.entries[0].index > 0 && s.droppedEntries === s.entries[0].index, `first ${s.entries[0].index}, dropped ${s.droppedEntries}`);
+  assert.ok(
+    s.entries[0].index > 0 && s.droppedEntries === s.entries[0].index,
+    `first ${s.entries[0].index}, dropped ${s.droppedEntries}`,
+  );
   assert.equal(s.entries.at(-2).content[0].text, 'step 119 ');
   const big = s.entries.at(-1);
   assert.equal(big.content[0].text.length, 3 * 65536, 'as many chunks as fit in the cap, with the messageId');
@@ -639,10 +712,16 @@ test('maxTotalBytes bounds a view: big unknown updates and tool outputs push the
   assert.ok(!('call_0' in s.toolCalls), 'the first tool call went with its entry');
   assert.deepEqual(
     Object.keys(s.toolCalls).sort(),
-    s.entries.filter((e) => e.kind === 'tool_call').map((e) => e.toolCallId).sort(),
+    s.entries
+      .filter((e) => e.kind === 'tool_call')
+      .map((e) => e.toolCallId)
+      .sort(),
   );
   for (const call of Object.values(s.toolCalls)) assert.equal(call.rawOutput.stdout.length, 30000);
-  assert.ok(removals.length > 0 && removals.at(-1).droppedEntries === s.droppedEntries, 'change events report the removals');
+  assert.ok(
+    removals.length > 0 && removals.at(-1).droppedEntries === s.droppedEntries,
+    'change events report the removals',
+  );
   assert.equal(canonical(mirror), canonical(s), 'applied changes equal the snapshot');
   const fold = new SessionFold(sessionId, { maxTotalBytes: cap });
   fold.promptStarted();
@@ -661,7 +740,8 @@ test('a snapshot bigger than a part comes over in parts: it equals the JS fold, 
     updates.push({ sessionUpdate: 'tool_call', toolCallId, title: `Run ${i}`, status: 'in_progress' });
     updates.push({ sessionUpdate: 'tool_call_update', toolCallId, rawOutput: { stdout: 'o'.repeat(8000) } });
     if (i % 7 === 0) updates.push({ sessionUpdate: 'x_blob', seq: i, data: '\u0001'.repeat(60000) });
-    if (i % 50 === 0) updates.push({ sessionUpdate: 'compaction_update', compactionId: ids[i / 50], status: 'started' });
+    if (i % 50 === 0)
+      updates.push({ sessionUpdate: 'compaction_update', compactionId: ids[i / 50], status: 'started' });
     updates.push({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `step ${i} \u0002\n` } });
   }
   // The session-wide fields travel as parts of their own.
@@ -675,10 +755,18 @@ test('a snapshot bigger than a part comes over in parts: it equals the JS fold, 
   const s = view.snapshot();
   assert.ok(JSON.stringify(s).length > 8 * 1024 * 1024, 'several parts of entries and of tool calls');
   assert.equal(Object.keys(s.toolCalls).length, 200);
-  assert.equal(Object.getPrototypeOf(s.toolCalls), Object.prototype, 'a tool call named __proto__ is a key, not a prototype');
+  assert.equal(
+    Object.getPrototypeOf(s.toolCalls),
+    Object.prototype,
+    'a tool call named __proto__ is a key, not a prototype',
+  );
   assert.ok(Object.hasOwn(s.toolCalls, '__proto__') && s.toolCalls.__proto__.title === 'Run 0');
   assert.ok(Object.hasOwn(s.compactions, '__proto__') && Object.keys(s.compactions).length === 4);
-  assert.deepEqual(Object.keys(s), Object.keys(new SessionFold(sessionId).toJSON()), 'the keys in the order of a whole snapshot');
+  assert.deepEqual(
+    Object.keys(s),
+    Object.keys(new SessionFold(sessionId).toJSON()),
+    'the keys in the order of a whole snapshot',
+  );
   assert.equal(s.entries.filter((e) => e.kind === 'unknown')[3].update.data, '\u0001'.repeat(60000));
   assert.equal(s.info.title, 'T\u0004');
   assert.ok(Object.hasOwn(s.info, '__proto__') && Object.getPrototypeOf(s.info) === Object.prototype);
@@ -727,11 +815,19 @@ test('bad view and updates() options are refused with ERR_ACP_INVALID_ARGUMENT, 
   ]) {
     assert.throws(() => client.session(sessionId, opts), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: name });
   }
-  assert.throws(() => client.updates(sessionId, { highWaterMark: 0 }), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'options.highWaterMark' });
-  assert.throws(() => client.updates(sessionId, { highWaterMark: '8' }), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'options.highWaterMark' });
+  assert.throws(() => client.updates(sessionId, { highWaterMark: 0 }), {
+    code: 'ERR_ACP_INVALID_ARGUMENT',
+    argument: 'options.highWaterMark',
+  });
+  assert.throws(() => client.updates(sessionId, { highWaterMark: '8' }), {
+    code: 'ERR_ACP_INVALID_ARGUMENT',
+    argument: 'options.highWaterMark',
+  });
 });
 
-test('view.pending: true while a change is due, and after a flush() that stopped at its cap, until the rest is out by itself', { timeout: 60_000 * TIME_SCALE }, async (t) => {
+test('view.pending: true while a change is due, and after a flush() that stopped at its cap, until the rest is out by itself', {
+  timeout: 60_000 * TIME_SCALE,
+}, async (t) => {
   const { CHANGE_TEXT_BYTES } = require('../lib/session-view.js');
   const { client, sessionId, view } = await heldView(t, { maxTextBytes: 32 << 20 });
   let text = '';
@@ -774,7 +870,9 @@ test('view.pending: true while a change is due, and after a flush() that stopped
   assert.equal(view.pending, false);
 });
 
-test('flush() returns while an agent floods faster than the host drains (64 events at most)', { timeout: 60_000 * TIME_SCALE }, async (t) => {
+test('flush() returns while an agent floods faster than the host drains (64 events at most)', {
+  timeout: 60_000 * TIME_SCALE,
+}, async (t) => {
   const client = await AcpClient.connect({ command: process.execPath, args: [HOSTILE_AGENT] });
   t.after(() => client.kill());
   const { sessionId } = await client.newSession({ cwd: tmpdir() });

@@ -64,7 +64,9 @@ test('kill(): every pending call settles before exit and closed', { timeout: 30_
   assert.equal(log.length, Object.keys(CALLS).length + 2);
 });
 
-test('an agent that exits on its own: every pending call settles before exit and closed', { timeout: 30_000 }, async () => {
+test('an agent that exits on its own: every pending call settles before exit and closed', {
+  timeout: 30_000,
+}, async () => {
   const log = [];
   const c = client(CRASHING, log);
   for (const [name, call] of Object.entries(CALLS)) follow(call(c), log, name);
@@ -75,7 +77,9 @@ test('an agent that exits on its own: every pending call settles before exit and
   for (const line of log.slice(0, -2)) assert.match(line, / ERR_ACP_CLOSED$/);
 });
 
-test('close() after the exit was seen but before it was announced still waits for the announcement', { timeout: 30_000 }, async () => {
+test('close() after the exit was seen but before it was announced still waits for the announcement', {
+  timeout: 30_000,
+}, async () => {
   const log = [];
   const c = client(CRASHING, log);
   const p = c.prompt({ ...S, prompt: 'hi' });

@@ -31,12 +31,16 @@ async function stderrEvents(writes) {
   return events;
 }
 
-test('stderr: several lines in one write are several events, a line split across writes is one', { timeout: 30_000 }, async () => {
+test('stderr: several lines in one write are several events, a line split across writes is one', {
+  timeout: 30_000,
+}, async () => {
   const events = await stderrEvents(['one\ntwo\nthree\n', 'par', 'tial\nfour', '\n\nlast line, no newline']);
   assert.deepEqual(events, ['one\n', 'two\n', 'three\n', 'partial\n', 'four\n', '\n', 'last line, no newline']);
 });
 
-test('stderr: a line longer than 64 KiB comes in pieces of 64 KiB or more, never joined with the next', { timeout: 30_000 }, async () => {
+test('stderr: a line longer than 64 KiB comes in pieces of 64 KiB or more, never joined with the next', {
+  timeout: 30_000,
+}, async () => {
   const long = 'x'.repeat(200 * 1024);
   const events = await stderrEvents([['x', 1000], ['x', 200 * 1024 - 1000], '\nnext\n']);
   assert.equal(events.at(-1), 'next\n');
@@ -48,7 +52,9 @@ test('stderr: a line longer than 64 KiB comes in pieces of 64 KiB or more, never
   }
 });
 
-test('stderr: a long line of multi-byte characters is cut between characters, never inside one', { timeout: 30_000 }, async () => {
+test('stderr: a long line of multi-byte characters is cut between characters, never inside one', {
+  timeout: 30_000,
+}, async () => {
   // 3-byte and 4-byte characters: 64 KiB is a multiple of neither.
   const long = '€'.repeat(100_000) + '😀'.repeat(50_000);
   const events = await stderrEvents([['€', 100_000], ['😀', 50_000], '\n']);

@@ -28,7 +28,8 @@ test('terminal shell line: redirection, pipeline, chaining and expansion run in 
     assert.deepEqual(last(updates, 'wait').result, { exitCode: 0, signal: null });
     assert.equal(readFileSync(join(t.root, 'shell-made.txt'), 'utf8'), 'shell-ok\n');
 
-    const line = 'printf "a\\nb\\nc\\n" | wc -l | tr -d " " && cd .. && basename "$PWD"; echo "$FROM_HOST-$FROM_AGENT" $((6*7))';
+    const line =
+      'printf "a\\nb\\nc\\n" | wc -l | tr -d " " && cd .. && basename "$PWD"; echo "$FROM_HOST-$FROM_AGENT" $((6*7))';
     const env = [{ name: 'FROM_AGENT', value: 'agent' }];
     await run(`term:${termArg({ command: line, env })} term-wait term-output term-release`);
     assert.deepEqual(last(updates, 'output').result, {
@@ -50,7 +51,10 @@ test('terminal shell line: redirection, pipeline, chaining and expansion run in 
   }
 });
 
-test('terminal shell line: release kills the shell and what it started, grandchildren included', { ...GUARD, ...linuxOnly }, async () => {
+test('terminal shell line: release kills the shell and what it started, grandchildren included', {
+  ...GUARD,
+  ...linuxOnly,
+}, async () => {
   const t = tempTree('term-shell-tree');
   const { client, run, updates } = await builtinSession({ terminals: true }, t.root);
   try {
@@ -71,29 +75,36 @@ test('terminal shell line: release kills the shell and what it started, grandchi
   }
 });
 
-test('terminal shell line: with shell: false a line is refused with a typed error, a bare program runs', GUARD, async () => {
-  const t = tempTree('term-noshell');
-  const { client, run, updates } = await builtinSession({ terminals: { shell: false } }, t.root);
-  try {
-    const refused = await run(`term:${termArg({ command: 'echo shell-ok > shell-made.txt' })}`, 'term');
-    assert.equal(refused.error.code, -32602);
-    assert.equal(refused.error.data.reason, 'shellDisabled');
-    assert.match(refused.error.message, /args/);
-    assert.equal(existsSync(join(t.root, 'shell-made.txt')), false);
-    assert.equal(client.openTerminals, 0);
-    await run(`term:${termArg({ command: 'pwd' })} term-wait term-output term-release`);
-    assert.equal(last(updates, 'output').result.output, `${t.root}\n`);
-    // A program with args is no shell line: no shell expands them.
-    await run(`term:${termArg({ command: 'echo', args: ['$HOME', '>', 'x'] })} term-wait term-output term-release`);
-    assert.equal(last(updates, 'output').result.output, '$HOME > x\n');
-  } finally {
-    await client.close();
-    t.cleanup();
-  }
-  await assert.rejects(builtinSession({ terminals: { shell: 'no' } }, t.root), /terminals\.shell must be a boolean/);
-});
+test(
+  'terminal shell line: with shell: false a line is refused with a typed error, a bare program runs',
+  GUARD,
+  async () => {
+    const t = tempTree('term-noshell');
+    const { client, run, updates } = await builtinSession({ terminals: { shell: false } }, t.root);
+    try {
+      const refused = await run(`term:${termArg({ command: 'echo shell-ok > shell-made.txt' })}`, 'term');
+      assert.equal(refused.error.code, -32602);
+      assert.equal(refused.error.data.reason, 'shellDisabled');
+      assert.match(refused.error.message, /args/);
+      assert.equal(existsSync(join(t.root, 'shell-made.txt')), false);
+      assert.equal(client.openTerminals, 0);
+      await run(`term:${termArg({ command: 'pwd' })} term-wait term-output term-release`);
+      assert.equal(last(updates, 'output').result.output, `${t.root}\n`);
+      // A program with args is no shell line: no shell expands them.
+      await run(`term:${termArg({ command: 'echo', args: ['$HOME', '>', 'x'] })} term-wait term-output term-release`);
+      assert.equal(last(updates, 'output').result.output, '$HOME > x\n');
+    } finally {
+      await client.close();
+      t.cleanup();
+    }
+    await assert.rejects(builtinSession({ terminals: { shell: 'no' } }, t.root), /terminals\.shell must be a boolean/);
+  },
+);
 
-test('terminal shell line (Windows): cmd.exe runs redirection, chaining, pipes and %VAR% in the cwd', { timeout: 120_000, skip: process.platform !== 'win32' && 'cmd.exe' }, async () => {
+test('terminal shell line (Windows): cmd.exe runs redirection, chaining, pipes and %VAR% in the cwd', {
+  timeout: 120_000,
+  skip: process.platform !== 'win32' && 'cmd.exe',
+}, async () => {
   const t = tempTree('term-cmd');
   const { client, run, updates } = await builtinSession({ terminals: true }, t.root);
   try {
@@ -101,7 +112,9 @@ test('terminal shell line (Windows): cmd.exe runs redirection, chaining, pipes a
     assert.deepEqual(last(updates, 'wait').result, { exitCode: 0, signal: null });
     assert.equal(readFileSync(join(t.root, 'shell-made.txt'), 'utf8'), 'shell-ok \r\n');
     const env = [{ name: 'FROM_AGENT', value: 'agent' }];
-    await run(`term:${termArg({ command: 'echo one&& echo "two words" | find "two"&& echo %FROM_AGENT%-x', env })} term-wait term-output term-release`);
+    await run(
+      `term:${termArg({ command: 'echo one&& echo "two words" | find "two"&& echo %FROM_AGENT%-x', env })} term-wait term-output term-release`,
+    );
     assert.equal(last(updates, 'output').result.output, 'one\r\n"two words" \r\nagent-x\r\n');
   } finally {
     await client.close();

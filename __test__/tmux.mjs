@@ -11,7 +11,9 @@ export function requireTmux() {
   try {
     execFileSync('tmux', ['-V'], { stdio: 'pipe' });
   } catch {
-    throw new Error('tmux is required for the CLI terminal tests but was not found: install it (apt-get install -y tmux)');
+    throw new Error(
+      'tmux is required for the CLI terminal tests but was not found: install it (apt-get install -y tmux)',
+    );
   }
 }
 
@@ -28,7 +30,11 @@ export class Terminal {
   }
 
   #tmux(args, options = {}) {
-    return execFileSync('tmux', ['-S', this.#socket, '-f', '/dev/null', ...args], { encoding: 'utf8', stdio: 'pipe', ...options });
+    return execFileSync('tmux', ['-S', this.#socket, '-f', '/dev/null', ...args], {
+      encoding: 'utf8',
+      stdio: 'pipe',
+      ...options,
+    });
   }
 
   /** Type `keys` (tmux key names such as `Enter`, `C-c`, `C-d` are allowed). */

@@ -17,8 +17,17 @@ test('a full turn streams every update in wire order, then resolves', async () =
   assert.deepEqual(result, { stopReason: 'end_turn' });
   assert.deepEqual(
     updates.map((u) => u.sessionUpdate),
-    ['agent_message_chunk', 'agent_message_chunk', 'agent_message_chunk', 'agent_thought_chunk', 'agent_thought_chunk',
-      'tool_call', 'tool_call_update', 'plan', 'agent_message_chunk'],
+    [
+      'agent_message_chunk',
+      'agent_message_chunk',
+      'agent_message_chunk',
+      'agent_thought_chunk',
+      'agent_thought_chunk',
+      'tool_call',
+      'tool_call_update',
+      'plan',
+      'agent_message_chunk',
+    ],
   );
   assert.equal(agentText(updates), 'chunk0 chunk1 chunk2 done');
   assert.equal(updates[7].entries.length, 2);
@@ -84,7 +93,10 @@ test('session methods, the generic request() and notify()', async () => {
     assert.equal((await call())._meta.method, method);
   }
   const list = await client.listSessions();
-  assert.deepEqual(list.sessions.map((s) => s.sessionId), [sessionId]);
+  assert.deepEqual(
+    list.sessions.map((s) => s.sessionId),
+    [sessionId],
+  );
   // Extension methods go through request(); params come back unchanged.
   const payload = { model: 'gpt-x', nested: { a: [1, 2, { b: null }] }, unicode: 'ü\u2028😀' };
   assert.deepEqual(await client.request('_mock/echo', payload), payload);
@@ -138,7 +150,13 @@ test('a burst of 5,000 updates right before the response is delivered before pro
 test('a 1 MB message makes the round trip intact', async () => {
   const { client, sessionId, updates } = await mockSession();
   const big = Array.from({ length: 1 << 20 }, (_, i) => String.fromCharCode(97 + (i % 26))).join('');
-  await client.prompt({ sessionId, prompt: [{ type: 'text', text: 'echo' }, { type: 'text', text: big }] });
+  await client.prompt({
+    sessionId,
+    prompt: [
+      { type: 'text', text: 'echo' },
+      { type: 'text', text: big },
+    ],
+  });
   assert.equal(agentText(updates), big);
   assert.deepEqual(await client.request('_mock/echo', { big }), { big });
   await client.close();

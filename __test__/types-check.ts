@@ -1,11 +1,30 @@
 import { AcpClient, AcpError, type SessionUpdate } from '../index.js';
-const c = new AcpClient({ command: 'x', handlers: { 'session/request_permission': async (p) => ({ outcome: { outcome: 'selected', optionId: p.options[0].optionId } }) } });
-c.onSessionUpdate(({ update }) => { if (update.sessionUpdate === 'plan') update.entries.map((e) => e.content); });
+const c = new AcpClient({
+  command: 'x',
+  handlers: {
+    'session/request_permission': async (p) => ({ outcome: { outcome: 'selected', optionId: p.options[0].optionId } }),
+  },
+});
+c.onSessionUpdate(({ update }) => {
+  if (update.sessionUpdate === 'plan') update.entries.map((e) => e.content);
+});
 c.on('exit', (i) => i.exitCode);
-async function f() { const r = await c.prompt({ sessionId: 's', prompt: 'hi' }); const s: string = r.stopReason; const u: SessionUpdate | null = null; return [s, u]; }
+async function f() {
+  const r = await c.prompt({ sessionId: 's', prompt: 'hi' });
+  const s: string = r.stopReason;
+  const u: SessionUpdate | null = null;
+  return [s, u];
+}
 f().catch((e: AcpError) => e.code);
 import { setLogger, type TraceRecord, type ClientStatus } from '../index.js';
-const t = new AcpClient({ command: 'x', trace: (r: TraceRecord) => r.durationMs?.toFixed(1), traceMaxPayloadBytes: Infinity, historySize: 10, logger: (r) => r.fields.pid, logLevel: 'debug' });
+const t = new AcpClient({
+  command: 'x',
+  trace: (r: TraceRecord) => r.durationMs?.toFixed(1),
+  traceMaxPayloadBytes: Infinity,
+  historySize: 10,
+  logger: (r) => r.fields.pid,
+  logLevel: 'debug',
+});
 t.on('state', ({ state, previous }) => state === 'busy' && previous === 'ready');
 const st: ClientStatus = t.status();
 const pending: number | undefined = st.pendingRequests['session/prompt'];
@@ -13,18 +32,35 @@ const h: TraceRecord[] = t.history();
 t.saveHistory('/tmp/x').then((n: number) => [n, h, pending]);
 setLogger((r) => r.level === 'warn', { level: 'warn' });
 setLogger(null);
-const b = new AcpClient({ command: 'x', fs: { roots: ['/p'], readOnly: true }, terminals: { maxTerminals: 4, env: { CI: '1' } } }); const open: number = b.openTerminals; void open;
+const b = new AcpClient({
+  command: 'x',
+  fs: { roots: ['/p'], readOnly: true },
+  terminals: { maxTerminals: 4, env: { CI: '1' } },
+});
+const open: number = b.openTerminals;
+void open;
 import { loadNativeBinding } from '../index.js';
 const loadedFrom: string = loadNativeBinding('/abs/acp-native.linux-x64-gnu.node');
 function firstErrors(e: AcpError) {
-  if (e.code === 'ERR_ACP_NATIVE_BINDING') return e.tried.map((t) => [t.where, t.reason, e.platform, e.triple, loadedFrom]);
+  if (e.code === 'ERR_ACP_NATIVE_BINDING')
+    return e.tried.map((t) => [t.where, t.reason, e.platform, e.triple, loadedFrom]);
   if (e.code === 'ERR_ACP_CLOSED' || e.code === 'ERR_ACP_TIMEOUT') return e.stdoutHead?.join('\n');
   return undefined;
 }
 void firstErrors;
 
 // ---- session views ----
-import { SessionFold, applyChanges, foldRecording, toMarkdown, sanitizeForTerminal, escapeMarkdown, escapeHtml, type SessionViewState, type SessionViewChanges } from '../index.js';
+import {
+  SessionFold,
+  applyChanges,
+  foldRecording,
+  toMarkdown,
+  sanitizeForTerminal,
+  escapeMarkdown,
+  escapeHtml,
+  type SessionViewState,
+  type SessionViewChanges,
+} from '../index.js';
 async function sessionViewTypes(client: AcpClient) {
   const view = client.session('s', { intervalMs: 0, maxEntries: 100, setup: {} });
   view.on('change', (c: SessionViewChanges) => {
@@ -42,7 +78,11 @@ async function sessionViewTypes(client: AcpClient) {
   const due: boolean = view.pending;
   void due;
   foldRecording('').sessions['s']?.running;
-  const safe: string = sanitizeForTerminal(md, { singleLine: true }) + escapeMarkdown(md) + escapeHtml(md) + toMarkdown(s, { prompts: [{ at: 0, content: [] }] });
+  const safe: string =
+    sanitizeForTerminal(md, { singleLine: true }) +
+    escapeMarkdown(md) +
+    escapeHtml(md) +
+    toMarkdown(s, { prompts: [{ at: 0, content: [] }] });
   // @ts-expect-error options are an object
   sanitizeForTerminal(md, true);
   try {

@@ -8,7 +8,11 @@ import { fakeOptions, KIND, turn } from './fake-connection.mjs';
 const exit = { exitCode: 0, signal: null, stderrTail: '', reason: 'closed' };
 
 function update(i) {
-  return [KIND.notification, 'session/update', { sessionId: 's', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${i}` } } }];
+  return [
+    KIND.notification,
+    'session/update',
+    { sessionId: 's', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${i}` } } },
+  ];
 }
 
 test('a handler that throws mid-batch loses no item and the batch is acknowledged once', async () => {
@@ -27,7 +31,13 @@ test('a handler that throws mid-batch loses no item and the batch is acknowledge
   });
   const call = client.request('_x/y', {});
   const id = conn.calls.find(([name]) => name === 'request') && 1;
-  conn.deliver([update(0), update(1), [KIND.host, 'stderr', 'oops\n'], update(2), [KIND.response, id, { jsonrpc: '2.0', id, result: { ok: true } }]]);
+  conn.deliver([
+    update(0),
+    update(1),
+    [KIND.host, 'stderr', 'oops\n'],
+    update(2),
+    [KIND.response, id, { jsonrpc: '2.0', id, result: { ok: true } }],
+  ]);
   assert.deepEqual(await call, { ok: true });
   assert.deepEqual(seen, ['0', '2']);
   assert.deepEqual(faults, ['session/update', 'stderr listener']);
@@ -40,7 +50,10 @@ test('a handler that throws mid-batch loses no item and the batch is acknowledge
   assert.ok(faults.includes('batch'));
   conn.deliver([[KIND.host, 'exit', exit]]);
   assert.deepEqual(await client.closed, exit);
-  assert.ok(conn.calls.some(([name]) => name === 'release'), 'the binding is told the agent is done');
+  assert.ok(
+    conn.calls.some(([name]) => name === 'release'),
+    'the binding is told the agent is done',
+  );
 });
 
 test('an async notification handler holds the acknowledgement until it settles (backpressure)', async () => {
@@ -62,7 +75,12 @@ test('an async notification handler holds the acknowledgement until it settles (
 test('request handlers get {signal, method, requestId}; a fault answers -32603 without the host message', async () => {
   const { options, conns } = fakeOptions({
     handlers: {
-      '_x/ok': (params, ctx) => ({ got: params, method: ctx.method, requestId: ctx.requestId, aborted: ctx.signal.aborted }),
+      '_x/ok': (params, ctx) => ({
+        got: params,
+        method: ctx.method,
+        requestId: ctx.requestId,
+        aborted: ctx.signal.aborted,
+      }),
       '_x/bad': () => {
         throw new TypeError('secret path /home/me');
       },
@@ -98,7 +116,13 @@ test('the stderr tail of a timed-out initialize comes from the core', async () =
   const conn = conns[0];
   const init = client.initialize();
   const id = conn.calls.find(([name, method]) => name === 'request' && method === 'initialize') && 1;
-  conn.deliver([[KIND.failed, id, { code: 'ERR_ACP_TIMEOUT', message: 'initialize got no answer', method: 'initialize', timeoutMs: 1 }]]);
+  conn.deliver([
+    [
+      KIND.failed,
+      id,
+      { code: 'ERR_ACP_TIMEOUT', message: 'initialize got no answer', method: 'initialize', timeoutMs: 1 },
+    ],
+  ]);
   await assert.rejects(init, { code: 'ERR_ACP_TIMEOUT', stderrTail: 'the tail' });
   assert.ok(conn.calls.some(([name]) => name === 'kill'));
 });
@@ -135,7 +159,12 @@ test('updates(): an abort after the turn still delivers what already arrived; br
   const loop = (async () => {
     for await (const u of client.updates('s', { signal: controller.signal })) got.push(u.update.content.text);
   })();
-  conn.deliver([update(0), update(1), update(2), [KIND.response, 1, { jsonrpc: '2.0', id: 1, result: { stopReason: 'end_turn' } }]]);
+  conn.deliver([
+    update(0),
+    update(1),
+    update(2),
+    [KIND.response, 1, { jsonrpc: '2.0', id: 1, result: { stopReason: 'end_turn' } }],
+  ]);
   await turn;
   await loop;
   assert.deepEqual(got, ['0', '1', '2']);
@@ -190,7 +219,9 @@ test('batches held for async handlers are not kept once acknowledged (memory sta
     const after = await heap();
     process.stdout.write(JSON.stringify({ growthMb: (after - before) / 1e6, acks: conns[0].acks }));
   `;
-  const out = JSON.parse(execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' }));
+  const out = JSON.parse(
+    execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' }),
+  );
   assert.equal(out.acks, 32000, 'every batch acknowledged');
   assert.ok(out.growthMb < 4, `heap grew ${out.growthMb.toFixed(1)} MB over 30,000 held batches`);
 });

@@ -19,7 +19,12 @@ test('restart policy: exponential backoff, capped, at most maxRestarts per windo
 });
 
 test('options: defaults, Infinity byte sizes, env stringified, vendor results passed to the core', () => {
-  const o = options.normalize({ command: 'a', env: { A: 1, B: undefined }, traceMaxPayloadBytes: Infinity, requestTimeoutMs: Infinity });
+  const o = options.normalize({
+    command: 'a',
+    env: { A: 1, B: undefined },
+    traceMaxPayloadBytes: Infinity,
+    requestTimeoutMs: Infinity,
+  });
   assert.equal(o.initializeTimeoutMs, 30_000);
   assert.equal(o.requestTimeoutMs, 0, 'Infinity = no timeout');
   assert.deepEqual(o.env, { A: '1' });
@@ -27,6 +32,9 @@ test('options: defaults, Infinity byte sizes, env stringified, vendor results pa
   assert.equal(n.traceMaxPayloadBytes, 0xffff_ffff);
   assert.deepEqual(n.hostMethods, ['x']);
   assert.equal(typeof n.cancelledResults['_agentao.cn/ask_user'], 'string');
-  assert.throws(() => options.normalize({ command: 'a', historySize: -1 }), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'options.historySize' });
+  assert.throws(() => options.normalize({ command: 'a', historySize: -1 }), {
+    code: 'ERR_ACP_INVALID_ARGUMENT',
+    argument: 'options.historySize',
+  });
   assert.throws(() => options.normalize({ command: 'a', args: 'x' }), { argument: 'options.args' });
 });

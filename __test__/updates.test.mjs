@@ -31,7 +31,9 @@ test('updates() yields every update of the turn in order, at the consumer pace, 
   await client.close();
 });
 
-test('an updates() iterator nobody reads, or a handler that never settles, does not keep close() waiting', { timeout: 60_000 * TIME_SCALE }, async () => {
+test('an updates() iterator nobody reads, or a handler that never settles, does not keep close() waiting', {
+  timeout: 60_000 * TIME_SCALE,
+}, async () => {
   for (const hold of ['iterator', 'handler']) {
     const client = mockClient({ batchMaxMessages: 16 });
     await client.initialize();
@@ -56,7 +58,10 @@ test('an updates() iterator nobody reads, or a handler that never settles, does 
     const exit = await client.close();
     assert.equal(exit.reason, 'closed', hold);
     // Settled either way: answered (the agent had finished) or closed.
-    await turn.then(({ stopReason }) => assert.equal(stopReason, 'end_turn'), (err) => assert.equal(err.code, 'ERR_ACP_CLOSED'));
+    await turn.then(
+      ({ stopReason }) => assert.equal(stopReason, 'end_turn'),
+      (err) => assert.equal(err.code, 'ERR_ACP_CLOSED'),
+    );
   }
 });
 
@@ -78,10 +83,17 @@ test('updates() ends when its session is closed', { timeout: 60_000 * TIME_SCALE
   await client.close();
 });
 
-test('after close() an updates() iterator takes nothing new while the agent still floods', { timeout: 60_000 * TIME_SCALE }, async () => {
+test('after close() an updates() iterator takes nothing new while the agent still floods', {
+  timeout: 60_000 * TIME_SCALE,
+}, async () => {
   // The core reads the agent for up to closeGraceMs after close(); an
   // iterator nobody reads used to buffer all of it (80k updates, +336 MB).
-  const client = new AcpClient({ command: process.execPath, args: [HOSTILE_AGENT], batchMaxMessages: 16, inFlightBatches: 2 });
+  const client = new AcpClient({
+    command: process.execPath,
+    args: [HOSTILE_AGENT],
+    batchMaxMessages: 16,
+    inFlightBatches: 2,
+  });
   await client.initialize();
   const { sessionId } = await client.newSession({ cwd: tmpdir() });
   const stream = client.updates(sessionId, { highWaterMark: 4 });
@@ -98,7 +110,9 @@ test('after close() an updates() iterator takes nothing new while the agent stil
   assert.ok(delivered > buffered, 'the flood went on after close()');
 });
 
-test('an updates() iterator made while the client closes, or after, ends at once with nothing', { timeout: 60_000 * TIME_SCALE }, async () => {
+test('an updates() iterator made while the client closes, or after, ends at once with nothing', {
+  timeout: 60_000 * TIME_SCALE,
+}, async () => {
   const client = new AcpClient({ command: process.execPath, args: [HOSTILE_AGENT] });
   await client.initialize();
   const { sessionId } = await client.newSession({ cwd: tmpdir() });

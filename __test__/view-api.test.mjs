@@ -37,7 +37,9 @@ const agentText = (state) =>
     .map((e) => e.content.map((b) => b.text).join(''))
     .join('');
 
-test('await view.settled(): a backlog past flush()’s cap reaches the copy whole, without a flush loop', { timeout: 120_000 }, async (t) => {
+test('await view.settled(): a backlog past flush()’s cap reaches the copy whole, without a flush loop', {
+  timeout: 120_000,
+}, async (t) => {
   const { client, sessionId, view } = await heldView(t);
   const copy = view.snapshot();
   let events = 0;

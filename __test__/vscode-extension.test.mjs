@@ -82,14 +82,22 @@ function unpack(vsix, dir) {
 }
 
 for (const bundler of ['esbuild', 'webpack']) {
-  test(`${bundler}: the VSIX for ${TARGET} runs a turn in a stub extension host and stops its agent`, { skip: (!TARGET && `no VS Code target for ${PLATFORM}`) || (bundler === 'esbuild' && esbuildMissing()) }, async (t) => {
+  test(`${bundler}: the VSIX for ${TARGET} runs a turn in a stub extension host and stops its agent`, {
+    skip: (!TARGET && `no VS Code target for ${PLATFORM}`) || (bundler === 'esbuild' && esbuildMissing()),
+  }, async (t) => {
     const dir = tempDir(t);
     const { vsix, files, warnings } = await packageVsix({ target: TARGET, bundler, out: join(dir, 'x.vsix') });
     assert.deepEqual(warnings, [], `${bundler} builds without warnings`);
     // The bundle, the one binary, the mock agent, the manifest; no node_modules, no sources.
     assert.deepEqual(
       files.filter((f) => f.startsWith('extension/')).sort(),
-      ['extension/readme.md', `extension/dist/${BINARY}`, 'extension/dist/extension.js', 'extension/dist/mock-agent.mjs', 'extension/package.json'].sort(),
+      [
+        'extension/readme.md',
+        `extension/dist/${BINARY}`,
+        'extension/dist/extension.js',
+        'extension/dist/mock-agent.mjs',
+        'extension/package.json',
+      ].sort(),
     );
     const extensionPath = unpack(vsix, join(dir, 'installed'));
     // The stub sits where `require('vscode')` from the bundle finds it; no
@@ -118,9 +126,13 @@ for (const bundler of ['esbuild', 'webpack']) {
   });
 }
 
-test('a VSIX for another target is refused, not shipped with this machine\'s binary', { skip: (!TARGET && `no VS Code target for ${PLATFORM}`) || esbuildMissing() }, async (t) => {
+test("a VSIX for another target is refused, not shipped with this machine's binary", {
+  skip: (!TARGET && `no VS Code target for ${PLATFORM}`) || esbuildMissing(),
+}, async (t) => {
   const dir = tempDir(t);
-  const other = Object.keys(TARGETS).find((target) => TARGETS[target] !== PLATFORM && !TARGETS[target].startsWith(PLATFORM.split('-')[0]));
+  const other = Object.keys(TARGETS).find(
+    (target) => TARGETS[target] !== PLATFORM && !TARGETS[target].startsWith(PLATFORM.split('-')[0]),
+  );
   const out = join(dir, 'other.vsix');
   await assert.rejects(
     packageVsix({ target: other, binary: join(ROOT, BINARY), out }),

@@ -46,7 +46,10 @@ test('the workflow runs what .ci/run runs', () => {
       // Split in the workflow: core tests + JS tests against the downloaded binary.
       assert.match(workflow, /run: cargo test --workspace/);
       assert.match(workflow, /run: npm run test:js/);
-      assert.equal(pkg.scripts.test, `npm run build:debug --silent && cargo test --workspace --quiet && ${pkg.scripts['test:js']}`);
+      assert.equal(
+        pkg.scripts.test,
+        `npm run build:debug --silent && cargo test --workspace --quiet && ${pkg.scripts['test:js']}`,
+      );
     } else if (command === 'npm run pack-check') {
       assert.ok(workflow.includes('run: npm run pack-check -- --prebuilt "$APP_NAME.linux-x64-gnu.node"'));
     } else {
@@ -73,9 +76,15 @@ test('a v* tag publishes after every check passed, then makes the GitHub release
   assert.match(workflow, /tags: \['v\*'\]/);
   const all = jobs();
   for (const name of RELEASE_JOBS) {
-    assert.ok(all.get(name).includes("if: ${{ startsWith(github.ref, 'refs/tags/v') }}"), `${name} runs on v* tags only`);
+    assert.ok(
+      all.get(name).includes("if: ${{ startsWith(github.ref, 'refs/tags/v') }}"),
+      `${name} runs on v* tags only`,
+    );
   }
-  const needs = all.get('publish').match(/needs: \[(.+)\]/)[1].split(', ');
+  const needs = all
+    .get('publish')
+    .match(/needs: \[(.+)\]/)[1]
+    .split(', ');
   assert.deepEqual(needs.sort(), [...all.keys()].filter((j) => !RELEASE_JOBS.includes(j)).sort());
   assert.match(all.get('github-release'), /needs: publish\n/);
   assert.match(workflow, /npx napi artifacts\n/);
@@ -91,11 +100,17 @@ test('every package is published with npm provenance, and the release notes carr
   assert.match(publish, /node scripts\/release-notes\.mjs --npm-dir npm --notes release-notes\.md --sums SHA256SUMS\n/);
   // The hashing runs after the binaries are in place and before anything is published.
   const order = ['npx napi artifacts', 'scripts/release-notes.mjs', 'npm publish'].map((s) => publish.indexOf(s));
-  assert.deepEqual([...order].sort((a, b) => a - b), order);
+  assert.deepEqual(
+    [...order].sort((a, b) => a - b),
+    order,
+  );
   assert.ok(order.every((i) => i > 0));
   const release = jobs().get('github-release');
   assert.match(release, /sha256sum --check --strict \.\.\/notes\/SHA256SUMS/);
-  assert.match(release, /gh release create "\$GITHUB_REF_NAME"[\s\S]+--notes-file notes\/release-notes\.md[\s\S]+release\/\*\.node notes\/SHA256SUMS/);
+  assert.match(
+    release,
+    /gh release create "\$GITHUB_REF_NAME"[\s\S]+--notes-file notes\/release-notes\.md[\s\S]+release\/\*\.node notes\/SHA256SUMS/,
+  );
 });
 
 // The hardening zizmor checks (.ci/run runs it); asserted here too so it
@@ -131,7 +146,10 @@ test('no permissions at the top; each job asks only for what it needs', () => {
   for (const [name, text] of jobs()) {
     const block = /^ {4}permissions:\n((?: {6}.+\n)+)/m.exec(text);
     assert.ok(block, `${name} has its own permissions`);
-    const grants = block[1].split('\n').filter(Boolean).map((l) => l.trim().replace(/ #.*$/, ''));
+    const grants = block[1]
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.trim().replace(/ #.*$/, ''));
     assert.deepEqual(grants, expected[name] ?? ['contents: read'], name);
   }
 });
@@ -139,7 +157,8 @@ test('no permissions at the top; each job asks only for what it needs', () => {
 test('checkouts keep no credentials; no cache anywhere (binaries built here are published)', () => {
   for (const [name, text] of jobs()) {
     for (const step of steps(text)) {
-      if (/^uses: actions\/checkout@/.test(step)) assert.match(step, /\n {10}persist-credentials: false\n/, `${name}: checkout`);
+      if (/^uses: actions\/checkout@/.test(step))
+        assert.match(step, /\n {10}persist-credentials: false\n/, `${name}: checkout`);
       if (/^uses: actions\/setup-node@/.test(step)) {
         assert.match(step, /\n {10}package-manager-cache: false\n/, `${name}: setup-node`);
         assert.doesNotMatch(step, /\n {10}cache:/, `${name}: setup-node`);
@@ -154,7 +173,9 @@ test('.ci/run and the lint job audit the workflows with the same zizmor, offline
   assert.match(ciRun, /zizmor --offline --strict-collection --min-severity medium \.github\/\n/);
   const version = ciRun.match(/^ZIZMOR_VERSION=(\S+)$/m)[1];
   assert.ok(
-    jobs().get('lint').includes(`run: pipx run zizmor==${version} --offline --strict-collection --min-severity medium .github/\n`),
+    jobs()
+      .get('lint')
+      .includes(`run: pipx run zizmor==${version} --offline --strict-collection --min-severity medium .github/\n`),
     `the lint job runs zizmor ${version}`,
   );
 });

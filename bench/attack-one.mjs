@@ -5,7 +5,17 @@
 // one JSON object: the host's peak RSS growth (VmHWM, Linux) during the
 // attack and the victim's worst delivery delay (wall clock, agent's write
 // to the host's handler), plus what the attack got back.
-import { closeSync, ftruncateSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  ftruncateSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +28,8 @@ const MiB = 1024 * 1024;
 const name = process.argv[2];
 const dir = mkdtempSync(join(tmpdir(), 'acp-attack-'));
 const now = () => performance.timeOrigin + performance.now();
-const status = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
+const status = (key) =>
+  Number(new RegExp(`${key}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
 
 // Documented budget (docs/limits.md) each attack runs into, MiB.
 const ATTACKS = {
@@ -51,7 +62,11 @@ const ATTACKS = {
     async run(ask, sid, attack) {
       const create = await ask('terminal/create', { sessionId: sid, command: 'sleep', args: ['60'] });
       const terminalId = create.sample[0].result.terminalId;
-      const r = await ask('terminal/wait_for_exit', { sessionId: sid, terminalId }, { count: 60000, waitFor: 60000 - 1024, cancelUnknown: 60000 });
+      const r = await ask(
+        'terminal/wait_for_exit',
+        { sessionId: sid, terminalId },
+        { count: 60000, waitFor: 60000 - 1024, cancelUnknown: 60000 },
+      );
       await attack('hold', {});
       return r;
     },
@@ -140,7 +155,11 @@ const ATTACKS = {
         // The agent makes its 8 MiB: building it here would stall the
         // host's JS thread (JSON.stringify alone takes 25-50 ms), which is
         // the driver's cost, not the attack's.
-        const r = await ask('fs/write_text_file', { sessionId: sid, path: 'w.txt' }, { cancel: true, fill: { key: 'content', bytes: 8 * MiB } });
+        const r = await ask(
+          'fs/write_text_file',
+          { sessionId: sid, path: 'w.txt' },
+          { cancel: true, fill: { key: 'content', bytes: 8 * MiB } },
+        );
         const replaced = statSync(join(dir, 'w.txt')).size !== 3;
         const kind = `${Object.keys(r.results)[0]}${replaced ? ' (replaced)' : ''}`;
         results[kind] = (results[kind] ?? 0) + 1;
@@ -210,7 +229,8 @@ const ATTACKS = {
     },
     async run(ask, sid) {
       const results = {};
-      for (let i = 0; i < 5; i++) tally(results, await ask('fs/read_text_file', { sessionId: sid, path: 'ctl.txt' }, { count: 4 }));
+      for (let i = 0; i < 5; i++)
+        tally(results, await ask('fs/read_text_file', { sessionId: sid, path: 'ctl.txt' }, { count: 4 }));
       return { results };
     },
   },
@@ -221,13 +241,17 @@ const ATTACKS = {
       const create = await ask('terminal/create', {
         sessionId: sid,
         command: process.execPath,
-        args: ['-e', `const b = Buffer.alloc(${16 * MiB}, 1); for (let i = 1; i < b.length; i += 2) b[i] = 0xff; process.stdout.write(b); setTimeout(() => {}, 60000)`],
+        args: [
+          '-e',
+          `const b = Buffer.alloc(${16 * MiB}, 1); for (let i = 1; i < b.length; i += 2) b[i] = 0xff; process.stdout.write(b); setTimeout(() => {}, 60000)`,
+        ],
         outputByteLimit: 16 * MiB,
       });
       const terminalId = create.sample[0].result.terminalId;
       await untilBig(ask, { sessionId: sid, terminalId });
       const results = {};
-      for (let i = 0; i < 3; i++) tally(results, await ask('terminal/output', { sessionId: sid, terminalId }, { count: 4 }));
+      for (let i = 0; i < 3; i++)
+        tally(results, await ask('terminal/output', { sessionId: sid, terminalId }, { count: 4 }));
       return { results };
     },
   },
@@ -239,7 +263,8 @@ const ATTACKS = {
       ftruncateSync(fd, 2 ** 40);
       closeSync(fd);
     },
-    run: (ask, sid) => ask('fs/read_text_file', { sessionId: sid, path: 'sparse.bin', line: 2 ** 53, limit: 2 ** 53 }, { count: 4 }),
+    run: (ask, sid) =>
+      ask('fs/read_text_file', { sessionId: sid, path: 'sparse.bin', line: 2 ** 53, limit: 2 ** 53 }, { count: 4 }),
   },
   'snapshot() of a 64 MiB \\u0001 view while it streams': {
     // The view (2 × 64 MiB), the event queue, and a snapshot's copy.
@@ -248,7 +273,13 @@ const ATTACKS = {
       const v = view(sid);
       // 2048 chunks of 64 KiB, a new message every 2 MiB: the view holds
       // its 64 MiB cap of text, then the oldest messages go.
-      const streaming = attack('updates', { sessionId: sid, count: 2048, bytes: 64 * 1024, text: '\u0001', perMessage: 32 });
+      const streaming = attack('updates', {
+        sessionId: sid,
+        count: 2048,
+        bytes: 64 * 1024,
+        text: '\u0001',
+        perMessage: 32,
+      });
       let done = false;
       void streaming.then(() => (done = true));
       let worst = 0;
@@ -346,7 +377,11 @@ let readErrors = 0;
 async function victimReads() {
   while (measuring) {
     const t = performance.now();
-    const got = await victim.request('_attack/ask', { method: 'fs/read_text_file', params: { sessionId: victimSession, path: 'victim.txt' } }, { timeoutMs: 0 });
+    const got = await victim.request(
+      '_attack/ask',
+      { method: 'fs/read_text_file', params: { sessionId: victimSession, path: 'victim.txt' } },
+      { timeoutMs: 0 },
+    );
     if (!measuring) break;
     if (!got.results.result) readErrors++;
     readWorst = Math.max(readWorst, performance.now() - t);
@@ -364,7 +399,9 @@ const hostile = new AcpClient({
   handlers: {
     'session/request_permission': (params, { signal }) => {
       handedOver();
-      return new Promise((resolve) => signal.addEventListener('abort', () => resolve({ outcome: { outcome: 'cancelled' } })));
+      return new Promise((resolve) =>
+        signal.addEventListener('abort', () => resolve({ outcome: { outcome: 'cancelled' } })),
+      );
     },
   },
   ...attack.options,
@@ -398,7 +435,13 @@ measuring = false;
 await reading;
 // The victim's reads inside the host: request read to reply sent (the
 // core's wait for a turn and the job), apart from the agents' side.
-const hostRead = Math.max(0, ...victim.history().filter((r) => r.kind === 'response' && r.method === 'fs/read_text_file').map((r) => r.durationMs));
+const hostRead = Math.max(
+  0,
+  ...victim
+    .history()
+    .filter((r) => r.kind === 'response' && r.method === 'fs/read_text_file')
+    .map((r) => r.durationMs),
+);
 loop.disable();
 const growth = status('VmHWM') - base;
 if (ticks === 0) {

@@ -36,19 +36,27 @@ const rows = [];
 for (const attack of ATTACKS.filter((a) => !only || a.includes(only))) {
   process.stderr.write(`  ${attack}\n`);
   try {
-    const out = execFileSync(process.execPath, ['--expose-gc', fileURLToPath(new URL('./attack-one.mjs', import.meta.url)), attack], {
-      encoding: 'utf8',
-      timeout: 600_000,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const out = execFileSync(
+      process.execPath,
+      ['--expose-gc', fileURLToPath(new URL('./attack-one.mjs', import.meta.url)), attack],
+      {
+        encoding: 'utf8',
+        timeout: 600_000,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     rows.push(JSON.parse(out.trim().split('\n').at(-1)));
   } catch (err) {
     rows.push({ attack, error: String(err.message).split('\n')[0] });
   }
 }
 const load = (l) => l.map((x) => x.toFixed(2)).join(' ');
-console.log(`Load average before: ${load(loadBefore)}, after: ${load(loadavg())} (2 shared cores: delays include waiting for a CPU).`);
-console.log('| attack | budget MB | host RSS growth MB | within budget + 50 | victim worst delay ms (ticks seen) | victim worst read ms (reads) | of which in the host ms | ≤ 50 ms | host loop stall ms | attack ms | what the attacker got |');
+console.log(
+  `Load average before: ${load(loadBefore)}, after: ${load(loadavg())} (2 shared cores: delays include waiting for a CPU).`,
+);
+console.log(
+  '| attack | budget MB | host RSS growth MB | within budget + 50 | victim worst delay ms (ticks seen) | victim worst read ms (reads) | of which in the host ms | ≤ 50 ms | host loop stall ms | attack ms | what the attacker got |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
   if (r.error) {
@@ -59,5 +67,7 @@ for (const r of rows) {
   const okDelay = r.worstDelayMs <= 50 && r.readWorstMs <= 50 && r.readErrors === 0 ? 'yes' : '**no**';
   const answers = JSON.stringify(r.answers ?? {}).replaceAll('|', '\\|');
   const read = `${r.readWorstMs} (${r.reads}${r.readErrors ? `, ${r.readErrors} failed` : ''})`;
-  console.log(`| ${r.attack} | ${r.budgetMB} | ${r.rssGrowthMB} | ${okMem} | ${r.worstDelayMs} (${r.ticks}) | ${read} | ${r.readInHostMs} | ${okDelay} | ${r.loopStallMs} | ${r.attackMs} | ${answers} |`);
+  console.log(
+    `| ${r.attack} | ${r.budgetMB} | ${r.rssGrowthMB} | ${okMem} | ${r.worstDelayMs} (${r.ticks}) | ${read} | ${r.readInHostMs} | ${okDelay} | ${r.loopStallMs} | ${r.attackMs} | ${answers} |`,
+  );
 }

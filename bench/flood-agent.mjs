@@ -50,14 +50,21 @@ function floodChunks(sessionId, count, textBytes) {
 
 /** The "stream to a UI" load (see the header); returns the bytes written. */
 async function uiFlood(out, sessionId, chunks, messages, toolUpdates) {
-  const line = (update) => JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId, update } }) + '\n';
+  const line = (update) =>
+    JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId, update } }) + '\n';
   const perMessage = Math.floor(chunks / messages);
   const updatesPerTool = Math.floor(toolUpdates / messages);
   let bytes = 0;
   for (let m = 0; m < messages; m++) {
     const toolCallId = `call_${m}`;
-    const parts = [line({ sessionUpdate: 'tool_call', toolCallId, title: `Tool ${m}`, kind: 'execute', status: 'pending' })];
-    const chunk = line({ sessionUpdate: 'agent_message_chunk', messageId: `msg_${m}`, content: { type: 'text', text: `${m}`.padEnd(64, 'x') } });
+    const parts = [
+      line({ sessionUpdate: 'tool_call', toolCallId, title: `Tool ${m}`, kind: 'execute', status: 'pending' }),
+    ];
+    const chunk = line({
+      sessionUpdate: 'agent_message_chunk',
+      messageId: `msg_${m}`,
+      content: { type: 'text', text: `${m}`.padEnd(64, 'x') },
+    });
     const every = Math.max(1, Math.floor(perMessage / Math.max(1, updatesPerTool)));
     let sentUpdates = 0;
     for (let i = 0; i < perMessage; i++) {
@@ -65,7 +72,14 @@ async function uiFlood(out, sessionId, chunks, messages, toolUpdates) {
       if ((i + 1) % every === 0 && sentUpdates < updatesPerTool) {
         sentUpdates++;
         const done = sentUpdates === updatesPerTool;
-        parts.push(line({ sessionUpdate: 'tool_call_update', toolCallId, status: done ? 'completed' : 'in_progress', rawOutput: { progress: sentUpdates } }));
+        parts.push(
+          line({
+            sessionUpdate: 'tool_call_update',
+            toolCallId,
+            status: done ? 'completed' : 'in_progress',
+            rawOutput: { progress: sentUpdates },
+          }),
+        );
       }
     }
     const buf = Buffer.from(parts.join(''));
@@ -98,7 +112,8 @@ async function flood(out, sessionId, count, textBytes) {
 function realTurns(name, sessionId) {
   return turns(name).map((make) => {
     const lines = [];
-    for (const update of make()) lines.push(JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId, update } }));
+    for (const update of make())
+      lines.push(JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId, update } }));
     return { buf: Buffer.from(lines.join('\n') + '\n'), updates: lines.length };
   });
 }
@@ -180,7 +195,12 @@ function serve() {
         return send({
           jsonrpc: '2.0',
           id: msg.id,
-          result: { protocolVersion: 1, agentCapabilities: {}, authMethods: [], agentInfo: { name: 'flood-agent', version: '1.0.0' } },
+          result: {
+            protocolVersion: 1,
+            agentCapabilities: {},
+            authMethods: [],
+            agentInfo: { name: 'flood-agent', version: '1.0.0' },
+          },
         });
       case 'session/new':
         return send({ jsonrpc: '2.0', id: msg.id, result: { sessionId: 'sess_1' } });
@@ -189,7 +209,8 @@ function serve() {
       case '_bench/ping':
         return send({ jsonrpc: '2.0', id: msg.id, result: {} });
       default:
-        if (msg.id !== undefined) send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } });
+        if (msg.id !== undefined)
+          send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } });
     }
   });
   rl.on('close', () => process.exit(0));

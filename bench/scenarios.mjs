@@ -4,7 +4,12 @@ export const SCENARIOS = {
   large: { title: '20k updates of 16 KB', prompt: 'large:20000:16384', updates: 20_000 },
   permission: { title: '2,000 sequential permission round trips', prompt: 'permission:2000', roundTrips: 2000 },
   ping: { title: '5,000 sequential ping requests', pings: 5000 },
-  slow: { title: 'flood of 20k × 16 KB into a handler that awaits', prompt: 'large:20000:16384', updates: 20_000, slowHandler: true },
+  slow: {
+    title: 'flood of 20k × 16 KB into a handler that awaits',
+    prompt: 'large:20000:16384',
+    updates: 20_000,
+    slowHandler: true,
+  },
 };
 
 // "Stream to a UI" (bench/ui.mjs): text chunks of 64 B across messages,

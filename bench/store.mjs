@@ -37,7 +37,9 @@ const scratch = () => mkdtempSync(join(os.tmpdir(), 'acp-bench-store-'));
 function flood() {
   say('## 1. Flood: the per-message path with a recorded session');
   say();
-  say(`Medians of ${REPEAT} fresh processes (bench/run-one.mjs, native client). CPU is the whole process (reader, writer thread, JS).`);
+  say(
+    `Medians of ${REPEAT} fresh processes (bench/run-one.mjs, native client). CPU is the whole process (reader, writer thread, JS).`,
+  );
   say();
   say('| scenario | variant | wall ms | CPU µs/msg | max loop delay ms | peak RSS MB | views written | coalesced |');
   say('|---|---|---|---|---|---|---|---|');
@@ -57,7 +59,9 @@ function flood() {
       }
       const extra = stats ? `| ${stats.viewsWritten} | ${stats.coalesced} |` : '| — | — |';
       const m = (k) => median(runs.map((r) => r[k]));
-      say(`| ${scenario} | ${variant} | ${m('wallMs').toFixed(0)} | ${m('cpuUsPerMsg').toFixed(2)} | ${m('maxLoopDelayMs').toFixed(1)} | ${m('peakRssMb').toFixed(0)} ${extra}`);
+      say(
+        `| ${scenario} | ${variant} | ${m('wallMs').toFixed(0)} | ${m('cpuUsPerMsg').toFixed(2)} | ${m('maxLoopDelayMs').toFixed(1)} | ${m('peakRssMb').toFixed(0)} ${extra}`,
+      );
     }
   }
   say();
@@ -73,7 +77,9 @@ const agentText = (view) =>
 
 /** The agent text the mock agent kept in its history file. */
 function historyText(dir, sessionId) {
-  const lines = readFileSync(join(dir, `${encodeURIComponent(sessionId)}.ndjson`), 'utf8').split('\n').filter(Boolean);
+  const lines = readFileSync(join(dir, `${encodeURIComponent(sessionId)}.ndjson`), 'utf8')
+    .split('\n')
+    .filter(Boolean);
   return lines
     .map((l) => JSON.parse(l))
     .filter((u) => u.sessionUpdate === 'agent_message_chunk')
@@ -105,7 +111,12 @@ async function killOnce(flags, how) {
     await r.client.close();
     await store.close();
     const want = (how === 'load' ? agentKept : stored) + 'after';
-    return { ok: r.how === how && recovered === want, got: r.how, storedChars: stored.length, agentChars: agentKept.length };
+    return {
+      ok: r.how === how && recovered === want,
+      got: r.how,
+      storedChars: stored.length,
+      agentChars: agentKept.length,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -114,7 +125,9 @@ async function killOnce(flags, how) {
 async function agentKills() {
   say(`## 2. kill -9 of the agent mid-turn, ${KILLS} times each`);
   say();
-  say('The recovered view must equal the stored view plus what followed (with `load`, the agent replays its own history: that plus what followed), each entry once.');
+  say(
+    'The recovered view must equal the stored view plus what followed (with `load`, the agent replays its own history: that plus what followed), each entry once.',
+  );
   say();
   say('| agent offers | recovered by | equal | agent text the store lacked at the kill (chars, median) |');
   say('|---|---|---|---|');
@@ -204,7 +217,10 @@ async function hostKills() {
 
 // ---- 4. 10,000 sessions ---------------------------------------------------
 
-const WORDS = 'alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango'.split(' ');
+const WORDS =
+  'alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango'.split(
+    ' ',
+  );
 
 async function bigStore() {
   const dir = scratch();
@@ -213,9 +229,17 @@ async function bigStore() {
     const rec = store[RECORDER];
     const t0 = performance.now();
     for (let i = 0; i < 10_000; i++) {
-      const text = Array.from({ length: 200 }, (_, j) => WORDS[(i * 7 + j * 13) % WORDS.length]).join(' ') + ` unique${i}`;
+      const text =
+        Array.from({ length: 200 }, (_, j) => WORDS[(i * 7 + j * 13) % WORDS.length]).join(' ') + ` unique${i}`;
       const view = { sessionId: `a${i}`, entries: [{ index: 0, kind: 'agent', content: [{ type: 'text', text }] }] };
-      rec.create({ id: `s_${String(i).padStart(32, '0')}`, agent: { command: 'agent' }, agentSessionId: `a${i}`, cwd: '/w', title: `session ${i}`, view });
+      rec.create({
+        id: `s_${String(i).padStart(32, '0')}`,
+        agent: { command: 'agent' },
+        agentSessionId: `a${i}`,
+        cwd: '/w',
+        title: `session ${i}`,
+        view,
+      });
       rec.journal(`s_${String(i).padStart(32, '0')}`, 'prompt', { prompt: [{ type: 'text', text: `question ${i}` }] });
     }
     await store.flush();
@@ -236,7 +260,9 @@ async function bigStore() {
     await store.close();
     say('## 4. A store of 10,000 sessions');
     say();
-    say(`Filled in ${(fillMs / 1000).toFixed(1)} s (10,000 sessions, a 1.4 KB view and a prompt each, through the writer thread). Medians of 20 calls, from JS:`);
+    say(
+      `Filled in ${(fillMs / 1000).toFixed(1)} s (10,000 sessions, a 1.4 KB view and a prompt each, through the writer thread). Medians of 20 calls, from JS:`,
+    );
     say();
     say('| call | ms |');
     say('|---|---|');
@@ -252,7 +278,9 @@ async function bigStore() {
 
 say('# Session store benchmarks');
 say();
-say(`${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}.`);
+say(
+  `${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}.`,
+);
 say();
 const only = process.argv[2];
 if (!only || only === 'flood') flood();

@@ -72,7 +72,14 @@ async function host(heapMb) {
   await sleep(200);
   const aged = reaperMemory();
   await Promise.all(alive.map((c) => c.close()));
-  return { spawnMs: median(spawnMs), spawnP90: p90(spawnMs), initMs: median(initMs), initP90: p90(initMs), fresh, aged };
+  return {
+    spawnMs: median(spawnMs),
+    spawnP90: p90(spawnMs),
+    initMs: median(initMs),
+    initP90: p90(initMs),
+    fresh,
+    aged,
+  };
 }
 
 if (process.argv[2] === '--host') {
@@ -88,7 +95,11 @@ if (process.argv[2] === '--host') {
         const env = { ...process.env };
         if (mechanism === 'group') env.ACP_NATIVE_PROCESS_TREE = 'group';
         else delete env.ACP_NATIVE_PROCESS_TREE;
-        const out = execFileSync(process.execPath, [self, '--host', String(heapMb)], { env, encoding: 'utf8', timeout: 600_000 });
+        const out = execFileSync(process.execPath, [self, '--host', String(heapMb)], {
+          env,
+          encoding: 'utf8',
+          timeout: 600_000,
+        });
         (runs[`${mechanism} ${heapMb}`] ??= []).push(JSON.parse(out.trim().split('\n').pop()));
         process.stderr.write(`  run ${i + 1}/${REPEAT}: ${mechanism}, host heap ${heapMb} MB\n`);
       }
@@ -97,7 +108,8 @@ if (process.argv[2] === '--host') {
   const rows = Object.entries(runs).map(([key, rs]) => {
     const [mechanism, heapMb] = key.split(' ');
     const med = (pick) => (rs.some((r) => pick(r) == null) ? null : median(rs.map(pick)));
-    const memory = (which) => (rs[0][which] ? Object.fromEntries(['rss', 'pss', 'priv', 'pte'].map((k) => [k, med((r) => r[which][k])])) : null);
+    const memory = (which) =>
+      rs[0][which] ? Object.fromEntries(['rss', 'pss', 'priv', 'pte'].map((k) => [k, med((r) => r[which][k])])) : null;
     return {
       mechanism,
       heapMb,
@@ -111,8 +123,15 @@ if (process.argv[2] === '--host') {
   });
   const f = (v, d = 1) => (v === undefined || v === null ? '—' : v.toFixed(d));
   const mem = (m, k) => (m ? f(m[k], 2) : '—');
-  console.log(`\nspawn cost, ${SPAWNS} sequential agents (median / p90; medians of ${REPEAT} runs), and per reaper with ${AGENTS} agents alive; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
-  console.log('| mechanism | host heap | spawn call ms | spawn→initialize ms | reaper RSS MB | reaper PSS MB | reaper private MB | reaper page tables MB | private after host rewrites heap MB |');
+  console.log(
+    `\nspawn cost, ${SPAWNS} sequential agents (median / p90; medians of ${REPEAT} runs), and per reaper with ${AGENTS} agents alive; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}\n`,
+  );
+  console.log(
+    '| mechanism | host heap | spawn call ms | spawn→initialize ms | reaper RSS MB | reaper PSS MB | reaper private MB | reaper page tables MB | private after host rewrites heap MB |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     console.log(

@@ -28,18 +28,20 @@ if (mode !== 'cpu' && mode !== 'stall') throw new Error(`mode: cpu or stall, not
 const scenario = process.argv[4] ?? 'backToBack';
 const agentPath = fileURLToPath(new URL('./flood-agent.mjs', import.meta.url));
 const realistic = scenario !== 'backToBack';
-if (realistic && REAL[scenario] === undefined) throw new Error(`scenario: backToBack or one of ${Object.keys(REAL).join(', ')}`);
+if (realistic && REAL[scenario] === undefined)
+  throw new Error(`scenario: backToBack or one of ${Object.keys(REAL).join(', ')}`);
 const agentArgs = realistic ? [agentPath, '--real', scenario] : [agentPath];
 // The prompts of the run; each result's _meta.updates says how many
 // updates it brought (the back-to-back flood: its chunks and tool events).
-const scripts = realistic ? Array.from({ length: REAL[scenario].prompts }, (_, t) => `real:${t}`) : [`ui:${UI.chunks}:${UI.messages}:${UI.toolUpdates}`];
+const scripts = realistic
+  ? Array.from({ length: REAL[scenario].prompts }, (_, t) => `real:${t}`)
+  : [`ui:${UI.chunks}:${UI.messages}:${UI.toolUpdates}`];
 const BACK_TO_BACK_UPDATES = UI.chunks + UI.messages + UI.toolUpdates;
 let updates = 0;
 const counted = (result) => {
   updates += realistic ? result._meta.updates : BACK_TO_BACK_UPDATES;
   return result;
 };
-
 
 // A UI: each change (or update) is applied to the state the UI renders.
 let run;
@@ -52,7 +54,11 @@ if (clientName === 'idle') {
   run = {
     prompt: () =>
       new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [...agentArgs, '--standalone', realistic ? 'real:0' : `small:${UI.chunks}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+        const child = spawn(
+          process.execPath,
+          [...agentArgs, '--standalone', realistic ? 'real:0' : `small:${UI.chunks}`],
+          { stdio: ['ignore', 'ignore', 'pipe'] },
+        );
         let report = '';
         child.stderr.on('data', (d) => (report += d));
         child.on('error', reject);

@@ -35,12 +35,19 @@ async function main(argv) {
       if (parsed.agentId !== undefined) {
         // A registry id: installed (with a progress bar) and launched without a wrapper.
         const { makeManager, progressPrinter } = await import('./agents.mjs');
-        const launch = await reportingOwnErrors(() => makeManager(options).launch(parsed.agentId, { onProgress: progressPrinter() }));
+        const launch = await reportingOwnErrors(() =>
+          makeManager(options).launch(parsed.agentId, { onProgress: progressPrinter() }),
+        );
         if (launch === 1) return 1;
         agent = { command: launch.command, args: launch.args };
         env = launch.env;
       }
-      return runChat({ agent, cwd: options.cwd, showStderr: options.stderr === true, clientOptions: { ...builtins(options), ...(env ? { env } : {}) } });
+      return runChat({
+        agent,
+        cwd: options.cwd,
+        showStderr: options.stderr === true,
+        clientOptions: { ...builtins(options), ...(env ? { env } : {}) },
+      });
     }
     case 'agents': {
       const { runAgents } = await import('./agents.mjs');

@@ -66,18 +66,41 @@ Options:
 export class UsageError extends Error {}
 
 const SPECS = {
-  chat: { values: ['--cwd', '--agent', '--store', '--index'], flags: ['--stderr', '--fs', '--terminals', '--offline'], agent: true },
+  chat: {
+    values: ['--cwd', '--agent', '--store', '--index'],
+    flags: ['--stderr', '--fs', '--terminals', '--offline'],
+    agent: true,
+  },
   record: { values: ['--cwd', '--out'], flags: ['--stderr', '--fs', '--terminals'], agent: true, required: ['--out'] },
   replay: { values: [], flags: ['--realtime'], agent: false },
   // With --load, the positionals are the agent command; else one FILE.
   export: {
-    values: ['--format', '--session', '--out', '--load', '--cwd', '--max-entries', '--max-text-bytes', '--max-total-bytes', '--max-sessions', '--max-line-bytes'],
+    values: [
+      '--format',
+      '--session',
+      '--out',
+      '--load',
+      '--cwd',
+      '--max-entries',
+      '--max-text-bytes',
+      '--max-total-bytes',
+      '--max-sessions',
+      '--max-line-bytes',
+    ],
     flags: [],
     agent: false,
   },
   doctor: { values: ['--binary'], flags: ['--json'], agent: false, file: false },
-  agents: { values: ['--store', '--index', '--version', '--cwd'], flags: ['--json', '--offline', '--refresh'], agent: false },
-  sessions: { values: ['--store', '--limit', '--format', '--out', '--cwd'], flags: ['--json', '--stderr', '--fs', '--terminals'], agent: false },
+  agents: {
+    values: ['--store', '--index', '--version', '--cwd'],
+    flags: ['--json', '--offline', '--refresh'],
+    agent: false,
+  },
+  sessions: {
+    values: ['--store', '--limit', '--format', '--out', '--cwd'],
+    flags: ['--json', '--stderr', '--fs', '--terminals'],
+    agent: false,
+  },
 };
 
 const AGENTS_SUBCOMMANDS = { list: false, info: true, install: true, remove: true, probe: true }; // → needs an ID
@@ -87,8 +110,10 @@ const SESSION_ACTIONS = { list: 0, search: 1, show: 1, export: 1, resume: 1 };
 /** `sessions ACTION [ARG] [-- agent command]`. */
 function sessionsCommand(options, positional, agentArgv) {
   const [action, ...args] = positional;
-  if (!(action in SESSION_ACTIONS)) throw new UsageError(`sessions needs one of ${Object.keys(SESSION_ACTIONS).join(', ')}`);
-  if (args.length !== SESSION_ACTIONS[action]) throw new UsageError(`sessions ${action} needs ${SESSION_ACTIONS[action] ? 'one argument' : 'no argument'}`);
+  if (!(action in SESSION_ACTIONS))
+    throw new UsageError(`sessions needs one of ${Object.keys(SESSION_ACTIONS).join(', ')}`);
+  if (args.length !== SESSION_ACTIONS[action])
+    throw new UsageError(`sessions ${action} needs ${SESSION_ACTIONS[action] ? 'one argument' : 'no argument'}`);
   if (agentArgv.length > 0 && action !== 'resume') throw new UsageError(`sessions ${action} takes no agent command`);
   const agent = agentArgv.length > 0 ? { command: agentArgv[0], args: agentArgv.slice(1) } : undefined;
   return { command: 'sessions', options, action, arg: args[0], agent };
@@ -101,7 +126,8 @@ function sessionsCommand(options, positional, agentArgv) {
  */
 export function parseArgs(argv) {
   const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') return { command: 'help' };
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help')
+    return { command: 'help' };
   if (command === '--version' || command === '-v') return { command: 'version' };
   const spec = SPECS[command];
   if (!spec) throw new UsageError(`unknown command '${command}'`);
@@ -140,9 +166,11 @@ export function parseArgs(argv) {
 
   if (command === 'agents') {
     const [sub, id, ...extra] = positional;
-    if (!(sub in AGENTS_SUBCOMMANDS)) throw new UsageError(`agents needs one of ${Object.keys(AGENTS_SUBCOMMANDS).join(', ')}`);
+    if (!(sub in AGENTS_SUBCOMMANDS))
+      throw new UsageError(`agents needs one of ${Object.keys(AGENTS_SUBCOMMANDS).join(', ')}`);
     if (AGENTS_SUBCOMMANDS[sub] && id === undefined) throw new UsageError(`agents ${sub} needs an agent ID`);
-    if (extra.length || (!AGENTS_SUBCOMMANDS[sub] && id !== undefined)) throw new UsageError(`agents ${sub}: unexpected argument '${extra[0] ?? id}'`);
+    if (extra.length || (!AGENTS_SUBCOMMANDS[sub] && id !== undefined))
+      throw new UsageError(`agents ${sub}: unexpected argument '${extra[0] ?? id}'`);
     return { command, options, sub, id };
   }
   if (command === 'chat' && options.agent !== undefined) {

@@ -18,7 +18,15 @@ const QUIT = Symbol('quit');
  * `clientOptions` are merged into the AcpClient options (`record` adds its
  * trace hook there).
  */
-export async function runChat({ agent, cwd: cwdOption, showStderr = false, clientOptions = {}, resume, stdin = process.stdin, stdout = process.stdout }) {
+export async function runChat({
+  agent,
+  cwd: cwdOption,
+  showStderr = false,
+  clientOptions = {},
+  resume,
+  stdin = process.stdin,
+  stdout = process.stdout,
+}) {
   const cwd = resolve(cwdOption ?? '.'); // ACP wants an absolute session cwd
   let input;
   const renderer = new Renderer(stdout, { beforeWrite: () => input?.breakLine() });
@@ -87,14 +95,27 @@ export async function runChat({ agent, cwd: cwdOption, showStderr = false, clien
       return 1;
     }
     // Each line of the agent's stderr marked as such (it cannot pass for the chat's own lines).
-    client.on('stderr', (text) => renderer.note(text.replace(/\n$/, '').split('\n').map((l) => `agent stderr: ${one(l)}`).join('\n')));
+    client.on('stderr', (text) =>
+      renderer.note(
+        text
+          .replace(/\n$/, '')
+          .split('\n')
+          .map((l) => `agent stderr: ${one(l)}`)
+          .join('\n'),
+      ),
+    );
     client.on('protocolNoise', ({ line }) => renderer.note(`agent stdout (not JSON): ${one(line.slice(0, 200))}`));
     client.on('protocolError', ({ kind, message }) => renderer.note(`protocol error (${one(kind)}): ${one(message)}`));
     client.on('handlerError', (err) => renderer.error(`handler error: ${err?.message ?? err}`));
     client.on('exit', (info) => {
       if (quitting) return;
       renderer.error(`The agent exited (${info.signal ? `signal ${info.signal}` : `code ${info.exitCode}`}).`);
-      const tail = (info.stderrTail ?? '').trim().split('\n').slice(-10).map((l) => `agent stderr: ${one(l)}`).join('\n');
+      const tail = (info.stderrTail ?? '')
+        .trim()
+        .split('\n')
+        .slice(-10)
+        .map((l) => `agent stderr: ${one(l)}`)
+        .join('\n');
       if (tail) renderer.note(tail);
       requestQuit(1);
     });
@@ -109,8 +130,14 @@ export async function runChat({ agent, cwd: cwdOption, showStderr = false, clien
       if (recovered === QUIT) return exitCode;
       sessionId = recovered.sessionId;
       view = client.session(sessionId, { forward: false });
-      const how = { resume: 'resumed by the agent', load: 'loaded by the agent', fresh: 'as a new agent session (the agent does not know the history shown)' }[recovered.how];
-      renderer.note(`Stored session ${one(resume)} continued ${how}${recovered.reason ? ` (${one(recovered.reason)})` : ''}.`);
+      const how = {
+        resume: 'resumed by the agent',
+        load: 'loaded by the agent',
+        fresh: 'as a new agent session (the agent does not know the history shown)',
+      }[recovered.how];
+      renderer.note(
+        `Stored session ${one(resume)} continued ${how}${recovered.reason ? ` (${one(recovered.reason)})` : ''}.`,
+      );
     } else {
       const session = await untilQuit(client.newSession({ cwd }));
       if (session === QUIT) return exitCode;
@@ -121,7 +148,9 @@ export async function runChat({ agent, cwd: cwdOption, showStderr = false, clien
     const state = view.snapshot();
     renderer.viewStarted(state);
     view.on('change', (changes) => renderer.changes(changes, applyChanges(state, changes)));
-    renderer.note(`Connected to ${name}, session ${one(sessionId)}. Enter a prompt; Ctrl-C cancels a turn, Ctrl-C when idle or Ctrl-D exits.`);
+    renderer.note(
+      `Connected to ${name}, session ${one(sessionId)}. Enter a prompt; Ctrl-C cancels a turn, Ctrl-C when idle or Ctrl-D exits.`,
+    );
 
     for (;;) {
       const text = await untilQuit(input.next('> '));

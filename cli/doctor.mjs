@@ -82,7 +82,10 @@ function expectedBinary(binaryName, packageName) {
   if (existsSync(local)) return { path: local, source: 'local build next to the package' };
   try {
     const requireHere = createRequire(join(ROOT, 'lib', 'loader.js'));
-    return { path: join(dirname(requireHere.resolve(`${packageName}/package.json`)), file), source: `package ${packageName}` };
+    return {
+      path: join(dirname(requireHere.resolve(`${packageName}/package.json`)), file),
+      source: `package ${packageName}`,
+    };
   } catch {
     return { path: null, source: null };
   }
@@ -129,10 +132,19 @@ function glibcNeeds(bytes, libcInfo) {
     const needed = highestGlibc(versionNeeds(bytes));
     if (!needed) return { needs: null, ok: true, note: 'needs no glibc symbol versions (a musl or static build)' };
     const name = glibcVersionName(needed);
-    if (libcInfo?.family !== 'glibc') return { needs: name, ok: false, note: `a glibc build, but this system's libc is ${libcInfo?.family ?? 'not glibc'}` };
+    if (libcInfo?.family !== 'glibc')
+      return {
+        needs: name,
+        ok: false,
+        note: `a glibc build, but this system's libc is ${libcInfo?.family ?? 'not glibc'}`,
+      };
     const runtime = libcInfo.version.split('.').map(Number);
     const ok = !newerThan(needed, runtime);
-    return { needs: name, ok, note: ok ? `this system has ${libcInfo.version}` : `this system has only ${libcInfo.version}` };
+    return {
+      needs: name,
+      ok,
+      note: ok ? `this system has ${libcInfo.version}` : `this system has only ${libcInfo.version}`,
+    };
   } catch (err) {
     return { needs: null, ok: false, error: err.message };
   }
@@ -147,7 +159,8 @@ function tryLoad(target) {
     timeout: LOAD_TIMEOUT_MS,
     maxBuffer: 1024 * 1024,
   });
-  if (child.error?.code === 'ETIMEDOUT') return { ok: false, errors: [`loading it did not finish within ${LOAD_TIMEOUT_MS / 1000} s`] };
+  if (child.error?.code === 'ETIMEDOUT')
+    return { ok: false, errors: [`loading it did not finish within ${LOAD_TIMEOUT_MS / 1000} s`] };
   if (child.error) return { ok: false, errors: [`could not run the load check: ${child.error.message}`] };
   try {
     return JSON.parse(child.stdout);
@@ -187,8 +200,11 @@ export function diagnose({ binary } = {}) {
   const stat = path ? statSync(path, { throwIfNoEntry: false }) : undefined;
   if (stat?.isFile()) {
     const { sha256, head } = hashFile(path, stat.size);
-    const glibc = head ? glibcNeeds(head, libcInfo) : { needs: null, ok: false, error: `larger than ${MAX_ELF_BYTES} bytes: not read` };
-    if (glibc && !glibc.ok) problems.push(glibc.error ? `cannot read ${path}: ${glibc.error}` : `needs ${glibc.needs}: ${glibc.note}`);
+    const glibc = head
+      ? glibcNeeds(head, libcInfo)
+      : { needs: null, ok: false, error: `larger than ${MAX_ELF_BYTES} bytes: not read` };
+    if (glibc && !glibc.ok)
+      problems.push(glibc.error ? `cannot read ${path}: ${glibc.error}` : `needs ${glibc.needs}: ${glibc.note}`);
     const source = realPath(path) === realPath(expected.path) ? expected.source : 'what the loader loaded';
     file = { path, source, bytes: stat.size, sha256, glibc };
   } else if (stat) {
@@ -228,7 +244,8 @@ export function formatReport(d) {
     out += row('size', `${d.binary.bytes} bytes`);
     out += row('sha256', d.binary.sha256);
     const g = d.binary.glibc;
-    if (g) out += row('glibc', g.error ? `unreadable: ${g.error}` : `${g.needs ?? 'none'}${g.note ? ` (${g.note})` : ''}`);
+    if (g)
+      out += row('glibc', g.error ? `unreadable: ${g.error}` : `${g.needs ?? 'none'}${g.note ? ` (${g.note})` : ''}`);
   } else {
     out += row('binary', 'not found');
   }

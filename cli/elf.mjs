@@ -24,7 +24,9 @@ export class ElfError extends Error {
 function reader(buf, littleEndian) {
   const check = (offset, size) => {
     if (!Number.isSafeInteger(offset) || offset < 0 || offset + size > buf.length) {
-      throw new ElfError(`truncated or corrupt ELF: read of ${size} bytes at ${offset} past the end (${buf.length} bytes)`);
+      throw new ElfError(
+        `truncated or corrupt ELF: read of ${size} bytes at ${offset} past the end (${buf.length} bytes)`,
+      );
     }
   };
   return {
@@ -46,7 +48,8 @@ function reader(buf, littleEndian) {
     cstring(offset, end) {
       check(offset, 1);
       const stop = buf.indexOf(0, offset);
-      if (stop < 0 || stop >= Math.min(end, buf.length)) throw new ElfError(`corrupt ELF: unterminated string at ${offset}`);
+      if (stop < 0 || stop >= Math.min(end, buf.length))
+        throw new ElfError(`corrupt ELF: unterminated string at ${offset}`);
       return buf.toString('latin1', offset, stop);
     },
   };

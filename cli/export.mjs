@@ -34,7 +34,9 @@ export async function runExport({ file, agent, options }) {
   const { view, recording } = limits;
   let text;
   try {
-    const sessions = agent ? await fromAgent(agent, options, view) : await fromRecording(file, options.session, view, recording);
+    const sessions = agent
+      ? await fromAgent(agent, options, view)
+      : await fromRecording(file, options.session, view, recording);
     // One string: with limits raised far, V8's string cap (RangeError) is
     // an error like the others, not a crash.
     const states = sessions.map((s) => s.state);
@@ -66,23 +68,35 @@ function numericOptions(options) {
     const text = options[flag];
     if (text === undefined) continue;
     const n = Number(text);
-    if (!/^[0-9]+$/.test(text) || n < 1 || n > 0xffffffff) return `--${flag} must be a whole number from 1 to 4294967295, not '${text}'`;
+    if (!/^[0-9]+$/.test(text) || n < 1 || n > 0xffffffff)
+      return `--${flag} must be a whole number from 1 to 4294967295, not '${text}'`;
     limits[group][name] = n;
   }
   return limits;
 }
 
-async function fromRecording(file, sessionId, viewLimits, { maxSessions = FOLD_LIMITS.maxSessions, maxLineBytes = RECORDING_LIMITS.maxLineBytes }) {
+async function fromRecording(
+  file,
+  sessionId,
+  viewLimits,
+  { maxSessions = FOLD_LIMITS.maxSessions, maxLineBytes = RECORDING_LIMITS.maxLineBytes },
+) {
   const fold = new RecordingFold(viewLimits, { maxSessions });
   const skipped = { tooLong: 0, tooDeep: 0, tooWide: 0 };
   for await (const entry of recordingEntries(file, { maxLineBytes, maxDepth: RECORDING_LIMITS.maxDepth })) {
     if (entry.skipped) skipped[entry.skipped]++;
     else if (entry.record && entry.msg) fold.push(entry.record, entry.msg);
   }
-  if (skipped.tooLong > 0) say(`${file}: skipped ${skipped.tooLong} line(s) longer than ${maxLineBytes} bytes (--max-line-bytes)`);
-  if (skipped.tooDeep > 0) say(`${file}: skipped ${skipped.tooDeep} line(s) nested deeper than ${RECORDING_LIMITS.maxDepth}`);
-  if (skipped.tooWide > 0) say(`${file}: skipped ${skipped.tooWide} line(s) with more than ${RECORDING_LIMITS.maxValues} JSON values`);
-  if (fold.skippedUpdates > 0) say(`${file}: skipped ${fold.skippedUpdates} message(s) of sessions after the first ${maxSessions} (--max-sessions)`);
+  if (skipped.tooLong > 0)
+    say(`${file}: skipped ${skipped.tooLong} line(s) longer than ${maxLineBytes} bytes (--max-line-bytes)`);
+  if (skipped.tooDeep > 0)
+    say(`${file}: skipped ${skipped.tooDeep} line(s) nested deeper than ${RECORDING_LIMITS.maxDepth}`);
+  if (skipped.tooWide > 0)
+    say(`${file}: skipped ${skipped.tooWide} line(s) with more than ${RECORDING_LIMITS.maxValues} JSON values`);
+  if (fold.skippedUpdates > 0)
+    say(
+      `${file}: skipped ${fold.skippedUpdates} message(s) of sessions after the first ${maxSessions} (--max-sessions)`,
+    );
   const ids = fold.sessionIds();
   const one = (id) => ({ state: fold.state(id), prompts: fold.prompts(id) });
   if (sessionId !== undefined) {

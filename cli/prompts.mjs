@@ -128,7 +128,9 @@ export async function choosePermission(input, renderer, params, signal) {
     const n = Number(text);
     // A name picks an option only if it names one: look-alikes need the number.
     const named = options.filter((o, i) => o?.optionId === text || names[i].toLowerCase() === text.toLowerCase());
-    const option = (Number.isInteger(n) && n >= 1 && n <= options.length ? options[n - 1] : undefined) ?? (named.length === 1 ? named[0] : undefined);
+    const option =
+      (Number.isInteger(n) && n >= 1 && n <= options.length ? options[n - 1] : undefined) ??
+      (named.length === 1 ? named[0] : undefined);
     if (option) return { outcome: 'selected', optionId: option?.optionId };
     renderer.note(`Type a number from 1 to ${options.length} (Ctrl-C cancels the turn).`);
   }

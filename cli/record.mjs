@@ -29,13 +29,20 @@ export async function runRecord({ agent, cwd, showStderr, out, clientOptions = {
       write(record);
       count++;
     };
-    code = await runChat({ agent, cwd, showStderr, clientOptions: { ...clientOptions, trace, traceMaxPayloadBytes: Infinity } });
+    code = await runChat({
+      agent,
+      cwd,
+      showStderr,
+      clientOptions: { ...clientOptions, trace, traceMaxPayloadBytes: Infinity },
+    });
   } finally {
     try {
       file.commit();
       process.stderr.write(`acp-native: recorded ${count} messages to ${sanitizeForTerminal(out)}\n`);
     } catch (err) {
-      process.stderr.write(`acp-native: cannot write the recording: ${sanitizeForTerminal(err.message)}; it is in ${sanitizeForTerminal(file.tempPath)}\n`);
+      process.stderr.write(
+        `acp-native: cannot write the recording: ${sanitizeForTerminal(err.message)}; it is in ${sanitizeForTerminal(file.tempPath)}\n`,
+      );
       code = 1;
     }
   }

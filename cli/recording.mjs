@@ -18,7 +18,12 @@ export const VERSION = 1;
  * maxReplayBytes: what `replay` keeps in memory (payloads, and
  * RECORD_OVERHEAD bytes per message).
  */
-export const RECORDING_LIMITS = Object.freeze({ maxLineBytes: 128 * 1024 * 1024, maxDepth: 512, maxValues: 1_000_000, maxReplayBytes: 256 * 1024 * 1024 });
+export const RECORDING_LIMITS = Object.freeze({
+  maxLineBytes: 128 * 1024 * 1024,
+  maxDepth: 512,
+  maxValues: 1_000_000,
+  maxReplayBytes: 256 * 1024 * 1024,
+});
 
 // What one record kept for replay costs besides its payload (its object, for the replay budget).
 const RECORD_OVERHEAD = 256;
@@ -26,7 +31,14 @@ const KINDS = new Set(['request', 'response', 'error', 'notification', 'invalid'
 
 /** The first line of a recording: what was recorded, and when. */
 export function header({ agent, cwd }) {
-  return { format: FORMAT, version: VERSION, startedAt: new Date().toISOString(), command: agent.command, args: agent.args, cwd };
+  return {
+    format: FORMAT,
+    version: VERSION,
+    startedAt: new Date().toISOString(),
+    command: agent.command,
+    args: agent.args,
+    cwd,
+  };
 }
 
 /** A recording that cannot be read; the message says which line and why. */
@@ -122,7 +134,11 @@ export function tooBigToParse(text, maxDepth, maxValues) {
  * not a trace record, or whose payload is cut or not JSON.
  */
 export async function* recordingEntries(path, limits = RECORDING_LIMITS) {
-  const { maxLineBytes = RECORDING_LIMITS.maxLineBytes, maxDepth = RECORDING_LIMITS.maxDepth, maxValues = RECORDING_LIMITS.maxValues } = limits;
+  const {
+    maxLineBytes = RECORDING_LIMITS.maxLineBytes,
+    maxDepth = RECORDING_LIMITS.maxDepth,
+    maxValues = RECORDING_LIMITS.maxValues,
+  } = limits;
   for await (const item of readLines(path, maxLineBytes)) {
     const at = `${path}:${item.line}`;
     if (item.tooLong) {
@@ -142,16 +158,22 @@ export async function* recordingEntries(path, limits = RECORDING_LIMITS) {
     } catch (err) {
       throw new RecordingError(`${at}: not JSON (${err.message})`, item.line);
     }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new RecordingError(`${at}: not a JSON object`, item.line);
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      throw new RecordingError(`${at}: not a JSON object`, item.line);
     if (value.direction === undefined) {
       yield { line: item.line, header: value };
       continue;
     }
-    if (value.direction !== 'send' && value.direction !== 'receive') throw new RecordingError(`${at}: direction must be "send" or "receive"`, item.line);
+    if (value.direction !== 'send' && value.direction !== 'receive')
+      throw new RecordingError(`${at}: direction must be "send" or "receive"`, item.line);
     if (typeof value.payload !== 'string') throw new RecordingError(`${at}: no payload`, item.line);
-    if (!KINDS.has(value.kind)) throw new RecordingError(`${at}: kind must be one of ${[...KINDS].join(', ')}`, item.line);
+    if (!KINDS.has(value.kind))
+      throw new RecordingError(`${at}: kind must be one of ${[...KINDS].join(', ')}`, item.line);
     if (value.truncated) {
-      throw new RecordingError(`${at}: the payload was cut to ${value.payload.length} characters; record with \`acp-native record\` (whole payloads)`, item.line);
+      throw new RecordingError(
+        `${at}: the payload was cut to ${value.payload.length} characters; record with \`acp-native record\` (whole payloads)`,
+        item.line,
+      );
     }
     if (value.kind === 'invalid') {
       yield { line: item.line, record: value, msg: undefined };
@@ -168,10 +190,13 @@ export async function* recordingEntries(path, limits = RECORDING_LIMITS) {
     } catch (err) {
       throw new RecordingError(`${at}: the payload is not JSON, cut or damaged (${err.message})`, item.line);
     }
-    if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) throw new RecordingError(`${at}: the payload is not a JSON-RPC message`, item.line);
+    if (msg === null || typeof msg !== 'object' || Array.isArray(msg))
+      throw new RecordingError(`${at}: the payload is not a JSON-RPC message`, item.line);
     // A response may carry `id: null` (JSON-RPC, an unreadable request); a request needs one.
-    if ((value.kind === 'response' || value.kind === 'error') && !Object.hasOwn(msg, 'id')) throw new RecordingError(`${at}: a ${value.kind} without an id`, item.line);
-    if (value.kind === 'request' && (msg.id === undefined || msg.id === null)) throw new RecordingError(`${at}: a request without an id`, item.line);
+    if ((value.kind === 'response' || value.kind === 'error') && !Object.hasOwn(msg, 'id'))
+      throw new RecordingError(`${at}: a ${value.kind} without an id`, item.line);
+    if (value.kind === 'request' && (msg.id === undefined || msg.id === null))
+      throw new RecordingError(`${at}: a request without an id`, item.line);
     if ((value.kind === 'request' || value.kind === 'notification') && typeof msg.method !== 'string') {
       throw new RecordingError(`${at}: a ${value.kind} without a method`, item.line);
     }
@@ -185,20 +210,32 @@ export async function* recordingEntries(path, limits = RECORDING_LIMITS) {
  * and the payloads kept at most `maxReplayBytes`.
  */
 export async function readRecording(path, limits = RECORDING_LIMITS) {
-  const { maxLineBytes = RECORDING_LIMITS.maxLineBytes, maxDepth = RECORDING_LIMITS.maxDepth, maxValues = RECORDING_LIMITS.maxValues, maxReplayBytes = RECORDING_LIMITS.maxReplayBytes } = limits;
+  const {
+    maxLineBytes = RECORDING_LIMITS.maxLineBytes,
+    maxDepth = RECORDING_LIMITS.maxDepth,
+    maxValues = RECORDING_LIMITS.maxValues,
+    maxReplayBytes = RECORDING_LIMITS.maxReplayBytes,
+  } = limits;
   let head = null;
   const records = [];
   let bytes = 0;
   for await (const entry of recordingEntries(path, { maxLineBytes, maxDepth, maxValues })) {
-    if (entry.skipped === 'tooWide') throw new RecordingError(`${path}:${entry.line}: more than ${maxValues} JSON values`, entry.line);
-    if (entry.skipped === 'tooLong') throw new RecordingError(`${path}:${entry.line}: a line of more than ${maxLineBytes} bytes`, entry.line);
-    if (entry.skipped === 'tooDeep') throw new RecordingError(`${path}:${entry.line}: nested deeper than ${maxDepth}`, entry.line);
+    if (entry.skipped === 'tooWide')
+      throw new RecordingError(`${path}:${entry.line}: more than ${maxValues} JSON values`, entry.line);
+    if (entry.skipped === 'tooLong')
+      throw new RecordingError(`${path}:${entry.line}: a line of more than ${maxLineBytes} bytes`, entry.line);
+    if (entry.skipped === 'tooDeep')
+      throw new RecordingError(`${path}:${entry.line}: nested deeper than ${maxDepth}`, entry.line);
     if (entry.header) {
       head ??= entry.header;
       continue;
     }
     bytes += entry.record.payload.length + RECORD_OVERHEAD;
-    if (bytes > maxReplayBytes) throw new RecordingError(`${path}:${entry.line}: more than ${maxReplayBytes} bytes of messages to replay (payloads and ${RECORD_OVERHEAD} bytes per message)`, entry.line);
+    if (bytes > maxReplayBytes)
+      throw new RecordingError(
+        `${path}:${entry.line}: more than ${maxReplayBytes} bytes of messages to replay (payloads and ${RECORD_OVERHEAD} bytes per message)`,
+        entry.line,
+      );
     const { direction, kind, method, id, time, payload } = entry.record;
     records.push({ direction, kind, method, id, time, payload, line: entry.line });
   }

@@ -15,13 +15,24 @@ const text = (value) => sanitizeForTerminal(value ?? '');
 /** An agent-given name, title or status: one inert line. */
 const one = (value) => sanitizeForTerminal(value ?? '', { singleLine: true });
 
-const STYLES = { dim: [2, 22], bold: [1, 22], italic: [3, 23], red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39] };
+const STYLES = {
+  dim: [2, 22],
+  bold: [1, 22],
+  italic: [3, 23],
+  red: [31, 39],
+  green: [32, 39],
+  yellow: [33, 39],
+  cyan: [36, 39],
+};
 
 const PLAN_MARK = { completed: '[x]', in_progress: '[>]', pending: '[ ]' };
 
 /** First line of `text`, at most `max` characters. */
 function summary(value, max = 160) {
-  const line = String(value).split('\n').find((l) => l.trim() !== '') ?? '';
+  const line =
+    String(value)
+      .split('\n')
+      .find((l) => l.trim() !== '') ?? '';
   return one(line.length > max ? `${line.slice(0, max - 1)}…` : line);
 }
 
@@ -72,7 +83,9 @@ export function optionName(option) {
  * comes first, where no name can put a forged one.
  */
 export function optionLabels(options) {
-  return options.map((option) => (typeof option?.kind === 'string' ? `[${one(option.kind)}] ${optionName(option)}` : optionName(option)));
+  return options.map((option) =>
+    typeof option?.kind === 'string' ? `[${one(option.kind)}] ${optionName(option)}` : optionName(option),
+  );
 }
 
 export class Renderer {
@@ -102,7 +115,8 @@ export class Renderer {
   /** Remember a tool call's (inert) title, cut, within MAX_REMEMBERED calls: an agent sends as many as it likes. */
   #rememberTitle(id, title) {
     // Cut into a copy: a slice would keep the whole title alive.
-    const kept = title.length > MAX_REMEMBERED_TITLE ? structuredClone(`${title.slice(0, MAX_REMEMBERED_TITLE - 1)}…`) : title;
+    const kept =
+      title.length > MAX_REMEMBERED_TITLE ? structuredClone(`${title.slice(0, MAX_REMEMBERED_TITLE - 1)}…`) : title;
     this.#toolTitles.set(id, kept);
     if (this.#toolTitles.size > MAX_REMEMBERED) this.#toolTitles.delete(this.#toolTitles.keys().next().value);
   }
@@ -176,7 +190,9 @@ export class Renderer {
     const title = one(call.title ?? call.toolCallId);
     this.#rememberTitle(call.toolCallId, title);
     const kind = call.kind ? ` [${one(call.kind)}]` : '';
-    this.line(`${this.#style('yellow', '▸ tool')} ${this.#style('bold', title)}${kind} ${this.#style('dim', one(call.status ?? 'pending'))}`);
+    this.line(
+      `${this.#style('yellow', '▸ tool')} ${this.#style('bold', title)}${kind} ${this.#style('dim', one(call.status ?? 'pending'))}`,
+    );
   }
 
   #toolCallUpdate(update) {
@@ -295,7 +311,9 @@ export class Renderer {
         this.#shownTools.set(call.toolCallId, '');
         this.#toolEntries.set(call.toolCallId, entry.index);
         if (this.#shownTools.size > MAX_REMEMBERED) this.#shownTools.delete(this.#shownTools.keys().next().value);
-        this.line(`${this.#style('yellow', '▸ tool')} ${this.#style('bold', title)}${call.kind ? ` [${one(call.kind)}]` : ''}`);
+        this.line(
+          `${this.#style('yellow', '▸ tool')} ${this.#style('bold', title)}${call.kind ? ` [${one(call.kind)}]` : ''}`,
+        );
         return this.#toolStatus(call);
       }
       case 'notice':
@@ -326,9 +344,14 @@ export class Renderer {
    * shows next to a number is the option that number picks.
    */
   permission({ toolCall = {}, options = [] }) {
-    const title = one(toolCall.title ?? this.#toolTitles.get(toolCall.toolCallId) ?? toolCall.toolCallId ?? 'a tool call');
-    this.line(`${this.#style('yellow', 'Permission requested:')} ${this.#style('bold', title)}${toolCall.kind ? ` [${one(toolCall.kind)}]` : ''}`);
-    if (toolCall.rawInput !== undefined) this.#write(`  ${this.#style('dim', `input: ${summary(JSON.stringify(toolCall.rawInput), 200)}`)}\n`);
+    const title = one(
+      toolCall.title ?? this.#toolTitles.get(toolCall.toolCallId) ?? toolCall.toolCallId ?? 'a tool call',
+    );
+    this.line(
+      `${this.#style('yellow', 'Permission requested:')} ${this.#style('bold', title)}${toolCall.kind ? ` [${one(toolCall.kind)}]` : ''}`,
+    );
+    if (toolCall.rawInput !== undefined)
+      this.#write(`  ${this.#style('dim', `input: ${summary(JSON.stringify(toolCall.rawInput), 200)}`)}\n`);
     optionLabels(options).forEach((label, i) => this.#write(`  ${i + 1}) ${label}\n`));
   }
 

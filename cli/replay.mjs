@@ -35,7 +35,8 @@ export function segment(records) {
   const prelude = [];
   const segments = [];
   for (const record of records) {
-    const clientInitiated = record.direction === 'send' && (record.kind === 'request' || record.kind === 'notification');
+    const clientInitiated =
+      record.direction === 'send' && (record.kind === 'request' || record.kind === 'notification');
     if (clientInitiated) segments.push({ op: record, events: [] });
     else if (segments.length === 0) prelude.push(record);
     else segments.at(-1).events.push(record);
@@ -112,7 +113,10 @@ export class Replayer {
     for (const record of events) {
       if (record.direction === 'send') {
         // The client's recorded answer to an agent request: wait for the live one.
-        if ((record.kind === 'response' || record.kind === 'error') && this.#emittedAgentRequests.has(idKey(record.id))) {
+        if (
+          (record.kind === 'response' || record.kind === 'error') &&
+          this.#emittedAgentRequests.has(idKey(record.id))
+        ) {
           await this.#answerTo(record.id);
         }
         previousTime = record.time;
@@ -185,7 +189,13 @@ export class Replayer {
 }
 
 /** Run the replay agent on this process's stdio until stdin closes. */
-export async function runReplay({ file, realtime = false, stdin = process.stdin, stdout = process.stdout, stderr = process.stderr }) {
+export async function runReplay({
+  file,
+  realtime = false,
+  stdin = process.stdin,
+  stdout = process.stdout,
+  stderr = process.stderr,
+}) {
   let recording;
   try {
     recording = await readRecording(file);

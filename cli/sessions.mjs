@@ -70,14 +70,21 @@ export async function runSessions({ action, arg, agent, options, clientOptions =
       }
       case 'export': {
         const exported = await store.export(arg);
-        const text = format === 'json' ? `${JSON.stringify(exported, null, 2)}\n` : exported.session.view ? toMarkdown(exported.session.view) : '';
+        const text =
+          format === 'json'
+            ? `${JSON.stringify(exported, null, 2)}\n`
+            : exported.session.view
+              ? toMarkdown(exported.session.view)
+              : '';
         if (options.out) await writeFileSafely(resolve(options.out), text);
         else process.stdout.write(format === 'json' ? text : sanitizeForTerminal(text));
         return 0;
       }
       case 'resume': {
         const s = await store.get(arg);
-        const command = agent ?? (typeof s.agent?.command === 'string' ? { command: s.agent.command, args: s.agent.args ?? [] } : null);
+        const command =
+          agent ??
+          (typeof s.agent?.command === 'string' ? { command: s.agent.command, args: s.agent.args ?? [] } : null);
         if (!command) {
           say('the stored session does not say how its agent was started: give the agent command after --');
           return 2;

@@ -48,7 +48,11 @@ const settings = {
 };
 
 // ---- "workspaceState": remembers the last session per workspace -----------
-const stateFile = join(process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'acp-native-example', 'workspace-state.json');
+const stateFile = join(
+  process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state'),
+  'acp-native-example',
+  'workspace-state.json',
+);
 const workspaceState = {
   get(key) {
     try {
@@ -100,7 +104,9 @@ function render({ update }) {
       return line(`[tool] ${update.title} (${update.status ?? 'pending'})`);
     case 'tool_call_update':
       if (!update.status) return undefined;
-      return line(`[tool] ${update.title ?? toolTitles.get(update.toolCallId) ?? update.toolCallId} -> ${update.status}`);
+      return line(
+        `[tool] ${update.title ?? toolTitles.get(update.toolCallId) ?? update.toolCallId} -> ${update.status}`,
+      );
     case 'plan':
       return line(`[plan]\n${update.entries.map((e) => `  ${PLAN_MARK[e.status] ?? '[?]'} ${e.content}`).join('\n')}`);
     case 'current_mode_update':
@@ -133,7 +139,9 @@ const handlers = {
     const answer = await ask(`[permission] ${toolCall.title} ${detail}\n${menu}\nchoose 1-${options.length}:`, signal);
     const choice = options[Number(answer) - 1];
     // Anything but a valid number dismisses the dialog, like Escape.
-    return choice ? { outcome: { outcome: 'selected', optionId: choice.optionId } } : { outcome: { outcome: 'cancelled' } };
+    return choice
+      ? { outcome: { outcome: 'selected', optionId: choice.optionId } }
+      : { outcome: { outcome: 'cancelled' } };
   },
   async '_agentao.cn/ask_user'({ question }, { signal }) {
     const text = await ask(`[question] ${question}`, signal);
@@ -228,7 +236,8 @@ async function command(text) {
 }
 
 function stop() {
-  if (turn) client.cancel(sessionId).catch(() => {}); // the stop button
+  if (turn)
+    client.cancel(sessionId).catch(() => {}); // the stop button
   else rl.close(); // Ctrl-C when idle quits
 }
 

@@ -30,7 +30,10 @@ test('session/set_mode changes what the agent may do: full-access runs without a
   await client.prompt({ sessionId, prompt: 'shell: touch read-only.txt' });
   assert.equal(asked.length, 0);
   assert.equal(existsSync(join(cwd, 'read-only.txt')), false, 'read-only ran a shell command');
-  const toolMessage = llm.chats.at(-1).body.messages.filter((m) => m.role === 'tool').at(-1);
+  const toolMessage = llm.chats
+    .at(-1)
+    .body.messages.filter((m) => m.role === 'tool')
+    .at(-1);
   assert.match(toolMessage.content, /Readonly mode/);
 
   // Each switch was announced to the host as a current_mode_update.
@@ -53,7 +56,9 @@ test('session/set_config_option "model": the next LLM call asks for the new mode
 
 test('_agentao.cn/set_model through the generic request(): the next LLM call uses it', async (t) => {
   const { client, sessionId, llm } = await session(t);
-  assert.deepEqual(await client.request('_agentao.cn/set_model', { sessionId, model: 'third-model' }), { model: 'third-model' });
+  assert.deepEqual(await client.request('_agentao.cn/set_model', { sessionId, model: 'third-model' }), {
+    model: 'third-model',
+  });
   await client.prompt({ sessionId, prompt: 'hello' });
   assert.equal(llm.chats.at(-1).body.model, 'third-model');
 

@@ -42,7 +42,10 @@ test('a relative cwd is rejected with -32602 before any session exists', async (
   const { client } = await startAgentao(t);
   await client.initialize();
   // newSession() refuses it locally; agentao refuses it on the wire too.
-  await assert.rejects(client.newSession({ cwd: 'relative/dir' }), { code: 'ERR_ACP_INVALID_ARGUMENT', argument: 'params.cwd' });
+  await assert.rejects(client.newSession({ cwd: 'relative/dir' }), {
+    code: 'ERR_ACP_INVALID_ARGUMENT',
+    argument: 'params.cwd',
+  });
   await assert.rejects(client.request('session/new', { cwd: 'relative/dir', mcpServers: [] }), (err) => {
     assert.equal(err.code, 'ERR_ACP_RPC');
     assert.equal(err.rpcCode, -32602);

@@ -24,7 +24,9 @@ async function sessionWith(t, handlers) {
 
 test('allow_once: the shell command runs and its effect is on disk', async (t) => {
   const calls = [];
-  const { client, seen, cwd, sessionId } = await sessionWith(t, { 'session/request_permission': choose('allow_once', calls) });
+  const { client, seen, cwd, sessionId } = await sessionWith(t, {
+    'session/request_permission': choose('allow_once', calls),
+  });
   const result = await client.prompt({ sessionId, prompt: 'shell: touch allowed-once.txt' });
   assert.equal(result.stopReason, 'end_turn');
   assert.equal(calls.length, 1);
@@ -55,15 +57,22 @@ test('allow_once: the shell command runs and its effect is on disk', async (t) =
 
 test('reject_once: the shell command does not run and the model is told', async (t) => {
   const calls = [];
-  const { client, seen, cwd, sessionId, llm } = await sessionWith(t, { 'session/request_permission': choose('reject_once', calls) });
+  const { client, seen, cwd, sessionId, llm } = await sessionWith(t, {
+    'session/request_permission': choose('reject_once', calls),
+  });
   const result = await client.prompt({ sessionId, prompt: 'shell: touch rejected.txt' });
   assert.equal(result.stopReason, 'end_turn');
   assert.equal(calls.length, 1);
   assert.equal(existsSync(join(cwd, 'rejected.txt')), false, 'a rejected command ran');
   const toolId = calls[0].toolCall.toolCallId;
-  const last = updates(seen, 'tool_call_update').filter((u) => u.toolCallId === toolId).at(-1);
+  const last = updates(seen, 'tool_call_update')
+    .filter((u) => u.toolCallId === toolId)
+    .at(-1);
   assert.equal(last.status, 'failed');
-  const toolMessage = llm.chats.at(-1).body.messages.filter((m) => m.role === 'tool').at(-1);
+  const toolMessage = llm.chats
+    .at(-1)
+    .body.messages.filter((m) => m.role === 'tool')
+    .at(-1);
   assert.match(toolMessage.content, /declined: 'run_shell_command' needed approval and was not approved/);
   assert.match(agentText(seen), /^Shell tool said: /);
   await client.close();
@@ -71,7 +80,9 @@ test('reject_once: the shell command does not run and the model is told', async 
 
 test('allow_always is remembered for the next call in the same session, not in another session', async (t) => {
   const calls = [];
-  const { client, cwd, sessionId } = await sessionWith(t, { 'session/request_permission': choose('allow_always', calls) });
+  const { client, cwd, sessionId } = await sessionWith(t, {
+    'session/request_permission': choose('allow_always', calls),
+  });
   await client.prompt({ sessionId, prompt: 'shell: touch first.txt' });
   assert.equal(calls.length, 1);
   assert.ok(existsSync(join(cwd, 'first.txt')));
@@ -90,7 +101,9 @@ test('allow_always is remembered for the next call in the same session, not in a
 
 test('writing an ordinary file needs no permission in the default mode', async (t) => {
   const calls = [];
-  const { client, seen, cwd, sessionId } = await sessionWith(t, { 'session/request_permission': choose('allow_once', calls) });
+  const { client, seen, cwd, sessionId } = await sessionWith(t, {
+    'session/request_permission': choose('allow_once', calls),
+  });
   await client.prompt({ sessionId, prompt: 'write: notes.txt written by the agent' });
   assert.equal(calls.length, 0);
   assert.equal(readFileSync(join(cwd, 'notes.txt'), 'utf8'), 'written by the agent');

@@ -53,7 +53,10 @@ test('close (stdin EOF) persists the session; a new process session/loads it, re
   assert.equal(result.configOptions[0].id, 'model');
   const history = replayed(second.seen, sessionId, atResult);
   assert.ok(history.includes('user_message_chunk:remember the codeword pelican'), history.join('\n'));
-  assert.ok(history.some((h) => h.startsWith('agent_message_chunk:') && h.includes('pelican')), history.join('\n'));
+  assert.ok(
+    history.some((h) => h.startsWith('agent_message_chunk:') && h.includes('pelican')),
+    history.join('\n'),
+  );
 
   // The loaded session carries its history into the next model call.
   await second.client.prompt({ sessionId, prompt: 'what was the codeword' });

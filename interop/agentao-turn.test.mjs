@@ -60,8 +60,13 @@ test('a reasoning turn: reasoning_content arrives as agent_thought_chunk before 
   assert.equal((await client.prompt({ sessionId, prompt: 'think' })).stopReason, 'end_turn');
   const kinds = updates(seen).map((u) => u.sessionUpdate);
   const firstMessage = kinds.indexOf('agent_message_chunk');
-  assert.ok(kinds.indexOf('agent_thought_chunk') >= 0 && kinds.indexOf('agent_thought_chunk') < firstMessage, kinds.join());
-  const thought = updates(seen, 'agent_thought_chunk').map((u) => u.content.text).join('');
+  assert.ok(
+    kinds.indexOf('agent_thought_chunk') >= 0 && kinds.indexOf('agent_thought_chunk') < firstMessage,
+    kinds.join(),
+  );
+  const thought = updates(seen, 'agent_thought_chunk')
+    .map((u) => u.content.text)
+    .join('');
   assert.equal(thought, 'The user wants me to think. Considering options carefully.');
   assert.equal(agentText(seen), 'Thought it through.');
   await client.close();

@@ -16,8 +16,18 @@ const INDEX = {
   version: '1',
   agents: [
     { id: 'pi-acp', name: 'pi', version: '0.0.34', distribution: { npx: { package: 'pi-acp@0.0.34' } } },
-    { id: 'claude-acp', name: 'Claude Agent', version: '0.23.1', distribution: { npx: { package: '@zed-industries/claude-agent-acp@0.23.1' } } },
-    { id: 'agentao', name: 'Agentao', version: '0.5.17', distribution: { uvx: { package: 'agentao==0.5.17', args: ['--acp', '--stdio'] } } },
+    {
+      id: 'claude-acp',
+      name: 'Claude Agent',
+      version: '0.23.1',
+      distribution: { npx: { package: '@zed-industries/claude-agent-acp@0.23.1' } },
+    },
+    {
+      id: 'agentao',
+      name: 'Agentao',
+      version: '0.5.17',
+      distribution: { uvx: { package: 'agentao==0.5.17', args: ['--acp', '--stdio'] } },
+    },
   ],
 };
 const KEY = INDEX.agents.map((a) => `${a.id}-${a.version}`).join('_');
@@ -61,7 +71,9 @@ describe('real agents from npm and PyPI', () => {
     const r = await installWithRetries(m, 'claude-acp');
     const record = JSON.parse(readFileSync(join(r.dir, 'install.json'), 'utf8'));
     assert.equal(record.entry, 'node_modules/@zed-industries/claude-agent-acp/dist/index.js');
-    const pkg = JSON.parse(readFileSync(join(r.dir, 'node_modules', '@zed-industries', 'claude-agent-acp', 'package.json'), 'utf8'));
+    const pkg = JSON.parse(
+      readFileSync(join(r.dir, 'node_modules', '@zed-industries', 'claude-agent-acp', 'package.json'), 'utf8'),
+    );
     assert.equal(pkg.version, '0.23.1');
     const launch = await m.launch('claude-acp');
     assert.equal(launch.command, process.execPath);
@@ -82,11 +94,20 @@ describe('real agents from npm and PyPI', () => {
     assert.equal(record.kind, 'uvx');
     assert.ok(existsSync(join(r.dir, record.python)));
     const launch = await m.launch('agentao');
-    assert.equal(realpathSync(launch.command).startsWith(realpathSync(r.dir)) || launch.command.startsWith(r.dir), true, 'the venv python');
+    assert.equal(
+      realpathSync(launch.command).startsWith(realpathSync(r.dir)) || launch.command.startsWith(r.dir),
+      true,
+      'the venv python',
+    );
     const noKey = await m.probe('agentao', { refresh: true, env: baseEnv(), replaceEnv: true });
     assert.equal(noKey.status, 'needs-auth', JSON.stringify(noKey));
     assert.equal(noKey.agentInfo.version, '0.5.17');
-    const withKey = { ...baseEnv(), OPENAI_API_KEY: 'fake-key', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_MODEL: 'fake-model' };
+    const withKey = {
+      ...baseEnv(),
+      OPENAI_API_KEY: 'fake-key',
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      OPENAI_MODEL: 'fake-model',
+    };
     const ready = await m.probe('agentao', { refresh: true, env: withKey, replaceEnv: true });
     assert.equal(ready.status, 'ready', JSON.stringify(ready));
   });

@@ -14,7 +14,12 @@ const TOOLS_AGENT = fileURLToPath(new URL('./fixtures/sdk_tools_agent.py', impor
 test('Python SDK agent: fs and terminal calls are answered by the built-ins in shapes the SDK accepts', async (t) => {
   const project = realpathSync(scratchDir(t, 'tools'));
   const outside = realpathSync(scratchDir(t, 'tools-outside'));
-  const { client, seen } = recordingClient(t, { command: peers.python, args: [TOOLS_AGENT], fs: true, terminals: true });
+  const { client, seen } = recordingClient(t, {
+    command: peers.python,
+    args: [TOOLS_AGENT],
+    fs: true,
+    terminals: true,
+  });
   await client.initialize();
   const { sessionId } = await client.newSession({ cwd: project });
   const file = join(project, 'notes', 'n.txt');

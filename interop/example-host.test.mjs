@@ -14,10 +14,14 @@ const HOST = fileURLToPath(new URL('../examples/agentao-host.mjs', import.meta.u
 
 /** The host as a child process; `until(re)` waits for output matching re after the last match. */
 function runHost(t, { home, workspace, llm, agent = peers.agentao }) {
-  const child = spawn(process.execPath, [HOST, '--workspace', workspace, '--agent', agent, '--log', join(home, 'agent.log')], {
-    env: agentaoEnv({ home, llm }),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [HOST, '--workspace', workspace, '--agent', agent, '--log', join(home, 'agent.log')],
+    {
+      env: agentaoEnv({ home, llm }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   t.after(() => child.exitCode === null && child.kill('SIGKILL'));
   let out = '';
   let consumed = 0;
@@ -39,7 +43,8 @@ function runHost(t, { home, workspace, llm, agent = peers.agentao }) {
   child.stderr.setEncoding('utf8').on('data', (d) => (errors += d));
   let done = false;
   const failAll = () => {
-    for (const w of waiters.splice(0)) w.reject(new Error(`host exited before printing ${w.re}; output:\n${out}\nstderr:\n${errors}`));
+    for (const w of waiters.splice(0))
+      w.reject(new Error(`host exited before printing ${w.re}; output:\n${out}\nstderr:\n${errors}`));
   };
   const exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
   exited.then(() => {
@@ -75,7 +80,9 @@ test('the example host: permission dialog, ask_user, stop button, quit, and resu
 
   // A shell command: the quick pick appears; "1" = Allow once.
   host.type('shell: touch made-by-host.txt');
-  await host.until(/\[permission\] run_shell_command touch made-by-host.txt\n  1\) Allow once\n  2\) Always allow\n  3\) Reject once\n  4\) Always reject/);
+  await host.until(
+    /\[permission\] run_shell_command touch made-by-host.txt\n  1\) Allow once\n  2\) Always allow\n  3\) Reject once\n  4\) Always reject/,
+  );
   host.type('1');
   await host.until(/turn ended: end_turn/);
   assert.ok(existsSync(join(workspace, 'made-by-host.txt')));
@@ -117,7 +124,10 @@ test('the example host: permission dialog, ask_user, stop button, quit, and resu
   await again.until(/^ready$/m);
   again.type('what did I ask before');
   await again.until(/turn ended: end_turn/);
-  const history = llm.chats.at(-1).body.messages.map((m) => String(m.content)).join('\n');
+  const history = llm.chats
+    .at(-1)
+    .body.messages.map((m) => String(m.content))
+    .join('\n');
   assert.match(history, /Ada Lovelace/);
   again.child.stdin.end();
   assert.deepEqual(await again.exited, { code: 0, signal: null });

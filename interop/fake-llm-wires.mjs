@@ -24,12 +24,15 @@ export function pieces(text) {
 const WRAPPERS =
   /<(system-reminder|environment_context|user_instructions|permissions instructions|session_context|local-command-caveat|command-name|command-message|command-args|local-command-stdout)>[\s\S]*?<\/\1>\s*/g;
 export function userWords(text) {
-  return String(text ?? '').replace(WRAPPERS, '').trim();
+  return String(text ?? '')
+    .replace(WRAPPERS, '')
+    .trim();
 }
 
 function textOf(content) {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p) => (typeof p === 'string' ? p : typeof p?.text === 'string' ? p.text : '')).join('');
+  if (Array.isArray(content))
+    return content.map((p) => (typeof p === 'string' ? p : typeof p?.text === 'string' ? p.text : '')).join('');
   return '';
 }
 
@@ -97,17 +100,24 @@ const chat = {
     res.write(chunk({ role: 'assistant', content: '' }));
     for (const p of step.reasoning ? pieces(step.reasoning) : []) res.write(chunk({ reasoning_content: p }));
     for (const p of step.text ? pieces(step.text) : []) res.write(chunk({ content: p }));
-    if (step.trickle) return trickle(res, io.trickleMs, io.stopped, () => res.write(chunk({ content: step.trickle })), io.timers);
+    if (step.trickle)
+      return trickle(res, io.trickleMs, io.stopped, () => res.write(chunk({ content: step.trickle })), io.timers);
     const calls = step.toolCalls ?? [];
     calls.forEach((call, index) => {
       const args = JSON.stringify(call.arguments ?? {});
       const half = Math.ceil(args.length / 2);
-      res.write(chunk({ tool_calls: [{ index, id: io.callId(), type: 'function', function: { name: call.name, arguments: '' } }] }));
+      res.write(
+        chunk({
+          tool_calls: [{ index, id: io.callId(), type: 'function', function: { name: call.name, arguments: '' } }],
+        }),
+      );
       res.write(chunk({ tool_calls: [{ index, function: { arguments: args.slice(0, half) } }] }));
       res.write(chunk({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }));
     });
     res.write(chunk({}, calls.length ? 'tool_calls' : 'stop'));
-    res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: io.model, choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`);
+    res.write(
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: io.model, choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`,
+    );
     res.end('data: [DONE]\n\n');
   },
 };
@@ -138,19 +148,28 @@ const responses = {
     const id = `resp_fake_${io.seq()}`;
     const ev = (type, fields) => sse(res, { type, ...fields }, type);
     sseHead(res);
-    ev('response.created', { response: { id, object: 'response', status: 'in_progress', model: io.model, output: [] } });
+    ev('response.created', {
+      response: { id, object: 'response', status: 'in_progress', model: io.model, output: [] },
+    });
     let index = 0;
     if (step.reasoning) {
       const rid = `rs_${id}`;
       ev('response.output_item.added', { output_index: index, item: { type: 'reasoning', id: rid, summary: [] } });
-      for (const p of pieces(step.reasoning)) ev('response.reasoning_summary_text.delta', { item_id: rid, output_index: index, summary_index: 0, delta: p });
-      ev('response.output_item.done', { output_index: index, item: { type: 'reasoning', id: rid, summary: [{ type: 'summary_text', text: step.reasoning }] } });
+      for (const p of pieces(step.reasoning))
+        ev('response.reasoning_summary_text.delta', { item_id: rid, output_index: index, summary_index: 0, delta: p });
+      ev('response.output_item.done', {
+        output_index: index,
+        item: { type: 'reasoning', id: rid, summary: [{ type: 'summary_text', text: step.reasoning }] },
+      });
       index++;
     }
     if (step.text || step.trickle) {
       const mid = `msg_${id}`;
       const oi = index++;
-      ev('response.output_item.added', { output_index: oi, item: { type: 'message', id: mid, role: 'assistant', status: 'in_progress', content: [] } });
+      ev('response.output_item.added', {
+        output_index: oi,
+        item: { type: 'message', id: mid, role: 'assistant', status: 'in_progress', content: [] },
+      });
       let said = '';
       const delta = (d) => {
         said += d;
@@ -158,16 +177,40 @@ const responses = {
       };
       for (const p of step.text ? pieces(step.text) : []) delta(p);
       if (step.trickle) return trickle(res, io.trickleMs, io.stopped, () => delta(step.trickle), io.timers);
-      ev('response.output_item.done', { output_index: oi, item: { type: 'message', id: mid, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: said, annotations: [] }] } });
+      ev('response.output_item.done', {
+        output_index: oi,
+        item: {
+          type: 'message',
+          id: mid,
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: said, annotations: [] }],
+        },
+      });
     }
     for (const call of step.toolCalls ?? []) {
-      const item = { type: 'function_call', id: `fc_${io.seq()}`, call_id: io.callId(), name: call.name, arguments: JSON.stringify(call.arguments ?? {}), status: 'completed' };
+      const item = {
+        type: 'function_call',
+        id: `fc_${io.seq()}`,
+        call_id: io.callId(),
+        name: call.name,
+        arguments: JSON.stringify(call.arguments ?? {}),
+        status: 'completed',
+      };
       ev('response.output_item.added', { output_index: index, item: { ...item, arguments: '' } });
       ev('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: item.arguments });
       ev('response.output_item.done', { output_index: index++, item });
     }
-    const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
-    ev('response.completed', { response: { id, object: 'response', status: 'completed', model: io.model, output: [], usage } });
+    const usage = {
+      input_tokens: 10,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 5,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 15,
+    };
+    ev('response.completed', {
+      response: { id, object: 'response', status: 'completed', model: io.model, output: [], usage },
+    });
     res.end();
   },
 };
@@ -182,10 +225,15 @@ const anthropic = {
         continue;
       }
       if (m?.role !== 'user') continue;
-      const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : [];
+      const blocks =
+        typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : [];
       for (const b of blocks) if (b?.type === 'tool_result') turns.push({ role: 'tool', text: textOf(b.content) });
       // Several text blocks (context, an interrupted prompt, the new one): the user's words are the last.
-      const words = blocks.filter((b) => b?.type === 'text').map((b) => userWords(b.text)).filter((w) => w !== '').at(-1);
+      const words = blocks
+        .filter((b) => b?.type === 'text')
+        .map((b) => userWords(b.text))
+        .filter((w) => w !== '')
+        .at(-1);
       if (words) turns.push({ role: 'user', text: words });
     }
     return context(turns, body, Array.isArray(body?.tools) && body.tools.length > 0);
@@ -199,26 +247,57 @@ const anthropic = {
       // Unstreamed: one JSON message (side calls such as titles use it).
       const content = [];
       if (step.text) content.push({ type: 'text', text: step.text });
-      for (const c of calls) content.push({ type: 'tool_use', id: `toolu_${io.callId()}`, name: c.name, input: c.arguments ?? {} });
+      for (const c of calls)
+        content.push({ type: 'tool_use', id: `toolu_${io.callId()}`, name: c.name, input: c.arguments ?? {} });
       res.writeHead(200, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ id, type: 'message', role: 'assistant', model: io.model, content, stop_reason: stopReason, stop_sequence: null, usage }));
+      return res.end(
+        JSON.stringify({
+          id,
+          type: 'message',
+          role: 'assistant',
+          model: io.model,
+          content,
+          stop_reason: stopReason,
+          stop_sequence: null,
+          usage,
+        }),
+      );
     }
     const ev = (type, fields) => sse(res, { type, ...fields }, type);
     sseHead(res);
-    ev('message_start', { message: { id, type: 'message', role: 'assistant', model: io.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
+    ev('message_start', {
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model: io.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
+    });
     let index = 0;
     if (step.reasoning) {
       ev('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
-      for (const p of pieces(step.reasoning)) ev('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: p } });
+      for (const p of pieces(step.reasoning))
+        ev('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: p } });
       ev('content_block_delta', { index, delta: { type: 'signature_delta', signature: 'fake-signature' } });
       ev('content_block_stop', { index: index++ });
     }
     if (step.text || step.trickle) {
       const bi = index++;
       ev('content_block_start', { index: bi, content_block: { type: 'text', text: '' } });
-      for (const p of step.text ? pieces(step.text) : []) ev('content_block_delta', { index: bi, delta: { type: 'text_delta', text: p } });
+      for (const p of step.text ? pieces(step.text) : [])
+        ev('content_block_delta', { index: bi, delta: { type: 'text_delta', text: p } });
       if (step.trickle) {
-        return trickle(res, io.trickleMs, io.stopped, () => ev('content_block_delta', { index: bi, delta: { type: 'text_delta', text: step.trickle } }), io.timers);
+        return trickle(
+          res,
+          io.trickleMs,
+          io.stopped,
+          () => ev('content_block_delta', { index: bi, delta: { type: 'text_delta', text: step.trickle } }),
+          io.timers,
+        );
       }
       ev('content_block_stop', { index: bi });
     }
@@ -226,7 +305,10 @@ const anthropic = {
       const bi = index++;
       const args = JSON.stringify(call.arguments ?? {});
       const half = Math.ceil(args.length / 2);
-      ev('content_block_start', { index: bi, content_block: { type: 'tool_use', id: `toolu_${io.callId()}`, name: call.name, input: {} } });
+      ev('content_block_start', {
+        index: bi,
+        content_block: { type: 'tool_use', id: `toolu_${io.callId()}`, name: call.name, input: {} },
+      });
       ev('content_block_delta', { index: bi, delta: { type: 'input_json_delta', partial_json: args.slice(0, half) } });
       ev('content_block_delta', { index: bi, delta: { type: 'input_json_delta', partial_json: args.slice(half) } });
       ev('content_block_stop', { index: bi });
@@ -247,8 +329,12 @@ const gemini = {
         turns.push({ role: 'model', text: parts.map((p) => p?.text ?? '').join('') });
         continue;
       }
-      for (const p of parts) if (p?.functionResponse) turns.push({ role: 'tool', text: JSON.stringify(p.functionResponse.response ?? {}) });
-      const words = parts.filter((p) => typeof p?.text === 'string').map((p) => p.text).join('\n');
+      for (const p of parts)
+        if (p?.functionResponse) turns.push({ role: 'tool', text: JSON.stringify(p.functionResponse.response ?? {}) });
+      const words = parts
+        .filter((p) => typeof p?.text === 'string')
+        .map((p) => p.text)
+        .join('\n');
       if (words.trim() !== '') turns.push({ role: 'user', text: words });
     }
     const hasTools = Array.isArray(body?.tools) && body.tools.some((t) => t?.functionDeclarations?.length);
@@ -261,7 +347,9 @@ const gemini = {
       ...(finishReason ? { usageMetadata } : {}),
       modelVersion: io.model,
     });
-    const calls = (step.toolCalls ?? []).map((c) => ({ functionCall: { id: io.callId(), name: c.name, args: c.arguments ?? {} } }));
+    const calls = (step.toolCalls ?? []).map((c) => ({
+      functionCall: { id: io.callId(), name: c.name, args: c.arguments ?? {} },
+    }));
     if (!io.streamed) {
       const parts = [];
       if (step.reasoning) parts.push({ text: step.reasoning, thought: true });

@@ -71,13 +71,24 @@ export const DEFAULT_SCRIPT = [
       (ctx) => ({ text: `The user answered: ${ctx.lastToolResult}` }),
     ],
   },
-  { match: /\bunauthorized\b/, steps: [{ status: 401, error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } }] },
+  {
+    match: /\bunauthorized\b/,
+    steps: [
+      {
+        status: 401,
+        error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' },
+      },
+    ],
+  },
   // Anything else: a short streamed greeting that quotes the prompt.
   { match: '', steps: [(ctx) => ({ text: `Hello! You said: ${ctx.turnText}` })] },
 ];
 
 function after(text, marker) {
-  return text.slice(text.indexOf(marker) + marker.length).split('\n')[0].trim();
+  return text
+    .slice(text.indexOf(marker) + marker.length)
+    .split('\n')[0]
+    .trim();
 }
 
 function pickStep(script, ctx) {
@@ -93,7 +104,8 @@ function pickStep(script, ctx) {
 /** A value of a JSON schema's shape (the agents' side calls that ask for JSON). */
 function fromSchema(schema, name = '') {
   if (!schema || typeof schema !== 'object') return null;
-  if (Array.isArray(schema.enum)) return name === 'next_speaker' && schema.enum.includes('user') ? 'user' : schema.enum[0];
+  if (Array.isArray(schema.enum))
+    return name === 'next_speaker' && schema.enum.includes('user') ? 'user' : schema.enum[0];
   const type = String(schema.type ?? '').toLowerCase();
   if (type === 'object' || schema.properties) {
     const out = {};
@@ -114,7 +126,8 @@ function fromSchema(schema, name = '') {
 function answer(script, ctx) {
   const config = ctx.body?.generationConfig ?? {};
   const schema = config.responseJsonSchema ?? config.responseSchema;
-  if (schema || config.responseMimeType === 'application/json') return { text: JSON.stringify(fromSchema(schema ?? { type: 'object' })) };
+  if (schema || config.responseMimeType === 'application/json')
+    return { text: JSON.stringify(fromSchema(schema ?? { type: 'object' })) };
   const step = pickStep(script, ctx);
   if (step.toolCalls?.length && !ctx.hasTools) return { text: 'Done.' };
   return step;
@@ -125,7 +138,12 @@ function answer(script, ctx) {
  * `{ baseUrl, port, requests, received(pred), close() }`.
  * `requests` holds `{ method, path, headers, body, aborted }` in arrival order.
  */
-export async function startFakeLlm({ script = DEFAULT_SCRIPT, lifetimeMs = 180_000, model = 'fake-model', trickleMs = 40 } = {}) {
+export async function startFakeLlm({
+  script = DEFAULT_SCRIPT,
+  lifetimeMs = 180_000,
+  model = 'fake-model',
+  trickleMs = 40,
+} = {}) {
   const requests = [];
   const waiters = [];
   const sockets = new Set();

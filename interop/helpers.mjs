@@ -68,7 +68,10 @@ export function recordingClient(t, options) {
 }
 
 /** A real agentao (`agentao --acp --stdio`) on a fake LLM, with a scratch HOME and project dir. */
-export async function startAgentao(t, { handlers = {}, args = [], llm, withLlm = true, cwd, home, env = {}, ...options } = {}) {
+export async function startAgentao(
+  t,
+  { handlers = {}, args = [], llm, withLlm = true, cwd, home, env = {}, ...options } = {},
+) {
   if (withLlm && !llm) {
     llm = await startFakeLlm();
     t.after(() => llm.close());
@@ -98,7 +101,9 @@ export function updates(seen, kind) {
 
 /** The agent_message_chunk texts, joined. */
 export function agentText(seen) {
-  return updates(seen, 'agent_message_chunk').map((u) => u.content.text).join('');
+  return updates(seen, 'agent_message_chunk')
+    .map((u) => u.content.text)
+    .join('');
 }
 
 /** A promise and its resolver. */

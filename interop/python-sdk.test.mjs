@@ -28,7 +28,13 @@ test('echo_agent.py: full turn; every prompt block comes back with its _meta kep
   assert.equal(init.agentCapabilities, undefined);
   const { sessionId } = await client.newSession({ cwd: scratchDir(t, 'echo') });
   assert.match(sessionId, /^[0-9a-f]{32}$/);
-  const result = await client.prompt({ sessionId, prompt: [{ type: 'text', text: 'ping' }, { type: 'text', text: 'pong' }] });
+  const result = await client.prompt({
+    sessionId,
+    prompt: [
+      { type: 'text', text: 'ping' },
+      { type: 'text', text: 'pong' },
+    ],
+  });
   assert.deepEqual(result, { stopReason: 'end_turn' });
   assert.equal(agentText(seen), 'pingpong');
   const [first] = seen;
@@ -90,7 +96,13 @@ test('agent.py: full turn, extension request, and session methods', async (t) =>
   const cwd = scratchDir(t, 'sdk');
   const { sessionId } = await client.newSession({ cwd });
   assert.equal(sessionId, '0');
-  const result = await client.prompt({ sessionId, prompt: [{ type: 'text', text: 'hello' }, { type: 'text', text: 'world' }] });
+  const result = await client.prompt({
+    sessionId,
+    prompt: [
+      { type: 'text', text: 'hello' },
+      { type: 'text', text: 'world' },
+    ],
+  });
   assert.deepEqual(result, { stopReason: 'end_turn' });
   assert.deepEqual(
     seen.map((e) => e.update.content.text),

@@ -63,12 +63,15 @@ export function readyAgents(dir = agentsDir()) {
   try {
     stamp = JSON.parse(readFileSync(join(dir, 'ready.json'), 'utf8'));
   } catch {
-    throw new AgentSetupError(`${dir} holds no finished install; run \`npm run test:interop\` or \`node interop/setup-agents.mjs\``);
+    throw new AgentSetupError(
+      `${dir} holds no finished install; run \`npm run test:interop\` or \`node interop/setup-agents.mjs\``,
+    );
   }
   if (stamp.lock !== lockHash()) throw new AgentSetupError(`${dir} was installed from another lock file`);
   for (const recipe of Object.values(RECIPES)) {
     const entry = recipe.entry(dir);
-    if (!existsSync(entry)) throw new AgentSetupError(`${recipe.id}: ${entry} is missing; delete ${dir} and run setup again`);
+    if (!existsSync(entry))
+      throw new AgentSetupError(`${recipe.id}: ${entry} is missing; delete ${dir} and run setup again`);
   }
   return dir;
 }
@@ -98,13 +101,25 @@ function install(dir, log) {
     const ping = npm(['ping', '--loglevel=error', '--fetch-retries=0'], dir);
     if (!ping.error && ping.status === 0) break;
     if (attempt === ATTEMPTS) {
-      const why = ping.error ? ping.error.message : `${ping.stdout}\n${ping.stderr}`.trim().split('\n').slice(0, 3).join('\n');
+      const why = ping.error
+        ? ping.error.message
+        : `${ping.stdout}\n${ping.stderr}`.trim().split('\n').slice(0, 3).join('\n');
       throw new AgentSetupError(`${registry} is unreachable (npm ping failed ${ATTEMPTS} times):\n${why}`);
     }
     log(`interop: npm ping ${registry} failed; retrying`);
     sleep(3000 * attempt);
   }
-  const args = ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--no-save', '--fetch-retries=3', '--fetch-retry-mintimeout=2000', '--fetch-retry-maxtimeout=15000', '--loglevel=error'];
+  const args = [
+    'install',
+    '--ignore-scripts',
+    '--no-audit',
+    '--no-fund',
+    '--no-save',
+    '--fetch-retries=3',
+    '--fetch-retry-mintimeout=2000',
+    '--fetch-retry-maxtimeout=15000',
+    '--loglevel=error',
+  ];
   let last;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     log(`interop: npm ${args.join(' ')} in ${dir} (attempt ${attempt}/${ATTEMPTS})`);
@@ -118,13 +133,18 @@ function install(dir, log) {
     throw new AgentSetupError(`npm install from ${registry} failed ${ATTEMPTS} times (exit ${last.status}):\n${tail}`);
   }
   if (!readFileSync(join(dir, 'package-lock.json')).equals(readFileSync(LOCK))) {
-    throw new AgentSetupError('npm changed the lock file while installing: interop/agents/package-lock.json is out of date');
+    throw new AgentSetupError(
+      'npm changed the lock file while installing: interop/agents/package-lock.json is out of date',
+    );
   }
   for (const [name, version] of Object.entries(pins())) {
     const installed = JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')).version;
     if (installed !== version) throw new AgentSetupError(`${name}: installed ${installed}, pinned ${version}`);
   }
-  writeFileSync(join(dir, 'ready.json'), JSON.stringify({ lock: lockHash(), pins: pins(), installedAt: new Date().toISOString() }, null, 2));
+  writeFileSync(
+    join(dir, 'ready.json'),
+    JSON.stringify({ lock: lockHash(), pins: pins(), installedAt: new Date().toISOString() }, null, 2),
+  );
 }
 
 /** Install the agents unless this lock's install is already there. Returns the tree's root. */

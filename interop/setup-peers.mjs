@@ -20,7 +20,9 @@ const MIN_PYTHON = [3, 10];
 export function peersDir() {
   if (process.env.ACP_INTEROP_PEERS_DIR) return process.env.ACP_INTEROP_PEERS_DIR;
   const cache = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
-  const key = Object.entries(PINS).map(([name, v]) => `${name}-${v}`).join('_');
+  const key = Object.entries(PINS)
+    .map(([name, v]) => `${name}-${v}`)
+    .join('_');
   return join(cache, 'acp-native', `interop-venv_${key}`);
 }
 
@@ -55,7 +57,9 @@ export function readyPeers(dir = peersDir()) {
   try {
     stamp = JSON.parse(readFileSync(paths.stamp, 'utf8'));
   } catch {
-    throw new PeerSetupError(`${dir} holds no finished install; run \`npm run test:interop\` or \`node interop/setup-peers.mjs\``);
+    throw new PeerSetupError(
+      `${dir} holds no finished install; run \`npm run test:interop\` or \`node interop/setup-peers.mjs\``,
+    );
   }
   if (JSON.stringify(stamp.pins) !== JSON.stringify(PINS)) {
     throw new PeerSetupError(`${dir} was installed for ${JSON.stringify(stamp.pins)}, not ${JSON.stringify(PINS)}`);
@@ -188,7 +192,18 @@ function install(dir, log) {
   const sdistDir = join(dir, 'sdist');
   run(
     paths.python,
-    ['-m', 'pip', 'download', '--quiet', '--no-deps', '--no-binary', ':all:', '--dest', sdistDir, `agent-client-protocol==${PINS['agent-client-protocol']}`],
+    [
+      '-m',
+      'pip',
+      'download',
+      '--quiet',
+      '--no-deps',
+      '--no-binary',
+      ':all:',
+      '--dest',
+      sdistDir,
+      `agent-client-protocol==${PINS['agent-client-protocol']}`,
+    ],
     'pip download of the SDK sdist',
   );
   const archive = readdirSync(sdistDir).find((f) => f.endsWith('.tar.gz'));
@@ -222,7 +237,10 @@ for n, data in found.items():
 
   const versions = run(
     paths.python,
-    ['-c', 'import importlib.metadata as m, json; print(json.dumps({n: m.version(n) for n in ["agentao", "agent-client-protocol"]}))'],
+    [
+      '-c',
+      'import importlib.metadata as m, json; print(json.dumps({n: m.version(n) for n in ["agentao", "agent-client-protocol"]}))',
+    ],
     'checking the installed versions',
   );
   if (JSON.stringify(JSON.parse(versions)) !== JSON.stringify(PINS)) {

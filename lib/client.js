@@ -119,9 +119,21 @@ class AcpClient extends ConnectionBase {
     try {
       if (storedId === undefined) {
         storedId = newStoredId();
-        rec.create({ id: storedId, agent: agentJson, agentSessionId: sessionId, cwd, capabilities: agent?.agentCapabilities ?? null, forkedFrom });
+        rec.create({
+          id: storedId,
+          agent: agentJson,
+          agentSessionId: sessionId,
+          cwd,
+          capabilities: agent?.agentCapabilities ?? null,
+          forkedFrom,
+        });
       } else {
-        rec.patch(storedId, { agent: agentJson, agentSessionId: sessionId, capabilities: agent?.agentCapabilities ?? null, state: 'open' });
+        rec.patch(storedId, {
+          agent: agentJson,
+          agentSessionId: sessionId,
+          capabilities: agent?.agentCapabilities ?? null,
+          state: 'open',
+        });
       }
       const view = this.#view(sessionId, { forward: true }, true);
       rec.recordView(storedId, this[INTERNAL].conn(), view.id);
@@ -203,7 +215,15 @@ class AcpClient extends ConnectionBase {
         const listed = await this.listSessions(params.cwd === undefined ? {} : { cwd: params.cwd });
         for (const s of listed?.sessions ?? []) {
           if (typeof s?.sessionId !== 'string') continue;
-          byId.set(s.sessionId, { sessionId: s.sessionId, storedId: null, native: true, stored: false, title: s.title ?? null, cwd: s.cwd ?? null, updatedAt: s.updatedAt ?? null });
+          byId.set(s.sessionId, {
+            sessionId: s.sessionId,
+            storedId: null,
+            native: true,
+            stored: false,
+            title: s.title ?? null,
+            cwd: s.cwd ?? null,
+            updatedAt: s.updatedAt ?? null,
+          });
         }
       }
       const out = [...byId.values()];
@@ -211,7 +231,17 @@ class AcpClient extends ConnectionBase {
         for (const s of await store.list({ limit: params.limit ?? 100 })) {
           if (params.cwd !== undefined && s.cwd !== params.cwd) continue;
           const native = s.agentSessionId !== null ? byId.get(s.agentSessionId) : undefined;
-          const entry = { sessionId: s.agentSessionId, storedId: s.id, native: false, stored: true, title: s.title, cwd: s.cwd, updatedAt: new Date(s.updatedAt).toISOString(), state: s.state, agent: s.agent };
+          const entry = {
+            sessionId: s.agentSessionId,
+            storedId: s.id,
+            native: false,
+            stored: true,
+            title: s.title,
+            cwd: s.cwd,
+            updatedAt: new Date(s.updatedAt).toISOString(),
+            state: s.state,
+            agent: s.agent,
+          };
           if (native) Object.assign(native, { ...entry, native: true, title: native.title ?? s.title });
           else out.push(entry);
         }
@@ -233,7 +263,11 @@ class AcpClient extends ConnectionBase {
       const cwd = params.cwd ?? process.cwd();
       if (caps.sessionCapabilities?.fork) {
         this.#recording = true;
-        const result = await this.request('session/fork', { sessionId, cwd, mcpServers: params.mcpServers ?? [] }).finally(() => {
+        const result = await this.request('session/fork', {
+          sessionId,
+          cwd,
+          mcpServers: params.mcpServers ?? [],
+        }).finally(() => {
           this.#recording = false;
         });
         if (typeof result?.sessionId !== 'string') return { ...result, emulated: false };
@@ -249,7 +283,10 @@ class AcpClient extends ConnectionBase {
       }
       const store = this[INTERNAL].options.store;
       if (!store || storedFrom === undefined) {
-        throw invalidArgument('params.sessionId', 'names a session the agent cannot fork (no session/fork) and the store does not hold');
+        throw invalidArgument(
+          'params.sessionId',
+          'names a session the agent cannot fork (no session/fork) and the store does not hold',
+        );
       }
       await store.flush();
       const stored = await store.get(storedFrom);
@@ -303,13 +340,15 @@ class AcpClient extends ConnectionBase {
       this.#view(sessionId, { forward: true }, true);
     }
     const view = this.#view(sessionId, { forward: true }, true);
-    const restored = view.restore(stored.view, interrupted ? 'The agent or the host stopped during this turn.' : undefined);
+    const restored = view.restore(
+      stored.view,
+      interrupted ? 'The agent or the host stopped during this turn.' : undefined,
+    );
     this.#record(sessionId, cwd, storedId);
     const reason = fallback ? `${fallback.code ?? 'Error'}: ${fallback.message}` : undefined;
     this.#journal(sessionId, 'recovered', { how, agentSessionId: sessionId, restored, reason });
     return { storedId, sessionId, how, restored, interrupted, reason, view };
   }
-
 
   [VIEW_CHANGED](id) {
     for (const view of this.#views.values()) if (view.id === id) view.changed();
@@ -350,7 +389,10 @@ class AcpClient extends ConnectionBase {
     const fromStore = this.#storeViews.has(view);
     const conflict = view.conflictingOption(fromStore ? rest : opts);
     if (conflict !== undefined) {
-      throw invalidArgument(`options.${conflict}`, `differs from the open view of ${sessionId}'s${typeof opts[conflict] === 'object' ? '' : ` (${opts[conflict]})`}: close() that view to open one with other options`);
+      throw invalidArgument(
+        `options.${conflict}`,
+        `differs from the open view of ${sessionId}'s${typeof opts[conflict] === 'object' ? '' : ` (${opts[conflict]})`}: close() that view to open one with other options`,
+      );
     }
     if (fromStore && typeof forward === 'boolean') view.setForward(forward);
     return view;
@@ -479,7 +521,8 @@ class AcpClient extends ConnectionBase {
       const sessionId = sessionIdIn(params);
       const storedId = this.#recorded.get(sessionId) ?? params.storedId;
       let result = null;
-      if (this.#agent?.agentCapabilities?.sessionCapabilities?.delete) result = await this.#ending('session/delete', params, options);
+      if (this.#agent?.agentCapabilities?.sessionCapabilities?.delete)
+        result = await this.#ending('session/delete', params, options);
       else {
         const stored = this.#recorded.get(sessionId);
         if (stored !== undefined) this.#stopRecording(sessionId, stored, 'closed');
@@ -549,7 +592,9 @@ class AcpClient extends ConnectionBase {
           status.promptEnded(err.code === 'ERR_ACP_CLOSED');
           if (recorded) {
             const cut = err.code === 'ERR_ACP_CLOSED';
-            this.#journal(sessionId, cut ? 'interrupted' : 'turn_end', { error: { code: err.code, message: err.message } });
+            this.#journal(sessionId, cut ? 'interrupted' : 'turn_end', {
+              error: { code: err.code, message: err.message },
+            });
           }
           if (err.code === 'ERR_ACP_TIMEOUT' || err.code === 'ERR_ACP_ABORTED') this.#cancelTurn(sessionId);
           return err;
@@ -564,7 +609,10 @@ class AcpClient extends ConnectionBase {
     const storedId = this.#recorded.get(sessionId);
     if (this.#titled.has(storedId)) return;
     this.#titled.add(storedId);
-    const text = prompt.map((b) => (typeof b?.text === 'string' ? b.text : '')).join(' ').trim();
+    const text = prompt
+      .map((b) => (typeof b?.text === 'string' ? b.text : ''))
+      .join(' ')
+      .trim();
     if (text) {
       try {
         this.#recorder?.patch(storedId, { title: text.length > 120 ? `${text.slice(0, 119)}…` : text });

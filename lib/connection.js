@@ -400,7 +400,8 @@ class ConnectionBase extends EventEmitter {
   /** emit() with every listener isolated: one that throws is reported, the others still run. */
   #emit(name, ...args) {
     emitIsolated(this, name, args, (err) => {
-      if (name === 'handlerError') process.emitWarning(`acp-native: a handlerError listener threw: ${err?.stack ?? err}`, 'AcpHandlerWarning');
+      if (name === 'handlerError')
+        process.emitWarning(`acp-native: a handlerError listener threw: ${err?.stack ?? err}`, 'AcpHandlerWarning');
       else this.#report(err, `${name} listener`);
     });
   }
@@ -457,4 +458,13 @@ class ConnectionBase extends EventEmitter {
   }
 }
 
-module.exports = { ConnectionBase, INTERNAL, AGENT_STATUS, RESTARTED, VIEW_CHANGED, CONNECTION_FACTORY, CLOSING, rejecting };
+module.exports = {
+  ConnectionBase,
+  INTERNAL,
+  AGENT_STATUS,
+  RESTARTED,
+  VIEW_CHANGED,
+  CONNECTION_FACTORY,
+  CLOSING,
+  rejecting,
+};

@@ -20,7 +20,14 @@ function readKinds() {
   if (NOTIFICATION !== undefined) return;
   const k = native.itemKinds();
   [NOTIFICATION, REQUEST, RESPONSE, FAILED, REQUEST_SETTLED, HOST, TRACE, VIEW_CHANGED] = [
-    k.notification, k.request, k.response, k.failed, k.requestSettled, k.host, k.trace, k.viewChanged,
+    k.notification,
+    k.request,
+    k.response,
+    k.failed,
+    k.requestSettled,
+    k.host,
+    k.trace,
+    k.viewChanged,
   ];
 }
 
@@ -156,7 +163,9 @@ class Dispatcher {
       if (this.#held.delete(ack)) this.#ack(conn);
     };
     this.#held.add(ack);
-    Promise.all(Array.from(waits, ([p, method]) => Promise.resolve(p).catch((err) => this.#host.report(err, method)))).then(ack);
+    Promise.all(
+      Array.from(waits, ([p, method]) => Promise.resolve(p).catch((err) => this.#host.report(err, method))),
+    ).then(ack);
   }
 
   /**

@@ -75,10 +75,13 @@ function loadFile(file) {
   const actual = unpacked && existsSync(unpacked) ? unpacked : file;
   const binding = nodeRequire(actual);
   if (typeof binding?.protocolVersion !== 'function' || typeof binding.AgentConnection !== 'function') {
-    throw new Error('not an acp-native binary (a bundler may have replaced it with a file path: load it with loadNativeBinding)');
+    throw new Error(
+      'not an acp-native binary (a bundler may have replaced it with a file path: load it with loadNativeBinding)',
+    );
   }
   const speaks = binding.protocolVersion();
-  if (speaks !== PROTOCOL_VERSION) throw new Error(`this binary speaks ACP ${speaks}, the JavaScript ${PROTOCOL_VERSION}`);
+  if (speaks !== PROTOCOL_VERSION)
+    throw new Error(`this binary speaks ACP ${speaks}, the JavaScript ${PROTOCOL_VERSION}`);
   return { binding, file: actual };
 }
 
@@ -158,7 +161,11 @@ function search() {
       version = `unreadable (${error.message})`;
     }
     if (version !== VERSION) {
-      tried.push({ where: `package ${pkgName} at ${dirname(manifest)}`, file, reason: `version ${version}, but ${PACKAGE} is ${VERSION}: reinstall` });
+      tried.push({
+        where: `package ${pkgName} at ${dirname(manifest)}`,
+        file,
+        reason: `version ${version}, but ${PACKAGE} is ${VERSION}: reinstall`,
+      });
     } else if (missing(file)) {
       tried.push({ where: describe(file), file, reason: 'not found (the package is installed but lacks its binary)' });
     } else {

@@ -15,7 +15,14 @@ const DEFAULTS = {
   promptTimeoutMs: 0,
 };
 
-const TIMEOUTS = ['requestTimeoutMs', 'initializeTimeoutMs', 'promptTimeoutMs', 'handlerTimeoutMs', 'closeGraceMs', 'termGraceMs'];
+const TIMEOUTS = [
+  'requestTimeoutMs',
+  'initializeTimeoutMs',
+  'promptTimeoutMs',
+  'handlerTimeoutMs',
+  'closeGraceMs',
+  'termGraceMs',
+];
 const SIZES = [
   'maxLineBytes',
   'stderrTailBytes',
@@ -32,7 +39,8 @@ const SIZES = [
 /** Byte-size options may be Infinity: the native side takes a u32. */
 function bytesOption(name, v) {
   if (v === undefined) return undefined;
-  if (typeof v !== 'number' || Number.isNaN(v) || v < 0) throw invalidArgument(`options.${name}`, 'must be a number ≥ 0');
+  if (typeof v !== 'number' || Number.isNaN(v) || v < 0)
+    throw invalidArgument(`options.${name}`, 'must be a number ≥ 0');
   return Number.isFinite(v) ? Math.min(check.U32_MAX, Math.floor(v)) : check.U32_MAX;
 }
 
@@ -50,7 +58,8 @@ function stringEnv(name, env) {
 function normalize(options) {
   if (options === null || typeof options !== 'object') throw invalidArgument('options', 'must be an object');
   check.string('options.command', options.command);
-  if (options.args !== undefined && !Array.isArray(options.args)) throw invalidArgument('options.args', 'must be an array');
+  if (options.args !== undefined && !Array.isArray(options.args))
+    throw invalidArgument('options.args', 'must be an array');
   if (options.cwd !== undefined) check.string('options.cwd', options.cwd);
   for (const name of SIZES) check.size(`options.${name}`, options[name]);
   for (const name of ['trace', 'logger', 'onRestart', 'onSessionUpdate', 'onNotification']) {

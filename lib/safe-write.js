@@ -27,13 +27,24 @@ function fileType(stat) {
   return 'other';
 }
 
-const NAMES = { symlink: 'a symbolic link', fifo: 'a FIFO', device: 'a device', directory: 'a directory', socket: 'a socket', other: 'not a regular file' };
+const NAMES = {
+  symlink: 'a symbolic link',
+  fifo: 'a FIFO',
+  device: 'a device',
+  directory: 'a directory',
+  socket: 'a socket',
+  other: 'not a regular file',
+};
 
 function unsafe(target, type) {
-  return new AcpError('ERR_ACP_UNSAFE_PATH', `refusing to write ${target}: it is ${NAMES[type]} (only regular files are replaced)`, {
-    path: target,
-    fileType: type,
-  });
+  return new AcpError(
+    'ERR_ACP_UNSAFE_PATH',
+    `refusing to write ${target}: it is ${NAMES[type]} (only regular files are replaced)`,
+    {
+      path: target,
+      fileType: type,
+    },
+  );
 }
 
 /** Throws ERR_ACP_UNSAFE_PATH when `stat` (an lstat, or undefined for no file) is not a regular file. */
@@ -62,7 +73,10 @@ function chmodRefused(err) {
 
 /** A fresh temporary name next to `target` (same directory: rename stays on one file system). */
 function tempName(target) {
-  return path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
+  return path.join(
+    path.dirname(target),
+    `.${path.basename(target)}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`,
+  );
 }
 
 /**

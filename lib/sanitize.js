@@ -13,7 +13,10 @@
  * separators. Tab and newline are handled by the caller's choice.
  */
 const unsafe = (c0) =>
-  new RegExp(`[${c0}\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]|[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]`, 'g');
+  new RegExp(
+    `[${c0}\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]|[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]`,
+    'g',
+  );
 const UNSAFE = unsafe('\\u0000-\\u0008\\u000b-\\u001f');
 // The same set, also matching tab and newline (single-line output).
 const UNSAFE_SINGLE_LINE = unsafe('\\u0000-\\u001f');

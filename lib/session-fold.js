@@ -25,7 +25,13 @@
 
 const { escapeMarkdown } = require('./sanitize.js');
 
-const DEFAULT_LIMITS = Object.freeze({ maxEntries: 50_000, maxTextBytes: 4 * 1024 * 1024, maxBlocks: 1024, maxKeys: 256, maxTotalBytes: 64 * 1024 * 1024 });
+const DEFAULT_LIMITS = Object.freeze({
+  maxEntries: 50_000,
+  maxTextBytes: 4 * 1024 * 1024,
+  maxBlocks: 1024,
+  maxKeys: 256,
+  maxTotalBytes: 64 * 1024 * 1024,
+});
 
 // The structural size of a JSON value (crates/acp-core/src/view/size.rs,
 // which must give the same numbers): strings and keys their UTF-8 bytes,
@@ -135,8 +141,10 @@ function plainTextChunk(u) {
   for (const k of Object.keys(u)) if (k !== 'sessionUpdate' && k !== 'content' && k !== 'messageId') return false;
   const { content, messageId } = u;
   const keys = Object.keys(content);
-  if (keys.length !== 2 || content.type !== 'text' || typeof content.text !== 'string' || !hasOwn(content, 'text')) return false;
-  if (messageId !== undefined && messageId !== null && (typeof messageId !== 'string' || !isWellFormed(messageId))) return false;
+  if (keys.length !== 2 || content.type !== 'text' || typeof content.text !== 'string' || !hasOwn(content, 'text'))
+    return false;
+  if (messageId !== undefined && messageId !== null && (typeof messageId !== 'string' || !isWellFormed(messageId)))
+    return false;
   return isWellFormed(content.text);
 }
 
@@ -161,7 +169,13 @@ function bound(v, m, caps, depthLeft, descents) {
   const items = Object.keys(v).map((k) => {
     const inner = measure(v[k]);
     const kept = bound(v[k], inner, caps, depthLeft - 1, descents - 1);
-    return { k, measured: inner.size, value: kept.value, size: ITEM + Buffer.byteLength(k, 'utf8') + kept.size, container: isContainer(v[k]) };
+    return {
+      k,
+      measured: inner.size,
+      value: kept.value,
+      size: ITEM + Buffer.byteLength(k, 'utf8') + kept.size,
+      container: isContainer(v[k]),
+    };
   });
   let total = items.reduce((n, it) => n + it.size, 0);
   if (total > caps.total) {
@@ -195,7 +209,8 @@ const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v)
 
 /** Set an own property, even `__proto__`. */
 function setKey(o, k, v) {
-  if (k === '__proto__') Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
+  if (k === '__proto__')
+    Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
   else o[k] = v;
 }
 
@@ -296,7 +311,16 @@ class SessionFold {
 
   /** A new entry at the end; the caller #fit()s once the update is in it. */
   #push(kind, otherBytes = 0) {
-    const entry = { index: this.#next++, kind, content: [], extra: {}, textBytes: 0, otherBytes: 0, droppedBytes: 0, droppedBlocks: 0 };
+    const entry = {
+      index: this.#next++,
+      kind,
+      content: [],
+      extra: {},
+      textBytes: 0,
+      otherBytes: 0,
+      droppedBytes: 0,
+      droppedBlocks: 0,
+    };
     this.#newTurn = false;
     this.#entries.push(entry);
     this.#added(entry, otherBytes);
@@ -419,14 +443,18 @@ class SessionFold {
     const messageId = hasOwn(update, 'messageId') && update.messageId !== null ? update.messageId : undefined;
     const last = this.#entries[this.#entries.length - 1];
     let entry;
-    if (last !== undefined && !this.#newTurn && last.kind === kind && jsonEqual(last.messageId, messageId)) entry = last;
+    if (last !== undefined && !this.#newTurn && last.kind === kind && jsonEqual(last.messageId, messageId))
+      entry = last;
     else {
       entry = this.#push(kind, messageId === undefined ? 0 : jsonSize(messageId));
       entry.messageId = messageId;
     }
     // The keys count before the block is weighed against the room left
     // (as the core does).
-    this.#added(entry, this.#merge(entry.extra, update, ['sessionUpdate', 'content', 'messageId'], true, this.#room(entry)));
+    this.#added(
+      entry,
+      this.#merge(entry.extra, update, ['sessionUpdate', 'content', 'messageId'], true, this.#room(entry)),
+    );
     this.#append(entry, update.content);
     this.#fit(entry);
   }
@@ -455,7 +483,10 @@ class SessionFold {
     if (!this.#compactions.has(id)) this.#introduce(id, 'compactionId');
     const index = this.#compactions.get(id).index;
     const entry = this.#entries[index - this.#entries[0].index];
-    this.#added(entry, this.#merge(entry.extra, update, ['sessionUpdate', 'compactionId', 'content'], true, this.#room(entry)));
+    this.#added(
+      entry,
+      this.#merge(entry.extra, update, ['sessionUpdate', 'compactionId', 'content'], true, this.#room(entry)),
+    );
     this.#append(entry, update.content);
     this.#fit(entry);
   }
@@ -581,7 +612,10 @@ class RecordingFold {
   #theirs = new Map(); // wire id → sid
   skippedUpdates = 0;
 
-  constructor(limits = {}, { maxSessions = RECORDING_LIMITS.maxSessions, maxOpenRequests = RECORDING_LIMITS.maxOpenRequests } = {}) {
+  constructor(
+    limits = {},
+    { maxSessions = RECORDING_LIMITS.maxSessions, maxOpenRequests = RECORDING_LIMITS.maxOpenRequests } = {},
+  ) {
     this.#limits = limits;
     this.#maxSessions = maxSessions;
     this.#maxOpen = maxOpenRequests;
@@ -641,7 +675,8 @@ class RecordingFold {
     }
     const sent = record.direction === 'send' ? true : record.direction === 'receive' ? false : undefined;
     if (sent === undefined || !isObject(msg)) return false;
-    const sessionOf = (params) => (isObject(params) && typeof params.sessionId === 'string' ? params.sessionId : undefined);
+    const sessionOf = (params) =>
+      isObject(params) && typeof params.sessionId === 'string' ? params.sessionId : undefined;
     const method = typeof msg.method === 'string' ? msg.method : undefined;
     const key = hasOwn(msg, 'id') ? JSON.stringify(msg.id) : undefined;
     const params = msg.params;
@@ -816,9 +851,17 @@ function toMarkdown(state, { prompts = [] } = {}) {
   out.push(`# ${line(title)}`, '');
   if (state.droppedEntries > 0) out.push(`_${state.droppedEntries} earlier entries not kept._`, '');
   const blockText = (b) =>
-    typeof b?.text === 'string' ? b.text : b?.type === 'resource_link' ? `${b.name ?? b.uri} <${b.uri}>` : `[${b?.type ?? 'block'}]`;
+    typeof b?.text === 'string'
+      ? b.text
+      : b?.type === 'resource_link'
+        ? `${b.name ?? b.uri} <${b.uri}>`
+        : `[${b?.type ?? 'block'}]`;
   const text = (content) => escapeMarkdown((Array.isArray(content) ? content : []).map(blockText).join(''));
-  const quote = (s) => s.split('\n').map((l) => `> ${l}`).join('\n');
+  const quote = (s) =>
+    s
+      .split('\n')
+      .map((l) => `> ${l}`)
+      .join('\n');
   const first = state.entries.length > 0 ? state.entries[0].index : 0;
   // Prompts before the first kept entry went with the entries dropped.
   let p = state.droppedEntries > 0 ? prompts.findIndex((x) => x.at >= first) : 0;
@@ -843,7 +886,9 @@ function toMarkdown(state, { prompts = [] } = {}) {
         break;
       case 'tool_call': {
         const t = state.toolCalls[e.toolCallId] ?? {};
-        out.push(`- **Tool** ${line(t.title ?? e.toolCallId)}${t.kind ? ` (${line(t.kind)})` : ''}: ${line(t.status ?? 'pending')}`);
+        out.push(
+          `- **Tool** ${line(t.title ?? e.toolCallId)}${t.kind ? ` (${line(t.kind)})` : ''}: ${line(t.status ?? 'pending')}`,
+        );
         for (const loc of Array.isArray(t.locations) ? t.locations : []) {
           if (typeof loc?.path === 'string') out.push(`  - ${line(`${loc.path}${loc.line ? `:${loc.line}` : ''}`)}`);
         }
@@ -851,10 +896,16 @@ function toMarkdown(state, { prompts = [] } = {}) {
         break;
       }
       case 'notice':
-        out.push(`> **${line(e.notice?.severity ?? 'notice')}:** ${line(e.notice?.title ?? '')}${e.notice?.description ? ` — ${line(e.notice.description)}` : ''}`, '');
+        out.push(
+          `> **${line(e.notice?.severity ?? 'notice')}:** ${line(e.notice?.title ?? '')}${e.notice?.description ? ` — ${line(e.notice.description)}` : ''}`,
+          '',
+        );
         break;
       case 'compaction':
-        out.push(`_Context compacted (${line(state.compactions[e.compactionId]?.status ?? 'unknown')})._ ${text(e.content)}`, '');
+        out.push(
+          `_Context compacted (${line(state.compactions[e.compactionId]?.status ?? 'unknown')})._ ${text(e.content)}`,
+          '',
+        );
         break;
       default:
         out.push(line(`[${e.update?.sessionUpdate ?? 'unknown update'}]`), '');
@@ -863,11 +914,25 @@ function toMarkdown(state, { prompts = [] } = {}) {
   promptsBefore(Infinity);
   if (state.plan && Array.isArray(state.plan.entries) && state.plan.entries.length > 0) {
     out.push('## Plan', '');
-    for (const entry of state.plan.entries) out.push(`- [${entry?.status === 'completed' ? 'x' : ' '}] ${line(entry?.content ?? '')}`);
+    for (const entry of state.plan.entries)
+      out.push(`- [${entry?.status === 'completed' ? 'x' : ' '}] ${line(entry?.content ?? '')}`);
     out.push('');
   }
-  if (state.stopReason !== null && state.stopReason !== undefined) out.push(`_Stop reason: ${line(state.stopReason)}_`, '');
+  if (state.stopReason !== null && state.stopReason !== undefined)
+    out.push(`_Stop reason: ${line(state.stopReason)}_`, '');
   return out.join('\n');
 }
 
-module.exports = { SessionFold, RecordingFold, RECORDING_LIMITS, foldRecording, applyChanges, setSeq, toMarkdown, jsonSize, boundValue, setKey, LIMIT_NAMES: Object.keys(DEFAULT_LIMITS) };
+module.exports = {
+  SessionFold,
+  RecordingFold,
+  RECORDING_LIMITS,
+  foldRecording,
+  applyChanges,
+  setSeq,
+  toMarkdown,
+  jsonSize,
+  boundValue,
+  setKey,
+  LIMIT_NAMES: Object.keys(DEFAULT_LIMITS),
+};

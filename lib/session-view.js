@@ -62,7 +62,23 @@ function joinSnapshot(parts, texts) {
   const compactions = keyed(head.$parts[2]);
   const { sessionId, droppedEntries, stopReason, running, droppedKeys } = head;
   // The order of the whole snapshot (and of the reference fold's toJSON).
-  const state = { sessionId, entries, droppedEntries, toolCalls, compactions, plan, modes, config, commands, info, usage, stopReason, running, pending, droppedKeys };
+  const state = {
+    sessionId,
+    entries,
+    droppedEntries,
+    toolCalls,
+    compactions,
+    plan,
+    modes,
+    config,
+    commands,
+    info,
+    usage,
+    stopReason,
+    running,
+    pending,
+    droppedKeys,
+  };
   setSeq(state, head.$seq);
   return state;
 }
@@ -409,7 +425,9 @@ class SessionView extends EventEmitter {
 
   /** Changes wait to be emitted (a timer, a queued emit, or a backlog's rest). */
   get pending() {
-    return !this.#closed && (this.#timer !== null || this.#queued || this.#more !== null || this.#next < this.#outbox.length);
+    return (
+      !this.#closed && (this.#timer !== null || this.#queued || this.#more !== null || this.#next < this.#outbox.length)
+    );
   }
 }
 

@@ -39,7 +39,8 @@ class StatusTracker {
   }
 
   initialized() {
-    if (this.state === 'initializing' || this.state === 'starting') this.set(this.promptsInFlight > 0 ? 'busy' : 'ready');
+    if (this.state === 'initializing' || this.state === 'starting')
+      this.set(this.promptsInFlight > 0 ? 'busy' : 'ready');
   }
 
   error(err) {

@@ -53,7 +53,8 @@ class SessionStore {
     check.optionalObject('options', options);
     const o = options ?? {};
     for (const k of ['maxSessions', 'maxBytes', 'maxAgeMs', 'intervalMs']) {
-      if (o[k] !== undefined && (typeof o[k] !== 'number' || Number.isNaN(o[k]))) throw invalidArgument(`options.${k}`, 'must be a number');
+      if (o[k] !== undefined && (typeof o[k] !== 'number' || Number.isNaN(o[k])))
+        throw invalidArgument(`options.${k}`, 'must be a number');
     }
     const r = await native.openStore(path.resolve(dir), {
       maxSessions: o.maxSessions,
@@ -142,8 +143,15 @@ class SessionStore {
     const stored = await this.get(id);
     const { AcpClient } = require('./client.js');
     const agent = stored.agent ?? {};
-    const clientOptions = { command: agent.command, args: agent.args ?? [], cwd: stored.cwd ?? undefined, ...options, store: this };
-    if (typeof clientOptions.command !== 'string') throw invalidArgument('options.command', 'is needed: the stored session does not say how its agent was started');
+    const clientOptions = {
+      command: agent.command,
+      args: agent.args ?? [],
+      cwd: stored.cwd ?? undefined,
+      ...options,
+      store: this,
+    };
+    if (typeof clientOptions.command !== 'string')
+      throw invalidArgument('options.command', 'is needed: the stored session does not say how its agent was started');
     const client = await AcpClient.connect(clientOptions);
     try {
       const recovery = await client.recover(id);

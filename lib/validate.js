@@ -31,14 +31,16 @@ function fn(name, v) {
 /** A timeout in ms: a finite number ≥ 0 (0 = none), capped to what the core takes. */
 function timeout(name, v) {
   if (v === undefined) return undefined;
-  if (typeof v !== 'number' || Number.isNaN(v) || v < 0) throw invalidArgument(name, 'must be a number of milliseconds ≥ 0');
+  if (typeof v !== 'number' || Number.isNaN(v) || v < 0)
+    throw invalidArgument(name, 'must be a number of milliseconds ≥ 0');
   return Number.isFinite(v) ? Math.min(U32_MAX, Math.floor(v)) : 0;
 }
 
 /** An integer count or size from `min` to 2³²−1 (what the core takes), or undefined. */
 function size(name, v, min = 0) {
   if (v === undefined) return undefined;
-  if (!Number.isInteger(v) || v < min || v > U32_MAX) throw invalidArgument(name, `must be an integer from ${min} to ${U32_MAX}`);
+  if (!Number.isInteger(v) || v < min || v > U32_MAX)
+    throw invalidArgument(name, `must be an integer from ${min} to ${U32_MAX}`);
   return v;
 }
 
@@ -48,13 +50,19 @@ const TIMER_MAX = 2 ** 31 - 1;
 /** A timer delay in ms, 0 to 2³¹−1, or undefined. */
 function timerMs(name, v) {
   if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > TIMER_MAX) throw invalidArgument(name, `must be a number from 0 to ${TIMER_MAX}`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > TIMER_MAX)
+    throw invalidArgument(name, `must be a number from 0 to ${TIMER_MAX}`);
   return v;
 }
 
 function signal(name, v) {
   if (v === undefined) return undefined;
-  if (v === null || typeof v !== 'object' || typeof v.aborted !== 'boolean' || typeof v.addEventListener !== 'function') {
+  if (
+    v === null ||
+    typeof v !== 'object' ||
+    typeof v.aborted !== 'boolean' ||
+    typeof v.addEventListener !== 'function'
+  ) {
     throw invalidArgument(name, 'must be an AbortSignal');
   }
   return v;
@@ -86,4 +94,17 @@ function absolutePath(name, v) {
   return v;
 }
 
-module.exports = { string, object, optionalObject, fn, timeout, size, timerMs, signal, callOptions, json, absolutePath, U32_MAX };
+module.exports = {
+  string,
+  object,
+  optionalObject,
+  fn,
+  timeout,
+  size,
+  timerMs,
+  signal,
+  callOptions,
+  json,
+  absolutePath,
+  U32_MAX,
+};

@@ -97,20 +97,60 @@ function everyVariant() {
     { sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'the logs' } },
     { sessionUpdate: 'agent_message_chunk', messageId: 'msg_1', content: { type: 'text', text: 'I will ' } },
     { sessionUpdate: 'agent_message_chunk', messageId: 'msg_1', content: { type: 'text', text: 'read the file.' } },
-    { sessionUpdate: 'tool_call', toolCallId: 'call_1', title: 'Read Makefile', kind: 'read', status: 'pending', locations: [{ path: '/repo/Makefile', line: 3 }], rawInput: { path: '/repo/Makefile' } },
+    {
+      sessionUpdate: 'tool_call',
+      toolCallId: 'call_1',
+      title: 'Read Makefile',
+      kind: 'read',
+      status: 'pending',
+      locations: [{ path: '/repo/Makefile', line: 3 }],
+      rawInput: { path: '/repo/Makefile' },
+    },
     { sessionUpdate: 'tool_call_update', toolCallId: 'call_1', status: 'in_progress' },
-    { sessionUpdate: 'tool_call_update', toolCallId: 'call_1', status: 'completed', content: [{ type: 'content', content: { type: 'text', text: 'all: build' } }], rawOutput: { bytes: 10 } },
-    { sessionUpdate: 'plan', entries: [{ content: 'Read the Makefile', priority: 'high', status: 'completed' }, { content: 'Fix the target', priority: 'medium', status: 'pending' }] },
+    {
+      sessionUpdate: 'tool_call_update',
+      toolCallId: 'call_1',
+      status: 'completed',
+      content: [{ type: 'content', content: { type: 'text', text: 'all: build' } }],
+      rawOutput: { bytes: 10 },
+    },
+    {
+      sessionUpdate: 'plan',
+      entries: [
+        { content: 'Read the Makefile', priority: 'high', status: 'completed' },
+        { content: 'Fix the target', priority: 'medium', status: 'pending' },
+      ],
+    },
     { sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'test', description: 'Run the tests' }] },
     { sessionUpdate: 'current_mode_update', currentModeId: 'plan' },
-    { sessionUpdate: 'config_option_update', configOptions: [{ id: 'model', name: 'Model', type: 'select', currentValue: 'fast', options: [{ value: 'fast', name: 'Fast' }] }] },
+    {
+      sessionUpdate: 'config_option_update',
+      configOptions: [
+        {
+          id: 'model',
+          name: 'Model',
+          type: 'select',
+          currentValue: 'fast',
+          options: [{ value: 'fast', name: 'Fast' }],
+        },
+      ],
+    },
     { sessionUpdate: 'session_info_update', title: 'Fix the build', updatedAt: '2026-01-01T00:00:00Z' },
     { sessionUpdate: 'usage_update', used: 1200, size: 200000, cost: { amount: 0.01, currency: 'USD' } },
     { sessionUpdate: 'notice', severity: 'info', title: 'Context is getting long' },
     { sessionUpdate: 'compaction_update', compactionId: 'cmp_1', status: 'started' },
-    { sessionUpdate: 'compaction_summary_chunk', compactionId: 'cmp_1', content: { type: 'text', text: 'Summary so far' } },
+    {
+      sessionUpdate: 'compaction_summary_chunk',
+      compactionId: 'cmp_1',
+      content: { type: 'text', text: 'Summary so far' },
+    },
     { sessionUpdate: 'compaction_update', compactionId: 'cmp_1', status: 'completed' },
-    { sessionUpdate: 'agent_message_chunk', messageId: 'msg_2', content: { type: 'text', text: 'Done.' }, _meta: { vendor: 1 } },
+    {
+      sessionUpdate: 'agent_message_chunk',
+      messageId: 'msg_2',
+      content: { type: 'text', text: 'Done.' },
+      _meta: { vendor: 1 },
+    },
     { sessionUpdate: 'hologram_projection', schema_version: 1, beam: { color: 'blue' } },
   ];
 }
@@ -128,29 +168,45 @@ async function runScript(id, params) {
     const arg = rest.join(':');
     switch (name) {
       case 'text':
-        for (let i = 0; i < Number(arg || 1); i++) send(update(sessionId, textChunk('agent_message_chunk', `chunk${i} `)));
+        for (let i = 0; i < Number(arg || 1); i++)
+          send(update(sessionId, textChunk('agent_message_chunk', `chunk${i} `)));
         break;
       case 'say':
         send(update(sessionId, textChunk('agent_message_chunk', arg.replaceAll('_', ' '))));
         break;
       case 'thought':
-        for (let i = 0; i < Number(arg || 1); i++) send(update(sessionId, textChunk('agent_thought_chunk', `thinking${i} `)));
+        for (let i = 0; i < Number(arg || 1); i++)
+          send(update(sessionId, textChunk('agent_thought_chunk', `thinking${i} `)));
         break;
       case 'tool':
-        send(update(sessionId, { sessionUpdate: 'tool_call', toolCallId: 'call_read', title: 'Read README.md', kind: 'read', status: 'pending' }));
-        send(update(sessionId, {
-          sessionUpdate: 'tool_call_update', toolCallId: 'call_read', status: 'completed',
-          content: [{ type: 'content', content: { type: 'text', text: '# README' } }],
-        }));
+        send(
+          update(sessionId, {
+            sessionUpdate: 'tool_call',
+            toolCallId: 'call_read',
+            title: 'Read README.md',
+            kind: 'read',
+            status: 'pending',
+          }),
+        );
+        send(
+          update(sessionId, {
+            sessionUpdate: 'tool_call_update',
+            toolCallId: 'call_read',
+            status: 'completed',
+            content: [{ type: 'content', content: { type: 'text', text: '# README' } }],
+          }),
+        );
         break;
       case 'plan':
-        send(update(sessionId, {
-          sessionUpdate: 'plan',
-          entries: [
-            { content: 'Look around', priority: 'high', status: 'completed' },
-            { content: 'Write the code', priority: 'medium', status: 'in_progress' },
-          ],
-        }));
+        send(
+          update(sessionId, {
+            sessionUpdate: 'plan',
+            entries: [
+              { content: 'Look around', priority: 'high', status: 'completed' },
+              { content: 'Write the code', priority: 'medium', status: 'in_progress' },
+            ],
+          }),
+        );
         break;
       case 'all':
         // Every stable session/update variant once (session views, export).
@@ -172,7 +228,13 @@ async function runScript(id, params) {
         send(update(sessionId, { sessionUpdate: 'hologram_projection', schema_version: 1, beam: { color: 'blue' } }));
         break;
       case 'permission': {
-        const toolCall = { toolCallId: 'call_shell', title: 'Run `rm -rf build`', kind: 'execute', status: 'pending', rawInput: { command: 'rm -rf build' } };
+        const toolCall = {
+          toolCallId: 'call_shell',
+          title: 'Run `rm -rf build`',
+          kind: 'execute',
+          status: 'pending',
+          rawInput: { command: 'rm -rf build' },
+        };
         send(update(sessionId, { sessionUpdate: 'tool_call', ...toolCall }));
         const reply = await ask('session/request_permission', {
           sessionId,
@@ -186,7 +248,13 @@ async function runScript(id, params) {
         });
         const outcome = reply.result?.outcome;
         const allowed = outcome?.outcome === 'selected' && String(outcome.optionId).startsWith('allow');
-        send(update(sessionId, { sessionUpdate: 'tool_call_update', toolCallId: 'call_shell', status: allowed ? 'completed' : 'failed' }));
+        send(
+          update(sessionId, {
+            sessionUpdate: 'tool_call_update',
+            toolCallId: 'call_shell',
+            status: allowed ? 'completed' : 'failed',
+          }),
+        );
         if (reports) send(update(sessionId, textChunk('agent_message_chunk', `permission=${JSON.stringify(reply)}`)));
         if (outcome?.outcome === 'cancelled') s.cancelled = true;
         break;
@@ -210,7 +278,13 @@ async function runScript(id, params) {
         for (let i = 0; i < Number(count); i++) lines.push(one(i));
         const burst = lines.join('\n') + '\n';
         if (!method) process.stdout.write(burst);
-        else send(update(sessionId, textChunk('agent_message_chunk', `burst=${JSON.stringify(await ask(method, { sessionId }, burst))}`)));
+        else
+          send(
+            update(
+              sessionId,
+              textChunk('agent_message_chunk', `burst=${JSON.stringify(await ask(method, { sessionId }, burst))}`),
+            ),
+          );
         break;
       }
       case 'interleave': {
@@ -219,7 +293,8 @@ async function runScript(id, params) {
         const [count, other] = arg.split(':');
         const one = (sid, text) => JSON.stringify(update(sid, textChunk('agent_message_chunk', text)));
         const lines = [];
-        for (let i = 0; i < Number(count); i++) lines.push(one(sessionId, `a${i}`), one(decodeURIComponent(other), `b${i}`));
+        for (let i = 0; i < Number(count); i++)
+          lines.push(one(sessionId, `a${i}`), one(decodeURIComponent(other), `b${i}`));
         process.stdout.write(lines.join('\n') + '\n');
         break;
       }
@@ -259,7 +334,8 @@ async function runScript(id, params) {
         // 50 ms, or (when-told) once the client sends `_mock/withdraw`.
         const asking = ask(arg, { sessionId, question: 'Still there?' });
         const id = [...waiting.keys()].at(-1);
-        const withdraw = () => send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: JSON.parse(id) } });
+        const withdraw = () =>
+          send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: JSON.parse(id) } });
         if (name === 'withdraw') setTimeout(withdraw, 50);
         else onWithdraw = withdraw;
         const reply = await asking;
@@ -268,7 +344,9 @@ async function runScript(id, params) {
       }
       case 'bigline':
         // One valid message far over any sane line cap.
-        process.stdout.write(JSON.stringify(update(sessionId, textChunk('agent_message_chunk', 'y'.repeat(Number(arg))))) + '\n');
+        process.stdout.write(
+          JSON.stringify(update(sessionId, textChunk('agent_message_chunk', 'y'.repeat(Number(arg))))) + '\n',
+        );
         break;
       case 'flood': {
         // COUNT:SIZE updates as fast as the pipe takes them.
@@ -320,7 +398,8 @@ async function runScript(id, params) {
  */
 function clientCalls(s, initialSession) {
   let sessionId = initialSession;
-  const say = (kind, reply) => send(update(initialSession, textChunk('agent_message_chunk', `${kind}=${JSON.stringify(reply)}`)));
+  const say = (kind, reply) =>
+    send(update(initialSession, textChunk('agent_message_chunk', `${kind}=${JSON.stringify(reply)}`)));
   // The session's current terminal (the last created) outlives the turn.
   const onTerminal = (method) => ask(method, { sessionId, terminalId: s.terminalId });
   const create = async (json) => {
@@ -338,9 +417,17 @@ function clientCalls(s, initialSession) {
       say('read', await ask('fs/read_text_file', params));
     },
     write: async (path, content = '') =>
-      say('write', await ask('fs/write_text_file', { sessionId, path: decodeURIComponent(path), content: decodeURIComponent(content) })),
+      say(
+        'write',
+        await ask('fs/write_text_file', {
+          sessionId,
+          path: decodeURIComponent(path),
+          content: decodeURIComponent(content),
+        }),
+      ),
     term: async (json) => say('term', await create(json)),
-    terms: async (count, json) => say('terms', await Promise.all(Array.from({ length: Number(count) }, () => create(json)))),
+    terms: async (count, json) =>
+      say('terms', await Promise.all(Array.from({ length: Number(count) }, () => create(json)))),
     // Later terminal calls name this id (e.g. another session's terminal).
     'use-term': (id) => (s.terminalId = decodeURIComponent(id)),
     'term-output': async () => say('output', await onTerminal('terminal/output')),
@@ -383,8 +470,17 @@ function onRequest(msg) {
           ...(flag('--resume') ? { sessionCapabilities: { resume: {}, list: {}, fork: {}, delete: {} } } : {}),
         },
         agentInfo: { name: 'mock-agent', version: '1.0.0' },
-        authMethods: flag('--require-auth') ? [{ id: 'mock-login', name: 'Mock login', description: 'authenticate, then open sessions' }] : [],
-        _meta: { pid: process.pid, argv, grandchild: grandchild?.pid, receivedClientCapabilities: params.clientCapabilities, receivedClientInfo: params.clientInfo, receivedProtocolVersion: params.protocolVersion },
+        authMethods: flag('--require-auth')
+          ? [{ id: 'mock-login', name: 'Mock login', description: 'authenticate, then open sessions' }]
+          : [],
+        _meta: {
+          pid: process.pid,
+          argv,
+          grandchild: grandchild?.pid,
+          receivedClientCapabilities: params.clientCapabilities,
+          receivedClientInfo: params.clientInfo,
+          receivedProtocolVersion: params.protocolVersion,
+        },
       });
     case 'session/new': {
       if (flag('--require-auth') && !authenticated) return fail(id, -32000, 'Authentication required');
@@ -396,14 +492,22 @@ function onRequest(msg) {
       if (flag('--replay-on-new')) send(update(sessionId, textChunk('agent_message_chunk', 'replayed before new')));
       return respond(id, {
         sessionId,
-        modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] },
+        modes: {
+          currentModeId: 'default',
+          availableModes: [
+            { id: 'default', name: 'Default' },
+            { id: 'plan', name: 'Plan' },
+          ],
+        },
       });
     }
     case 'session/load':
       if (sessionsDir) {
-        if (!existsSync(historyFile(params.sessionId))) return fail(id, -32002, `Session not found: ${params.sessionId}`);
+        if (!existsSync(historyFile(params.sessionId)))
+          return fail(id, -32002, `Session not found: ${params.sessionId}`);
         const lines = readFileSync(historyFile(params.sessionId), 'utf8').split('\n').filter(Boolean);
-        for (const line of lines) process.stdout.write(JSON.stringify(update(params.sessionId, JSON.parse(line))) + '\n');
+        for (const line of lines)
+          process.stdout.write(JSON.stringify(update(params.sessionId, JSON.parse(line))) + '\n');
         session(params.sessionId);
         return respond(id, null);
       }
@@ -414,13 +518,15 @@ function onRequest(msg) {
       return respond(id, null);
     case 'session/resume':
       if (sessionsDir) {
-        if (!existsSync(historyFile(params.sessionId))) return fail(id, -32002, `Session not found: ${params.sessionId}`);
+        if (!existsSync(historyFile(params.sessionId)))
+          return fail(id, -32002, `Session not found: ${params.sessionId}`);
         session(params.sessionId);
         return respond(id, {});
       }
       return respond(id, { _meta: { method, params } });
     case 'session/fork': {
-      if (!sessionsDir || !existsSync(historyFile(params.sessionId))) return fail(id, -32002, `Session not found: ${params.sessionId}`);
+      if (!sessionsDir || !existsSync(historyFile(params.sessionId)))
+        return fail(id, -32002, `Session not found: ${params.sessionId}`);
       const sessionId = `sess_${process.pid}_${++sessionCounter}`;
       session(sessionId);
       appendFileSync(historyFile(sessionId), readFileSync(historyFile(params.sessionId)));
@@ -428,7 +534,9 @@ function onRequest(msg) {
     }
     case 'session/list':
       if (sessionsDir) {
-        const ids = readdirSync(sessionsDir).filter((f) => f.endsWith('.ndjson')).map((f) => decodeURIComponent(f.slice(0, -'.ndjson'.length)));
+        const ids = readdirSync(sessionsDir)
+          .filter((f) => f.endsWith('.ndjson'))
+          .map((f) => decodeURIComponent(f.slice(0, -'.ndjson'.length)));
         return respond(id, { sessions: ids.map((sessionId) => ({ sessionId, cwd: process.cwd() })) });
       }
       return respond(id, { sessions: [...sessions.keys()].map((sessionId) => ({ sessionId, cwd: process.cwd() })) });
@@ -438,7 +546,15 @@ function onRequest(msg) {
     case 'session/set_config_option':
       // Like real agents: the whole new option list.
       return respond(id, {
-        configOptions: [{ id: params.configId, name: params.configId, type: 'select', currentValue: params.value, options: [{ value: params.value, name: params.value }] }],
+        configOptions: [
+          {
+            id: params.configId,
+            name: params.configId,
+            type: 'select',
+            currentValue: params.value,
+            options: [{ value: params.value, name: params.value }],
+          },
+        ],
         _meta: { method, params },
       });
     case 'session/delete':
@@ -451,7 +567,8 @@ function onRequest(msg) {
     case 'logout':
       return respond(id, { _meta: { method, params } });
     case 'session/prompt':
-      for (const block of params.prompt ?? []) remember(params.sessionId, { sessionUpdate: 'user_message_chunk', content: block });
+      for (const block of params.prompt ?? [])
+        remember(params.sessionId, { sessionUpdate: 'user_message_chunk', content: block });
       runScript(id, params);
       return;
     case '_mock/echo':

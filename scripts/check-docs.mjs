@@ -72,7 +72,9 @@ function checkLinks(file) {
     links++;
     const [path, anchor] = target.split('#');
     // Forward slashes on every OS, like the names docFiles() gives.
-    const resolved = path ? posix.normalize(posix.join(posix.dirname(file), decodeURIComponent(path))).replace(/\/$/, '') : file;
+    const resolved = path
+      ? posix.normalize(posix.join(posix.dirname(file), decodeURIComponent(path))).replace(/\/$/, '')
+      : file;
     if (!existsSync(join(ROOT, resolved))) {
       if (PENDING.has(resolved)) pendingLinks++;
       else fail(where, `broken link ${target} (no ${resolved})`);
@@ -95,16 +97,21 @@ const RUN_DIR = join(ROOT, '.cache', 'docs-snippets'); // inside the package: `i
 function runnable({ lang, code }) {
   let body = code;
   if (lang === 'ts') {
-    body = ts.transpileModule(code, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+    body = ts.transpileModule(code, {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    }).outputText;
   }
   const head = [`import { AcpClient as __AcpClient } from 'acp-native';`];
   if (!/from 'acp-native'/.test(code)) head.push(`import { AcpClient, AcpError, RpcError } from 'acp-native';`);
   const tail = [];
   if (/\bclient\b/.test(code) && !defines(code, 'client')) {
-    head.push(`const client = await __AcpClient.connect({ command: process.execPath, args: ['mock-agent/agent.mjs'] });`);
+    head.push(
+      `const client = await __AcpClient.connect({ command: process.execPath, args: ['mock-agent/agent.mjs'] });`,
+    );
     tail.push('await client.close();');
   }
-  if (/\bsessionId\b/.test(code) && !defines(code, 'sessionId')) head.push('const { sessionId } = await client.newSession();');
+  if (/\bsessionId\b/.test(code) && !defines(code, 'sessionId'))
+    head.push('const { sessionId } = await client.newSession();');
   return `${head.join('\n')}\n${body}\n${tail.join('\n')}\n`;
 }
 
@@ -112,17 +119,28 @@ function run(snippet, index) {
   const file = join(RUN_DIR, `${index}-${snippet.file.replace(/[/.]/g, '_')}-line-${snippet.line}.mjs`);
   writeFileSync(file, runnable(snippet));
   return new Promise((resolve) => {
-    execFile(process.execPath, [file], { cwd: ROOT, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) {
-        const why = err.killed ? 'timed out after 60 s' : `exit ${err.code}`;
-        fail(`${snippet.file}:${snippet.line}`, `snippet failed (${why}; ${relative(ROOT, file)})\n${stdout}${stderr}`.trimEnd());
-      } else if (snippet.prints !== undefined && stdout.trim() !== snippet.prints.trim()) {
-        fail(`${snippet.file}:${snippet.line}`, `the snippet printed\n${stdout.trimEnd()}\nbut the page says it prints\n${snippet.prints.trimEnd()}`);
-      } else if (snippet.prints !== undefined) {
-        printsChecked++;
-      }
-      resolve();
-    });
+    execFile(
+      process.execPath,
+      [file],
+      { cwd: ROOT, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err) {
+          const why = err.killed ? 'timed out after 60 s' : `exit ${err.code}`;
+          fail(
+            `${snippet.file}:${snippet.line}`,
+            `snippet failed (${why}; ${relative(ROOT, file)})\n${stdout}${stderr}`.trimEnd(),
+          );
+        } else if (snippet.prints !== undefined && stdout.trim() !== snippet.prints.trim()) {
+          fail(
+            `${snippet.file}:${snippet.line}`,
+            `the snippet printed\n${stdout.trimEnd()}\nbut the page says it prints\n${snippet.prints.trimEnd()}`,
+          );
+        } else if (snippet.prints !== undefined) {
+          printsChecked++;
+        }
+        resolve();
+      },
+    );
   });
 }
 
@@ -206,7 +224,9 @@ function checkReference() {
   compare('docs/options.md', tableNames('docs/options.md'), options, 'options');
   // limits.md: every option its table names exists.
   const perCall = new Set([...members(api, 'CallOptions'), 'highWaterMark']);
-  const limitOptions = [...tableNames('docs/limits.md', { column: 2 })].filter((n) => !options.has(n) && !perCall.has(n));
+  const limitOptions = [...tableNames('docs/limits.md', { column: 2 })].filter(
+    (n) => !options.has(n) && !perCall.has(n),
+  );
   if (limitOptions.length) fail('docs/limits.md', `names options that do not exist: ${limitOptions.join(', ')}`);
 
   const events = new Set([...members(api, 'AcpClientEvents'), ...members(views, 'SessionViewEvents')]);
@@ -214,7 +234,10 @@ function checkReference() {
 
   // api.md: every member of AcpClient and SessionView is named somewhere, and the exports table is exact.
   const named = mentioned('docs/api.md');
-  for (const [cls, decls] of [['AcpClient', api], ['SessionView', views]]) {
+  for (const [cls, decls] of [
+    ['AcpClient', api],
+    ['SessionView', views],
+  ]) {
     const missing = members(decls, cls).filter((n) => !named.has(n) && !named.has(`${cls}.${n}`));
     if (missing.length) fail('docs/api.md', `${cls} members not documented: ${missing.join(', ')}`);
   }
@@ -231,8 +254,17 @@ function checkReference() {
   const reasons = new Set([...errorRs.matchAll(/(?:ErrorCode::\w+|RESOURCE_NOT_FOUND),\s*"(\w+)"/g)].map((m) => m[1]));
   reasons.delete('cancelled'); // the request was settled meanwhile: never sent
   reasons.add('tooManyPendingRequests'); // the pending-request budget (connection/reader.rs)
-  if (reasons.size < 10) fail('scripts/check-docs.mjs', `found only ${reasons.size} refusal reasons in builtin/error.rs: update the pattern`);
-  compare('docs/error-codes.md', tableNames('docs/error-codes.md', { column: 1, section: 'Built-in refusals' }), reasons, 'built-in refusal reasons');
+  if (reasons.size < 10)
+    fail(
+      'scripts/check-docs.mjs',
+      `found only ${reasons.size} refusal reasons in builtin/error.rs: update the pattern`,
+    );
+  compare(
+    'docs/error-codes.md',
+    tableNames('docs/error-codes.md', { column: 1, section: 'Built-in refusals' }),
+    reasons,
+    'built-in refusal reasons',
+  );
   referenceChecks = 5;
 }
 
@@ -242,7 +274,9 @@ const files = docFiles();
 for (const file of files) checkLinks(file);
 // The index links every page.
 const indexed = new Set([...prose(read('docs/README.md')).matchAll(/\]\(([^)#\s]+)/g)].map((m) => `docs/${m[1]}`));
-for (const file of files) if (file.startsWith('docs/') && file !== 'docs/README.md' && !indexed.has(file)) fail('docs/README.md', `no link to ${file}`);
+for (const file of files)
+  if (file.startsWith('docs/') && file !== 'docs/README.md' && !indexed.has(file))
+    fail('docs/README.md', `no link to ${file}`);
 checkReference();
 const all = files.flatMap((f) => snippets(f));
 const toRun = all.filter((s) => !s.flags.includes('no-run'));

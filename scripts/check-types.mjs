@@ -31,11 +31,16 @@ export {};
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 const files = [];
-const all = docFiles().flatMap((file) => snippets(file)).filter((s) => !s.flags.includes('no-check'));
+const all = docFiles()
+  .flatMap((file) => snippets(file))
+  .filter((s) => !s.flags.includes('no-check'));
 for (const { file, line, code } of all) {
   // Snippets that define what the prelude declares keep their own.
   const prelude = PRELUDE.split('\n')
-    .filter((l) => !/^declare (function|const) (\w+)/.test(l) || !defines(code, /^declare (?:function|const) (\w+)/.exec(l)[1]))
+    .filter(
+      (l) =>
+        !/^declare (function|const) (\w+)/.test(l) || !defines(code, /^declare (?:function|const) (\w+)/.exec(l)[1]),
+    )
     .join('\n');
   const imports = /from 'acp-native'/.test(code) ? '' : "import { AcpClient, AcpError, RpcError } from 'acp-native';\n";
   const name = `${file.replace(/[/.]/g, '_')}.line-${line}.mts`;
@@ -44,7 +49,18 @@ for (const { file, line, code } of all) {
   files.push(path);
 }
 
-const common = ['--noEmit', '--strict', '--target', 'es2022', '--lib', 'es2022,esnext.disposable,dom', '--types', 'node', '--skipLibCheck', 'false'];
+const common = [
+  '--noEmit',
+  '--strict',
+  '--target',
+  'es2022',
+  '--lib',
+  'es2022,esnext.disposable,dom',
+  '--types',
+  'node',
+  '--skipLibCheck',
+  'false',
+];
 const runs = [
   { name: 'node16', flags: ['--module', 'node16', '--moduleResolution', 'node16'], cjs: true },
   { name: 'nodenext', flags: ['--module', 'nodenext', '--moduleResolution', 'nodenext'], cjs: true },
@@ -53,7 +69,11 @@ const runs = [
 let failed = false;
 const passed = [];
 for (const run of runs) {
-  const inputs = [join(root, '__test__/types/api.mts'), ...(run.cjs ? [join(root, '__test__/types/cjs.cts'), join(root, '__test__/types-check.ts')] : []), ...files];
+  const inputs = [
+    join(root, '__test__/types/api.mts'),
+    ...(run.cjs ? [join(root, '__test__/types/cjs.cts'), join(root, '__test__/types-check.ts')] : []),
+    ...files,
+  ];
   try {
     execFileSync(process.execPath, [tsc, ...common, ...run.flags, ...inputs], { cwd: root, stdio: 'pipe' });
     passed.push(run.name);

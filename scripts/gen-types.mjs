@@ -38,14 +38,21 @@ function doc(text, indent) {
 
 function primitive(t) {
   switch (t) {
-    case 'string': return 'string';
+    case 'string':
+      return 'string';
     case 'integer':
-    case 'number': return 'number';
-    case 'boolean': return 'boolean';
-    case 'null': return 'null';
-    case 'array': return 'unknown[]';
-    case 'object': return '{ [key: string]: unknown }';
-    default: return 'unknown';
+    case 'number':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
+    case 'null':
+      return 'null';
+    case 'array':
+      return 'unknown[]';
+    case 'object':
+      return '{ [key: string]: unknown }';
+    default:
+      return 'unknown';
   }
 }
 
@@ -63,7 +70,14 @@ function type(s, indent = '') {
   const parts = [];
   const hasProps = s.properties && Object.keys(s.properties).length > 0;
   if (hasProps || (s.type === 'object' && !s.anyOf && !s.oneOf && !s.allOf)) parts.push(object(s, indent));
-  else if (Array.isArray(s.type)) parts.push(union(s.type.map((t) => (t === 'array' ? `${type(s.items, indent)}[]` : t === 'object' ? object(s, indent) : primitive(t)))));
+  else if (Array.isArray(s.type))
+    parts.push(
+      union(
+        s.type.map((t) =>
+          t === 'array' ? `${type(s.items, indent)}[]` : t === 'object' ? object(s, indent) : primitive(t),
+        ),
+      ),
+    );
   else if (s.type === 'array') parts.push(`${wrap(type(s.items, indent))}[]`);
   else if (s.type && s.type !== 'object') parts.push(primitive(s.type));
   const alts = s.oneOf ?? s.anyOf;
@@ -83,7 +97,9 @@ function object(s, indent) {
     ([k, v]) => `${doc(v.description, inner)}${inner}${ident(k)}${required.has(k) ? '' : '?'}: ${type(v, inner)};`,
   );
   if (s.additionalProperties && s.additionalProperties !== false) {
-    fields.push(`${inner}[key: string]: ${s.additionalProperties === true ? 'unknown' : type(s.additionalProperties, inner)};`);
+    fields.push(
+      `${inner}[key: string]: ${s.additionalProperties === true ? 'unknown' : type(s.additionalProperties, inner)};`,
+    );
   }
   return fields.length ? `{\n${fields.join('\n')}\n${indent}}` : '{ [key: string]: unknown }';
 }
@@ -103,7 +119,12 @@ for (const name of Object.keys(defs).sort()) {
 // with a given method takes and returns, in each direction. `index.d.ts`
 // keys request()/onRequest()/handlers by these.
 const isEmpty = (def) =>
-  def && def.type === 'object' && !def.oneOf && !def.anyOf && !def.allOf && !(def.required ?? []).length &&
+  def &&
+  def.type === 'object' &&
+  !def.oneOf &&
+  !def.anyOf &&
+  !def.allOf &&
+  !(def.required ?? []).length &&
   Object.keys(def.properties ?? {}).every((k) => k === '_meta');
 const byMethod = {};
 for (const [name, def] of Object.entries(defs)) {
@@ -122,7 +143,8 @@ const table = (title, side, pick) => {
     .sort(([a], [b]) => a.localeCompare(b));
   return rows;
 };
-out += '\n/** Requests the client sends the agent, by method: params, result, and whether the result is empty (only `_meta`). */\n';
+out +=
+  '\n/** Requests the client sends the agent, by method: params, result, and whether the result is empty (only `_meta`). */\n';
 out += 'export interface AgentRequests {\n';
 for (const [m, e] of table('', 'agent', (e) => e.params && e.result)) {
   out += `  ${JSON.stringify(m)}: { params: ${e.params}; result: ${e.result}; empty: ${e.empty} };\n`;
@@ -142,7 +164,9 @@ if (check) {
     committed = readFileSync(output, 'utf8');
   } catch {}
   if (committed !== out) {
-    console.error(`${relative(root, output)} is out of date with ${source}: run npm run gen:types and commit the result`);
+    console.error(
+      `${relative(root, output)} is out of date with ${source}: run npm run gen:types and commit the result`,
+    );
     process.exit(1);
   }
   console.log(`${relative(root, output)} matches ${source}`);

@@ -17,7 +17,11 @@ const NOTICES = join(ROOT, 'THIRD_PARTY_NOTICES.md');
 /** `name version` of every registry crate the root crate depends on (normal dependencies, all platforms). */
 export function linkedCrates() {
   const meta = JSON.parse(
-    execFileSync('cargo', ['metadata', '--format-version', '1', '--locked'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 }),
+    execFileSync('cargo', ['metadata', '--format-version', '1', '--locked'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+    }),
   );
   const packages = new Map(meta.packages.map((p) => [p.id, p]));
   const nodes = new Map(meta.resolve.nodes.map((n) => [n.id, n]));
@@ -32,7 +36,11 @@ export function linkedCrates() {
       if (dep.dep_kinds.some((k) => k.kind === null)) stack.push(dep.pkg);
     }
   }
-  return [...seen].map((id) => packages.get(id)).filter((p) => p.source !== null).map((p) => `${p.name} ${p.version}`).sort();
+  return [...seen]
+    .map((id) => packages.get(id))
+    .filter((p) => p.source !== null)
+    .map((p) => `${p.name} ${p.version}`)
+    .sort();
 }
 
 /** `name version` of every crate THIRD_PARTY_NOTICES.md names. */
@@ -58,7 +66,19 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   } else {
     // --offline: license texts come from the crates' published sources only
     // (reproducible; no ClearlyDefined or git lookups).
-    const args = ['about', 'generate', '--locked', '--offline', '--workspace', '--fail', '-c', 'about.toml', '-o', NOTICES, 'about.hbs'];
+    const args = [
+      'about',
+      'generate',
+      '--locked',
+      '--offline',
+      '--workspace',
+      '--fail',
+      '-c',
+      'about.toml',
+      '-o',
+      NOTICES,
+      'about.hbs',
+    ];
     execFileSync('cargo', args, { cwd: ROOT, stdio: 'inherit' });
     console.log(`wrote ${NOTICES} (${noticedCrates().length} crates)`);
   }

@@ -13,7 +13,17 @@
 //   node scripts/pack-check.mjs --prebuilt FILE  # check an already built .node
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,8 +70,21 @@ function run(command, args, { cwd = ROOT, input, env } = {}) {
 
 /** The release build, as the workflow does it: glibc 2.17 cross toolchain from npm. */
 function buildRelease(artifacts) {
-  run('npx', ['--no-install', 'napi', 'build', '--platform', '--release', '--use-napi-cross', '--target', TARGET,
-    '--output-dir', artifacts, '--no-js', '--dts', 'unused.d.ts']);
+  run('npx', [
+    '--no-install',
+    'napi',
+    'build',
+    '--platform',
+    '--release',
+    '--use-napi-cross',
+    '--target',
+    TARGET,
+    '--output-dir',
+    artifacts,
+    '--no-js',
+    '--dts',
+    'unused.d.ts',
+  ]);
   return join(artifacts, NODE_FILE);
 }
 
@@ -83,7 +106,9 @@ function assertSameFiles(what, actual, expected) {
 }
 
 function pack(dir, into) {
-  const [report] = JSON.parse(run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', into], { cwd: dir }));
+  const [report] = JSON.parse(
+    run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', into], { cwd: dir }),
+  );
   return join(into, report.filename);
 }
 
@@ -141,7 +166,8 @@ console.log(JSON.stringify({ stopReason, text, exitCode: exit.exitCode, kinds: u
 function main() {
   const args = process.argv.slice(2);
   const prebuiltAt = args.indexOf('--prebuilt');
-  if (process.platform !== 'linux' || process.arch !== 'x64') fail(`runs on linux x64 only (this is ${process.platform}-${process.arch})`);
+  if (process.platform !== 'linux' || process.arch !== 'x64')
+    fail(`runs on linux x64 only (this is ${process.platform}-${process.arch})`);
 
   rmSync(WORK, { recursive: true, force: true });
   const artifacts = join(WORK, 'artifacts');
@@ -166,7 +192,8 @@ function main() {
       fail(err.message);
     }
     process.stdout.write(`pack-check: needs ${versionName(needed)} at most\n`);
-    if (newerThan(needed, MAX_GLIBC)) fail(`${built} needs ${versionName(needed)}, newer than ${MAX_GLIBC.join('.')}: build it with --use-napi-cross`);
+    if (newerThan(needed, MAX_GLIBC))
+      fail(`${built} needs ${versionName(needed)}, newer than ${MAX_GLIBC.join('.')}: build it with --use-napi-cross`);
   });
 
   // The publish job's layout: npm/<platform>/ packages, filled by `napi
@@ -178,7 +205,10 @@ function main() {
   const npmDir = join(stage, 'npm');
   step('napi artifacts into a staging copy of npm/', () => {
     cpSync(join(ROOT, 'npm'), npmDir, { recursive: true });
-    writeFileSync(join(stage, 'package.json'), JSON.stringify({ ...pkg, napi: { ...pkg.napi, targets: [TARGET] } }, null, 2));
+    writeFileSync(
+      join(stage, 'package.json'),
+      JSON.stringify({ ...pkg, napi: { ...pkg.napi, targets: [TARGET] } }, null, 2),
+    );
     run('npx', ['--no-install', 'napi', 'artifacts', '--cwd', stage, '--output-dir', artifacts, '--npm-dir', npmDir]);
     stageNotices(npmDir);
   });
@@ -186,11 +216,18 @@ function main() {
 
   step('package contents', () => {
     assertSameFiles('the root package', packedFiles(ROOT), [...pkg.files, 'package.json', 'README.md'].sort());
-    for (const file of ['LICENSE', 'THIRD_PARTY_NOTICES.md']) if (!pkg.files.includes(file)) fail(`the root package does not ship ${file}`);
-    assertSameFiles(`the ${PLATFORM} package`, packedFiles(platformDir), ['README.md', NODE_FILE, 'package.json', ...NOTICE_FILES].sort());
+    for (const file of ['LICENSE', 'THIRD_PARTY_NOTICES.md'])
+      if (!pkg.files.includes(file)) fail(`the root package does not ship ${file}`);
+    assertSameFiles(
+      `the ${PLATFORM} package`,
+      packedFiles(platformDir),
+      ['README.md', NODE_FILE, 'package.json', ...NOTICE_FILES].sort(),
+    );
     const platformPkg = JSON.parse(readFileSync(join(platformDir, 'package.json'), 'utf8'));
-    if (publishedOptionalDependencies()[platformPkg.name] !== pkg.version) fail(`the published optionalDependencies would lack ${platformPkg.name}@${pkg.version}`);
-    if (JSON.stringify(platformPkg.engines) !== JSON.stringify(pkg.engines)) fail('engines differ between the root and platform packages');
+    if (publishedOptionalDependencies()[platformPkg.name] !== pkg.version)
+      fail(`the published optionalDependencies would lack ${platformPkg.name}@${pkg.version}`);
+    if (JSON.stringify(platformPkg.engines) !== JSON.stringify(pkg.engines))
+      fail('engines differ between the root and platform packages');
   });
 
   const [root, platformTgz] = step('npm pack (the root with the optionalDependencies napi pre-publish adds)', () => [
@@ -216,25 +253,41 @@ function main() {
       if (specs.length === 0) return;
       const scratch = mkdtempSync(join(tmpdir(), 'acp-native-pack-deps-'));
       try {
-        writeFileSync(join(scratch, 'package.json'), JSON.stringify({ name: 'pack-check-deps', version: '1.0.0', private: true }));
-        run('npm', ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', ...specs], { cwd: scratch });
+        writeFileSync(
+          join(scratch, 'package.json'),
+          JSON.stringify({ name: 'pack-check-deps', version: '1.0.0', private: true }),
+        );
+        run('npm', ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', ...specs], {
+          cwd: scratch,
+        });
       } finally {
         rmSync(scratch, { recursive: true, force: true });
       }
     });
     step('offline install of both tarballs into a fresh directory', () => {
-      writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'pack-check-app', version: '1.0.0', private: true }));
+      writeFileSync(
+        join(app, 'package.json'),
+        JSON.stringify({ name: 'pack-check-app', version: '1.0.0', private: true }),
+      );
       run('npm', ['install', '--offline', '--no-audit', '--no-fund', rootTgz, platformTgz], { cwd: app });
       const installed = join(app, 'node_modules', 'acp-native');
       if (existsSync(join(installed, NODE_FILE))) fail('the root package carries a .node of its own');
-      if (!existsSync(join(app, 'node_modules', `acp-native-${PLATFORM}`, NODE_FILE))) fail('the platform package was not installed');
+      if (!existsSync(join(app, 'node_modules', `acp-native-${PLATFORM}`, NODE_FILE)))
+        fail('the platform package was not installed');
     });
 
     step('require() from the install', () => {
-      const out = run(process.execPath, ['-e', `
+      const out = run(
+        process.execPath,
+        [
+          '-e',
+          `
         const m = require('acp-native');
         const bin = require.resolve('acp-native-${PLATFORM}');
-        console.log(JSON.stringify({ exports: Object.keys(m).sort(), protocol: m.PROTOCOL_VERSION, bin }));`], { cwd: app });
+        console.log(JSON.stringify({ exports: Object.keys(m).sort(), protocol: m.PROTOCOL_VERSION, bin }));`,
+        ],
+        { cwd: app },
+      );
       const seen = JSON.parse(out);
       for (const name of ['AcpClient', 'AcpError', 'RpcError', 'PROTOCOL_VERSION']) {
         if (!seen.exports.includes(name)) fail(`require('acp-native') lacks ${name}: ${seen.exports}`);
@@ -244,11 +297,18 @@ function main() {
 
     step('import and a session against the mock agent', () => {
       writeFileSync(join(app, 'session.mjs'), SESSION_SCRIPT);
-      const result = JSON.parse(run(process.execPath, ['session.mjs', MOCK_AGENT], { cwd: app }).trim().split('\n').at(-1));
-      if (result.stopReason !== 'end_turn' || !result.text.startsWith('from the tarball|') || !result.text.includes('"optionId":"allow_once"')) {
+      const result = JSON.parse(
+        run(process.execPath, ['session.mjs', MOCK_AGENT], { cwd: app }).trim().split('\n').at(-1),
+      );
+      if (
+        result.stopReason !== 'end_turn' ||
+        !result.text.startsWith('from the tarball|') ||
+        !result.text.includes('"optionId":"allow_once"')
+      ) {
         fail(`unexpected session: ${JSON.stringify(result)}`);
       }
-      if (!result.kinds.includes('tool_call') || result.exitCode !== 0) fail(`unexpected session: ${JSON.stringify(result)}`);
+      if (!result.kinds.includes('tool_call') || result.exitCode !== 0)
+        fail(`unexpected session: ${JSON.stringify(result)}`);
     });
 
     step('npx acp-native chat from the install', () => {
@@ -258,18 +318,25 @@ function main() {
         cwd: app,
         input: 'say:hello_from_npx plan\n',
       });
-      if (!/^hello from npx$/m.test(out) || !/\[turn ended: end_turn\]/.test(out) || !/Plan:/.test(out)) fail(`unexpected chat output:\n${out}`);
+      if (!/^hello from npx$/m.test(out) || !/\[turn ended: end_turn\]/.test(out) || !/Plan:/.test(out))
+        fail(`unexpected chat output:\n${out}`);
     });
 
     step('npx acp-native doctor from the install', () => {
-      const report = JSON.parse(run('npx', ['--offline', '--no-install', 'acp-native', 'doctor', '--json'], { cwd: app }));
+      const report = JSON.parse(
+        run('npx', ['--offline', '--no-install', 'acp-native', 'doctor', '--json'], { cwd: app }),
+      );
       const expected = join(app, 'node_modules', `acp-native-${PLATFORM}`, NODE_FILE);
       const sha256 = createHash('sha256').update(readFileSync(built)).digest('hex');
-      if (report.binary?.path !== realpathSync(expected)) fail(`doctor resolved ${report.binary?.path}, expected ${expected}`);
-      if (report.binary.source !== `package acp-native-${PLATFORM}`) fail(`doctor says the binary comes from ${report.binary.source}`);
-      if (report.binary.sha256 !== sha256) fail(`doctor printed SHA-256 ${report.binary.sha256}, the built file has ${sha256}`);
+      if (report.binary?.path !== realpathSync(expected))
+        fail(`doctor resolved ${report.binary?.path}, expected ${expected}`);
+      if (report.binary.source !== `package acp-native-${PLATFORM}`)
+        fail(`doctor says the binary comes from ${report.binary.source}`);
+      if (report.binary.sha256 !== sha256)
+        fail(`doctor printed SHA-256 ${report.binary.sha256}, the built file has ${sha256}`);
       if (!report.load.ok || report.problems.length) fail(`doctor found problems: ${JSON.stringify(report.problems)}`);
-      if (report.binary.glibc?.needs !== versionName(glibcNeeded(built))) fail(`doctor says the binary needs ${report.binary.glibc?.needs}`);
+      if (report.binary.glibc?.needs !== versionName(glibcNeeded(built)))
+        fail(`doctor says the binary needs ${report.binary.glibc?.needs}`);
     });
   } finally {
     rmSync(app, { recursive: true, force: true });

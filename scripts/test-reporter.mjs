@@ -9,7 +9,12 @@ import { inspect } from 'node:util';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 // Forward slashes on every OS: the same line whether CI ran on Windows or not.
-const shown = (file) => (file ? relative(ROOT, file.startsWith('file:') ? fileURLToPath(file) : file).split(sep).join('/') : '?');
+const shown = (file) =>
+  file
+    ? relative(ROOT, file.startsWith('file:') ? fileURLToPath(file) : file)
+        .split(sep)
+        .join('/')
+    : '?';
 
 export default async function* quietReporter(source) {
   const output = new Map(); // file → its captured stdout/stderr text
@@ -29,7 +34,8 @@ export default async function* quietReporter(source) {
       yield text;
     } else if (type === 'test:diagnostic' && data.nesting === 0) {
       const [key, value] = data.message.split(' ');
-      if (['tests', 'pass', 'fail', 'cancelled', 'skipped', 'todo', 'duration_ms'].includes(key) && value !== undefined) summary[key] = Number(value);
+      if (['tests', 'pass', 'fail', 'cancelled', 'skipped', 'todo', 'duration_ms'].includes(key) && value !== undefined)
+        summary[key] = Number(value);
     }
     // A file with a failure: its output once, after the failure.
     if (type === 'test:fail' && data.file && !printed.has(data.file) && output.get(data.file)) {

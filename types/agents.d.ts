@@ -4,7 +4,13 @@
 import type { AcpClientOptions } from '../index';
 
 /** A registry binary target. */
-export type AgentTarget = 'darwin-aarch64' | 'darwin-x86_64' | 'linux-aarch64' | 'linux-x86_64' | 'windows-aarch64' | 'windows-x86_64';
+export type AgentTarget =
+  | 'darwin-aarch64'
+  | 'darwin-x86_64'
+  | 'linux-aarch64'
+  | 'linux-x86_64'
+  | 'windows-aarch64'
+  | 'windows-x86_64';
 
 /** An index entry as the registry writes it (`registry.json` → `agents[]`). */
 export interface RegistryAgent {
@@ -19,7 +25,12 @@ export interface RegistryAgent {
   authors?: string[];
   icon?: string;
   distribution: {
-    binary?: Partial<Record<AgentTarget, { archive: string; cmd: string; args?: string[]; env?: Record<string, string>; sha256?: string }>>;
+    binary?: Partial<
+      Record<
+        AgentTarget,
+        { archive: string; cmd: string; args?: string[]; env?: Record<string, string>; sha256?: string }
+      >
+    >;
     /** `package`: `name` or `name@<exact version>` (unpinned: the agent's `version`). */
     npx?: { package: string; cmd?: string; args?: string[]; env?: Record<string, string> };
     /** `package`: `name`, `name==<version>` or `name@<version>`. */
@@ -166,17 +177,33 @@ export declare class AgentManager {
   list(): Promise<AgentListEntry[]>;
   info(id: string): Promise<AgentInfo>;
   installed(): Array<{ id: string; version: string; kind: string; dir: string }>;
-  install(id: string, options?: { version?: string; onProgress?: (progress: AgentInstallProgress) => void; signal?: AbortSignal }): Promise<AgentInstallResult>;
+  install(
+    id: string,
+    options?: { version?: string; onProgress?: (progress: AgentInstallProgress) => void; signal?: AbortSignal },
+  ): Promise<AgentInstallResult>;
   /** Install the index's version unless pinned; `prune` removes the others. */
-  update(id: string, options?: { prune?: boolean; onProgress?: (progress: AgentInstallProgress) => void; signal?: AbortSignal }): Promise<{ id: string; from: string[]; to: string; updated: boolean }>;
+  update(
+    id: string,
+    options?: { prune?: boolean; onProgress?: (progress: AgentInstallProgress) => void; signal?: AbortSignal },
+  ): Promise<{ id: string; from: string[]; to: string; updated: boolean }>;
   remove(id: string, options?: { version?: string }): Promise<boolean>;
   pin(id: string, version: string): void;
   unpin(id: string): void;
   /** The AcpClient options that run `id` (installed first unless `install: false`). */
-  launch(id: string, options?: { install?: boolean; onProgress?: (progress: AgentInstallProgress) => void; signal?: AbortSignal }): Promise<AgentLaunch>;
+  launch(
+    id: string,
+    options?: { install?: boolean; onProgress?: (progress: AgentInstallProgress) => void; signal?: AbortSignal },
+  ): Promise<AgentLaunch>;
   probe(
     id: string,
-    options?: { refresh?: boolean; cwd?: string; timeoutMs?: number; signal?: AbortSignal; env?: Record<string, string>; replaceEnv?: boolean },
+    options?: {
+      refresh?: boolean;
+      cwd?: string;
+      timeoutMs?: number;
+      signal?: AbortSignal;
+      env?: Record<string, string>;
+      replaceEnv?: boolean;
+    },
   ): Promise<AgentProbe>;
 }
 

@@ -36,7 +36,10 @@ export type SessionEntry =
   | { index: number; kind: 'unknown'; update: unknown };
 
 /** A tool call with every `tool_call_update` merged in (unknown fields kept). */
-export type SessionToolCall = Partial<Omit<acp.ToolCall, 'toolCallId'>> & { toolCallId: string; [field: string]: unknown };
+export type SessionToolCall = Partial<Omit<acp.ToolCall, 'toolCallId'>> & {
+  toolCallId: string;
+  [field: string]: unknown;
+};
 
 /**
  * What a view keeps in place of an agent's array or object over
@@ -275,9 +278,15 @@ export declare class SessionFold {
 }
 
 /** Fold a recording (NDJSON trace records) in JS: `{ sessions: { [id]: state } }`. */
-export declare function foldRecording(text: string, limits?: SessionViewLimits): { sessions: Record<string, SessionViewState> };
+export declare function foldRecording(
+  text: string,
+  limits?: SessionViewLimits,
+): { sessions: Record<string, SessionViewState> };
 /** Fold a recording in the core (Rust): same result as `foldRecording`, faster. */
-export declare function foldRecordingNative(text: string, limits?: SessionViewLimits): { sessions: Record<string, SessionViewState> };
+export declare function foldRecordingNative(
+  text: string,
+  limits?: SessionViewLimits,
+): { sessions: Record<string, SessionViewState> };
 /**
  * Apply a `change` event to a copy of the previous state (mutates and
  * returns it). An event the copy already holds (`seq` at most the copy's)
@@ -291,4 +300,7 @@ export declare function applyChanges(state: SessionViewState, changes: SessionVi
  * `prompts`: the user's own prompts, each placed before the entry with
  * index `at` (as `## User`); user messages from the agent say so.
  */
-export declare function toMarkdown(state: SessionViewState, options?: { prompts?: ReadonlyArray<{ at: number; content: ReadonlyArray<unknown>; cut?: boolean }> }): string;
+export declare function toMarkdown(
+  state: SessionViewState,
+  options?: { prompts?: ReadonlyArray<{ at: number; content: ReadonlyArray<unknown>; cut?: boolean }> },
+): string;

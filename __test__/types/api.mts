@@ -1,7 +1,15 @@
 // Type tests: compiled (never run) by scripts/check-types.mjs under
 // module node16, nodenext and bundler. Lines after `@ts-expect-error`
 // must fail to compile; the check fails if they compile.
-import { AcpClient, AcpError, RpcError, type Handlers, type SessionNotification, type AgentaoAskUserRequest, type AgentaoAskUserResponse } from 'acp-native';
+import {
+  AcpClient,
+  AcpError,
+  RpcError,
+  type Handlers,
+  type SessionNotification,
+  type AgentaoAskUserRequest,
+  type AgentaoAskUserResponse,
+} from 'acp-native';
 import defaultExport from 'acp-native';
 
 declare const signal: AbortSignal;
@@ -17,7 +25,10 @@ const client = new AcpClient({
     'fs/write_text_file': async () => {},
     'fs/read_text_file': ({ path }) => ({ content: path }),
     // Extension handlers: annotate the params, or get `unknown`.
-    '_agentao.cn/ask_user': async (p: AgentaoAskUserRequest): Promise<AgentaoAskUserResponse> => ({ outcome: 'answered', text: p.question }),
+    '_agentao.cn/ask_user': async (p: AgentaoAskUserRequest): Promise<AgentaoAskUserResponse> => ({
+      outcome: 'answered',
+      text: p.question,
+    }),
     '_vendor/raw': (p) => {
       // @ts-expect-error extension params are unknown until narrowed
       p.anything;
@@ -45,7 +56,8 @@ client.onRequest<{ q: string }, { a: string }>('_x/q', (p) => ({ a: p.q }));
 client.onNotification('session/update', (p: SessionNotification, msg) => {
   const m: 'session/update' = msg.method;
   void m;
-  if (p.update.sessionUpdate === 'agent_message_chunk' && p.update.content.type === 'text') p.update.content.text.toUpperCase();
+  if (p.update.sessionUpdate === 'agent_message_chunk' && p.update.content.type === 'text')
+    p.update.content.text.toUpperCase();
 });
 client.onNotification('*', (_p, msg) => msg.method.toUpperCase());
 
@@ -109,8 +121,14 @@ void defaultExport.sanitizeForTerminal;
 
 // Agents by registry id (types/agents.d.ts), from the ESM entry.
 import { AgentManager, type AgentProbe, type AgentInstallProgress } from 'acp-native';
-const agents = new AgentManager({ storeDir: '/abs/store', index: { agents: [] }, presets: { mine: { command: 'my-agent' } } });
-const picked = await agents.launch('mine', { onProgress: (p: AgentInstallProgress) => (p.phase === 'download' ? p.receivedBytes : 0) });
+const agents = new AgentManager({
+  storeDir: '/abs/store',
+  index: { agents: [] },
+  presets: { mine: { command: 'my-agent' } },
+});
+const picked = await agents.launch('mine', {
+  onProgress: (p: AgentInstallProgress) => (p.phase === 'download' ? p.receivedBytes : 0),
+});
 const byId = await AcpClient.connect({ agent: 'codex-acp', agents, cwd: '/abs/project' });
 void byId;
 const probed: AgentProbe = await agents.probe('mine');

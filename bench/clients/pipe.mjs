@@ -21,7 +21,12 @@ export async function open({ command, args, onUpdate }) {
       const target = lines + count + 1; // the updates and the response
       await new Promise((resolve) => {
         waiter = { count: target, resolve };
-        write({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text }] } });
+        write({
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'session/prompt',
+          params: { sessionId, prompt: [{ type: 'text', text }] },
+        });
       });
       // Count the updates for the harness without parsing them.
       for (let i = 0; i < count; i++) onUpdate(null);

@@ -14,7 +14,8 @@ export async function open({ command, args, onUpdate, onPermission }) {
   const agent = connection.agent;
   await agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
   return {
-    newSession: async () => (await agent.request(methods.agent.session.new, { cwd: process.cwd(), mcpServers: [] })).sessionId,
+    newSession: async () =>
+      (await agent.request(methods.agent.session.new, { cwd: process.cwd(), mcpServers: [] })).sessionId,
     prompt: (sessionId, text) =>
       agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] }),
     ping: () => agent.request('_bench/ping', {}),

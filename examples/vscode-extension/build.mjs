@@ -45,7 +45,9 @@ export function findBinary(target, explicit) {
   }
   const actual = binaryPlatform(readFileSync(file));
   if (actual !== platform) {
-    throw new BuildError(`${file} is a ${actual} binary, not ${platform}: refusing to build a ${target} extension with it`);
+    throw new BuildError(
+      `${file} is a ${actual} binary, not ${platform}: refusing to build a ${target} extension with it`,
+    );
   }
   return { file, name, platform };
 }
@@ -92,12 +94,16 @@ export async function build({ target, bundler = 'esbuild', binary: explicit }) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { target: { type: 'string' }, bundler: { type: 'string' }, binary: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { target: { type: 'string' }, bundler: { type: 'string' }, binary: { type: 'string' } },
+  });
   try {
     if (!values.target) throw new BuildError('--target is required');
     const { binary, warnings } = await build(values);
     for (const w of warnings) console.warn(`warning: ${w}`);
-    console.log(`built dist/ for ${values.target} with ${values.bundler ?? 'esbuild'} (${binary.name} from ${binary.file})`);
+    console.log(
+      `built dist/ for ${values.target} with ${values.bundler ?? 'esbuild'} (${binary.name} from ${binary.file})`,
+    );
   } catch (err) {
     if (!(err instanceof BuildError)) throw err;
     console.error(`build: ${err.message}`);

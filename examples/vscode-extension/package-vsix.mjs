@@ -23,12 +23,15 @@ export function checkVsix(vsix, binary) {
   const natives = [...entries.keys()].filter((name) => name.endsWith('.node'));
   const expected = `extension/dist/${binary.name}`;
   if (natives.length !== 1 || natives[0] !== expected) {
-    throw new BuildError(`${vsix} must hold exactly ${expected}, holds: ${natives.join(', ') || 'no .node file'} (check .vscodeignore)`);
+    throw new BuildError(
+      `${vsix} must hold exactly ${expected}, holds: ${natives.join(', ') || 'no .node file'} (check .vscodeignore)`,
+    );
   }
   const shipped = entries.get(expected);
   const platform = binaryPlatform(shipped);
   if (platform !== binary.platform) throw new BuildError(`${vsix} ships a ${platform} binary, not ${binary.platform}`);
-  if (!shipped.equals(readFileSync(binary.file))) throw new BuildError(`${vsix}: ${expected} differs from ${binary.file}`);
+  if (!shipped.equals(readFileSync(binary.file)))
+    throw new BuildError(`${vsix}: ${expected} differs from ${binary.file}`);
   for (const needed of ['extension/dist/extension.js', 'extension/package.json']) {
     if (!entries.has(needed)) throw new BuildError(`${vsix} lacks ${needed}`);
   }
@@ -41,17 +44,26 @@ export async function packageVsix({ target, bundler, binary: explicit, out }) {
   const vsix = resolve(out ?? join(HERE, `${manifest.name}-${target}-${manifest.version}.vsix`));
   const vsce = join(dirname(require.resolve('@vscode/vsce/package.json')), 'vsce');
   // --no-dependencies: everything the extension needs is in dist/.
-  execFileSync(process.execPath, [vsce, 'package', '--target', target, '--no-dependencies', '--skip-license', '--out', vsix], {
-    cwd: HERE,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  execFileSync(
+    process.execPath,
+    [vsce, 'package', '--target', target, '--no-dependencies', '--skip-license', '--out', vsix],
+    {
+      cwd: HERE,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const files = checkVsix(vsix, built.binary);
   return { vsix, files, ...built };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
-    options: { target: { type: 'string' }, bundler: { type: 'string' }, binary: { type: 'string' }, out: { type: 'string' } },
+    options: {
+      target: { type: 'string' },
+      bundler: { type: 'string' },
+      binary: { type: 'string' },
+      out: { type: 'string' },
+    },
   });
   try {
     if (!values.target) throw new BuildError('--target is required');

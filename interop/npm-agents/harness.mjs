@@ -51,7 +51,9 @@ export async function startAgent(t, id, { handlers = {}, home, cwd, llm, extraEn
 export function agentRequests(wire, method) {
   const asked = wire.filter((r) => r.direction === 'receive' && r.kind === 'request' && r.method === method);
   return asked.map((req) => {
-    const reply = wire.find((r) => r.direction === 'send' && r.id === req.id && (r.kind === 'response' || r.kind === 'error'));
+    const reply = wire.find(
+      (r) => r.direction === 'send' && r.id === req.id && (r.kind === 'response' || r.kind === 'error'),
+    );
     return { params: JSON.parse(req.payload).params, reply: reply && JSON.parse(reply.payload) };
   });
 }
@@ -115,7 +117,8 @@ export async function gone(pids, ms = 20_000) {
   for (let waited = 0; ; waited += 100) {
     const left = alive(pids);
     if (left.length === 0) return;
-    if (waited >= ms) throw new Error(`still alive ${ms} ms after close(): ${left.map((p) => `${p} ${cmdline(p)}`).join(', ')}`);
+    if (waited >= ms)
+      throw new Error(`still alive ${ms} ms after close(): ${left.map((p) => `${p} ${cmdline(p)}`).join(', ')}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -14,15 +14,20 @@ const TEXT = 'alpha bravo charlie delta echo foxtrot golf hotel india';
 /** Resolves once an agent_message_chunk of `sessionId` containing `needle` arrived after entry `from` (rejects after a generous minute). */
 function chunkWith(waitFor, seen, sessionId, needle, from) {
   let timer;
-  const late = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no chunk with ${JSON.stringify(needle)}`)), 60_000)));
-  return Promise.race([late, waitFor(
-    (e) =>
-      seen.indexOf(e) >= from &&
-      e.kind === 'update' &&
-      e.sessionId === sessionId &&
-      e.update.sessionUpdate === 'agent_message_chunk' &&
-      (e.update.content?.text ?? '').includes(needle),
-  )]).finally(() => clearTimeout(timer));
+  const late = new Promise(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`no chunk with ${JSON.stringify(needle)}`)), 60_000)),
+  );
+  return Promise.race([
+    late,
+    waitFor(
+      (e) =>
+        seen.indexOf(e) >= from &&
+        e.kind === 'update' &&
+        e.sessionId === sessionId &&
+        e.update.sessionUpdate === 'agent_message_chunk' &&
+        (e.update.content?.text ?? '').includes(needle),
+    ),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /** Resolves once `cond()` holds; rejects naming `what` after a generous 20 s. */
@@ -35,7 +40,10 @@ async function until(cond, what) {
 
 /** The text of the view's last entry of `kind`. */
 function lastEntryText(view, kind) {
-  const entry = view.snapshot().entries.filter((e) => e.kind === kind).at(-1);
+  const entry = view
+    .snapshot()
+    .entries.filter((e) => e.kind === kind)
+    .at(-1);
   return (entry?.content ?? []).map((b) => b.text ?? '').join('');
 }
 
@@ -56,10 +64,14 @@ async function promptAfterCancel(recipe, client, seen, sessionId, words) {
     return;
   }
   const answers = [1, 2, 3].map((n) => `${words} ${n}.`);
-  for (const a of answers) assert.equal((await client.prompt({ sessionId, prompt: `say ${a}` })).stopReason, 'end_turn');
+  for (const a of answers)
+    assert.equal((await client.prompt({ sessionId, prompt: `say ${a}` })).stopReason, 'end_turn');
   const whole = answers.join('');
   const text = () => textOf(seen, sessionId, from).trim();
-  await until(() => text().startsWith(answers[0] + answers[1]), `the first two answers never came whole: ${JSON.stringify(text())}`);
+  await until(
+    () => text().startsWith(answers[0] + answers[1]),
+    `the first two answers never came whole: ${JSON.stringify(text())}`,
+  );
   assert.ok(whole.startsWith(text()), `out of order or extra: ${JSON.stringify(text())}`);
 }
 
@@ -67,7 +79,10 @@ export function agentSuite(id) {
   const recipe = RECIPES[id];
   const uses = new Set(recipe.uses);
 
-  const extras = [...uses].filter((u) => u !== 'permission').map((u) => `built-in ${u}, `).join('');
+  const extras = [...uses]
+    .filter((u) => u !== 'permission')
+    .map((u) => `built-in ${u}, `)
+    .join('');
   test(`${id}: one session — streamed text, permission allow and reject, ${extras}modes and config in the view; close() settles the turn first and leaves no process`, async (t) => {
     const policy = { kind: 'allow_once' };
     const asked = [];
@@ -85,7 +100,9 @@ export function agentSuite(id) {
       assert.equal(r.stopReason, 'end_turn');
       const chunks = seen
         .slice(from)
-        .filter((e) => e.kind === 'update' && e.update.sessionUpdate === 'agent_message_chunk' && e.update.content?.text)
+        .filter(
+          (e) => e.kind === 'update' && e.update.sessionUpdate === 'agent_message_chunk' && e.update.content?.text,
+        )
         .map((e) => e.update.content.text);
       assert.ok(chunks.length >= 2, `one chunk: ${JSON.stringify(chunks)}`);
       assert.equal(chunks.join('').trim(), TEXT);
@@ -135,7 +152,9 @@ export function agentSuite(id) {
         assert.equal(readFileSync(join(cwd, 'notes.txt'), 'utf8'), 'hello notes');
         if (recipe.quirks?.newFileViaFs) {
           // It read the old content through the host first.
-          const [before] = agentRequests(wire, 'fs/read_text_file').filter((r) => r.params.path === join(cwd, 'notes.txt'));
+          const [before] = agentRequests(wire, 'fs/read_text_file').filter(
+            (r) => r.params.path === join(cwd, 'notes.txt'),
+          );
           assert.deepEqual(before.reply.result, { content: 'old notes' });
         }
 
@@ -160,7 +179,10 @@ export function agentSuite(id) {
         policy.kind = 'allow_once';
         await client.prompt({ sessionId, prompt: 'write brand-new.txt fresh' });
         assert.equal(existsSync(join(cwd, 'brand-new.txt')), false);
-        assert.match(llm.calls.filter((c) => c.turnText === 'write brand-new.txt fresh').at(-1).step.text, /Error checking existing file: .*does not exist/);
+        assert.match(
+          llm.calls.filter((c) => c.turnText === 'write brand-new.txt fresh').at(-1).step.text,
+          /Error checking existing file: .*does not exist/,
+        );
       });
     }
 
@@ -175,11 +197,19 @@ export function agentSuite(id) {
       } else st.diagnostic('no session modes');
       if (options.length >= 1) {
         // A setting other than the model if there is one (the fake model answers any).
-        const option = options.find((o) => o.category !== 'model' && o.category !== 'mode') ?? options.find((o) => o.category !== 'mode') ?? options[0];
-        const current = view.snapshot().config.configOptions?.find((o) => o.id === option.id)?.currentValue ?? option.currentValue;
+        const option =
+          options.find((o) => o.category !== 'model' && o.category !== 'mode') ??
+          options.find((o) => o.category !== 'mode') ??
+          options[0];
+        const current =
+          view.snapshot().config.configOptions?.find((o) => o.id === option.id)?.currentValue ?? option.currentValue;
         const value = option.options.find((v) => v.value !== current).value;
         const result = await client.setSessionConfigOption({ sessionId, configId: option.id, value });
-        assert.equal(result.configOptions.find((o) => o.id === option.id).currentValue, value, 'the agent did not take the value');
+        assert.equal(
+          result.configOptions.find((o) => o.id === option.id).currentValue,
+          value,
+          'the agent did not take the value',
+        );
         const shown = view.snapshot().config.configOptions.find((o) => o.id === option.id);
         assert.equal(shown.currentValue, value, 'the view kept the old value');
       } else st.diagnostic('no select config options');
@@ -204,7 +234,8 @@ export function agentSuite(id) {
 
     await t.test('stderr events are one line each', () => {
       assert.ok(h.stderr.length > 0 || !recipe.quirks?.multiLineStderr, 'the agent wrote no stderr');
-      for (const line of h.stderr) assert.doesNotMatch(line.replace(/\r?\n$/, ''), /\n/, `several lines in one event: ${JSON.stringify(line)}`);
+      for (const line of h.stderr)
+        assert.doesNotMatch(line.replace(/\r?\n$/, ''), /\n/, `several lines in one event: ${JSON.stringify(line)}`);
     });
   });
 
@@ -227,23 +258,28 @@ export function agentSuite(id) {
     let sessionId;
     const fresh = async () => ({ sessionId } = await client.newSession({ cwd }));
 
-    await t.test('a permission handler that throws: answered cancelled, nothing runs, the session goes on', async () => {
-      await fresh();
-      throwing = true;
-      const reported = new Promise((resolve) => client.once('handlerError', (err, where) => resolve({ err, where })));
-      const r = await client.prompt({ sessionId, prompt: 'run echo bug > thrown.txt' });
-      throwing = false;
-      assert.equal(r.stopReason, recipe.quirks?.rejectCancelsTurn ? 'cancelled' : 'end_turn');
-      const answer = wire.filter((x) => x.direction === 'send' && x.kind === 'response' && x.method === 'session/request_permission').at(-1);
-      assert.deepEqual(JSON.parse(answer.payload).result, { outcome: { outcome: 'cancelled' } });
-      const { err, where } = await reported;
-      assert.equal(err.message, 'a bug in the host');
-      assert.match(where, /session\/request_permission/);
-      assert.equal(existsSync(join(cwd, 'thrown.txt')), false, 'the command ran');
-      const from = seen.length;
-      assert.equal((await client.prompt({ sessionId, prompt: 'say still here' })).stopReason, 'end_turn');
-      assert.equal(textOf(seen, sessionId, from).trim(), 'still here');
-    });
+    await t.test(
+      'a permission handler that throws: answered cancelled, nothing runs, the session goes on',
+      async () => {
+        await fresh();
+        throwing = true;
+        const reported = new Promise((resolve) => client.once('handlerError', (err, where) => resolve({ err, where })));
+        const r = await client.prompt({ sessionId, prompt: 'run echo bug > thrown.txt' });
+        throwing = false;
+        assert.equal(r.stopReason, recipe.quirks?.rejectCancelsTurn ? 'cancelled' : 'end_turn');
+        const answer = wire
+          .filter((x) => x.direction === 'send' && x.kind === 'response' && x.method === 'session/request_permission')
+          .at(-1);
+        assert.deepEqual(JSON.parse(answer.payload).result, { outcome: { outcome: 'cancelled' } });
+        const { err, where } = await reported;
+        assert.equal(err.message, 'a bug in the host');
+        assert.match(where, /session\/request_permission/);
+        assert.equal(existsSync(join(cwd, 'thrown.txt')), false, 'the command ran');
+        const from = seen.length;
+        assert.equal((await client.prompt({ sessionId, prompt: 'say still here' })).stopReason, 'end_turn');
+        assert.equal(textOf(seen, sessionId, from).trim(), 'still here');
+      },
+    );
 
     await t.test('cancel mid-stream: the turn stops with stopReason cancelled', async () => {
       await fresh();
@@ -262,7 +298,9 @@ export function agentSuite(id) {
       await asked;
       assert.equal(await client.cancel(sessionId), 1, 'the pending permission was not answered');
       assert.equal((await turn).stopReason, 'cancelled');
-      const answer = wire.filter((r) => r.direction === 'send' && r.kind === 'response' && r.method === 'session/request_permission').at(-1);
+      const answer = wire
+        .filter((r) => r.direction === 'send' && r.kind === 'response' && r.method === 'session/request_permission')
+        .at(-1);
       assert.deepEqual(JSON.parse(answer.payload).result, { outcome: { outcome: 'cancelled' } });
       assert.equal(existsSync(join(cwd, 'cancelled.txt')), false, 'the command ran after all');
       await promptAfterCancel(recipe, client, seen, sessionId, 'after the pending cancel');
@@ -277,11 +315,22 @@ export function agentSuite(id) {
       const cancelsBefore = wire.filter((r) => r.direction === 'send' && r.method === 'session/cancel').length;
       controller.abort();
       await assert.rejects(turn, { code: 'ERR_ACP_ABORTED' });
-      await until(() => wire.filter((r) => r.direction === 'send' && r.method === 'session/cancel').length === cancelsBefore + 1, 'no session/cancel sent');
+      await until(
+        () => wire.filter((r) => r.direction === 'send' && r.method === 'session/cancel').length === cancelsBefore + 1,
+        'no session/cancel sent',
+      );
       // The agent still answers the aborted prompt (after its last updates of
       // that turn): wait for it, so they are not taken for the next turn's.
-      const sent = wire.filter((r) => r.direction === 'send' && r.kind === 'request' && r.method === 'session/prompt').at(-1);
-      await until(() => wire.some((r) => r.direction === 'receive' && r.id === sent.id && (r.kind === 'response' || r.kind === 'error')), 'the agent never answered the aborted prompt');
+      const sent = wire
+        .filter((r) => r.direction === 'send' && r.kind === 'request' && r.method === 'session/prompt')
+        .at(-1);
+      await until(
+        () =>
+          wire.some(
+            (r) => r.direction === 'receive' && r.id === sent.id && (r.kind === 'response' || r.kind === 'error'),
+          ),
+        'the agent never answered the aborted prompt',
+      );
       await promptAfterCancel(recipe, client, seen, sessionId, 'after the abort');
     });
     await client.close();
@@ -289,10 +338,16 @@ export function agentSuite(id) {
 
   if (recipe.quirks?.rootSandboxFlag) {
     const root = process.getuid?.() === 0;
-    test(`${id}: quirk rootSandboxFlag — as root, IS_SANDBOX=yes breaks session/new; the recipe's empty value works`, { skip: !root && 'only under root' }, async (t) => {
+    test(`${id}: quirk rootSandboxFlag — as root, IS_SANDBOX=yes breaks session/new; the recipe's empty value works`, {
+      skip: !root && 'only under root',
+    }, async (t) => {
       const { client, cwd } = await startAgent(t, id, { extraEnv: { IS_SANDBOX: 'yes' } });
       await client.initialize();
-      await assert.rejects(client.newSession({ cwd }), { code: 'ERR_ACP_RPC', rpcCode: -32603, data: { details: 'Query closed before response received' } });
+      await assert.rejects(client.newSession({ cwd }), {
+        code: 'ERR_ACP_RPC',
+        rpcCode: -32603,
+        data: { details: 'Query closed before response received' },
+      });
       await client.close();
     });
   }

@@ -7,14 +7,20 @@ import { join } from 'node:path';
 export const TOOLS = {
   'codex-acp': {
     // require_escalated: codex asks the host before running, whatever its sandbox.
-    shell: (cmd, cwd) => ({ name: 'exec_command', arguments: { cmd, workdir: cwd, sandbox_permissions: 'require_escalated', justification: `run ${cmd}` } }),
+    shell: (cmd, cwd) => ({
+      name: 'exec_command',
+      arguments: { cmd, workdir: cwd, sandbox_permissions: 'require_escalated', justification: `run ${cmd}` },
+    }),
   },
   'claude-agent-acp': {
     shell: (command) => ({ name: 'Bash', arguments: { command, description: 'Run the command' } }),
     write: (file, content, cwd) => ({ name: 'Write', arguments: { file_path: join(cwd, file), content } }),
   },
   'claude-code-acp': {
-    shell: (command) => ({ name: 'mcp__acp__Bash', arguments: { command, description: 'Run the command', timeout: 60000 } }),
+    shell: (command) => ({
+      name: 'mcp__acp__Bash',
+      arguments: { command, description: 'Run the command', timeout: 60000 },
+    }),
     write: (file, content, cwd) => ({ name: 'mcp__acp__Write', arguments: { file_path: join(cwd, file), content } }),
     read: (file, cwd) => ({ name: 'mcp__acp__Read', arguments: { file_path: join(cwd, file) } }),
   },
@@ -45,7 +51,13 @@ export function scriptFor(agent, cwd) {
   return [
     { match: /^say /, steps: [(ctx) => ({ text: rest(ctx.turnText, 'say ') })] },
     { match: /^slow\b/, steps: [{ text: 'Starting a long answer. ', trickle: 'more ' }] },
-    { match: /^run /, steps: [(ctx) => ({ toolCalls: [tools.shell(rest(ctx.turnText, 'run '), cwd)] }), (ctx) => ({ text: `Ran it. Tool said: ${ctx.lastToolResult}` })] },
+    {
+      match: /^run /,
+      steps: [
+        (ctx) => ({ toolCalls: [tools.shell(rest(ctx.turnText, 'run '), cwd)] }),
+        (ctx) => ({ text: `Ran it. Tool said: ${ctx.lastToolResult}` }),
+      ],
+    },
     {
       match: /^write /,
       steps: [
@@ -56,7 +68,13 @@ export function scriptFor(agent, cwd) {
         (ctx) => ({ text: `Wrote it. Tool said: ${ctx.lastToolResult}` }),
       ],
     },
-    { match: /^read /, steps: [(ctx) => ({ toolCalls: [tools.read(rest(ctx.turnText, 'read '), cwd)] }), (ctx) => ({ text: `Read it. Tool said: ${ctx.lastToolResult}` })] },
+    {
+      match: /^read /,
+      steps: [
+        (ctx) => ({ toolCalls: [tools.read(rest(ctx.turnText, 'read '), cwd)] }),
+        (ctx) => ({ text: `Read it. Tool said: ${ctx.lastToolResult}` }),
+      ],
+    },
     { match: '', steps: [(ctx) => ({ text: `Hello! You said: ${ctx.turnText}` })] },
   ];
 }

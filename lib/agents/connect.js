@@ -13,10 +13,19 @@ async function resolveAgentOptions(options) {
   if (typeof agent !== 'string' || agent === '') throw invalidArgument('options.agent', 'must be an agent id');
   if (rest.command !== undefined) throw invalidArgument('options.agent', 'cannot be given with options.command');
   const { AgentManager } = require('./manager.js');
-  if (agents === undefined) throw invalidArgument('options.agents', 'is needed with options.agent: an AgentManager or its options ({storeDir, index, presets})');
+  if (agents === undefined)
+    throw invalidArgument(
+      'options.agents',
+      'is needed with options.agent: an AgentManager or its options ({storeDir, index, presets})',
+    );
   const manager = agents instanceof AgentManager ? agents : new AgentManager(agents);
   const launch = await manager.launch(agent, { onProgress: onInstallProgress });
-  return { ...rest, command: launch.command, args: [...launch.args, ...(rest.args ?? [])], env: { ...launch.env, ...rest.env } };
+  return {
+    ...rest,
+    command: launch.command,
+    args: [...launch.args, ...(rest.args ?? [])],
+    env: { ...launch.env, ...rest.env },
+  };
 }
 
 module.exports = { resolveAgentOptions };

@@ -32,21 +32,33 @@ function shown(url) {
  * whose status is 2xx/304, with `accept-encoding: identity`. `headers` are
  * added to each request (e.g. If-None-Match).
  */
-async function fetchFollowing(url, { headers = {}, maxRedirects = DEFAULTS.maxRedirects, signal, fetchImpl = fetch } = {}) {
+async function fetchFollowing(
+  url,
+  { headers = {}, maxRedirects = DEFAULTS.maxRedirects, signal, fetchImpl = fetch } = {},
+) {
   let current = url;
   for (let hop = 0; ; hop++) {
     const u = new URL(current);
-    if (u.protocol !== 'https:' && u.protocol !== 'http:') throw downloadError(`refusing to fetch ${shown(current)}: not http(s)`, { url: shown(url) });
-    const res = await fetchImpl(current, { headers: { 'accept-encoding': 'identity', ...headers }, redirect: 'manual', signal });
+    if (u.protocol !== 'https:' && u.protocol !== 'http:')
+      throw downloadError(`refusing to fetch ${shown(current)}: not http(s)`, { url: shown(url) });
+    const res = await fetchImpl(current, {
+      headers: { 'accept-encoding': 'identity', ...headers },
+      redirect: 'manual',
+      signal,
+    });
     if (res.status >= 300 && res.status < 400 && res.status !== 304) {
       const location = res.headers.get('location');
       await res.body?.cancel().catch(() => {});
-      if (!location) throw downloadError(`${shown(current)} redirected without a Location`, { url: shown(url), status: res.status });
-      if (hop >= maxRedirects) throw downloadError(`${shown(url)}: more than ${maxRedirects} redirects`, { url: shown(url) });
+      if (!location)
+        throw downloadError(`${shown(current)} redirected without a Location`, { url: shown(url), status: res.status });
+      if (hop >= maxRedirects)
+        throw downloadError(`${shown(url)}: more than ${maxRedirects} redirects`, { url: shown(url) });
       const next = new URL(location, current);
       // No downgrade: a TLS download is not handed to a plain-text hop.
       if (u.protocol === 'https:' && next.protocol !== 'https:') {
-        throw downloadError(`${shown(current)} redirected to ${next.protocol} (no downgrade from https)`, { url: shown(url) });
+        throw downloadError(`${shown(current)} redirected to ${next.protocol} (no downgrade from https)`, {
+          url: shown(url),
+        });
       }
       current = next.href;
       continue;
@@ -58,9 +70,12 @@ async function fetchFollowing(url, { headers = {}, maxRedirects = DEFAULTS.maxRe
     const encoding = (res.headers.get('content-encoding') ?? 'identity').trim().toLowerCase();
     if (encoding !== 'identity' && encoding !== '') {
       await res.body?.cancel().catch(() => {});
-      throw downloadError(`${shown(current)} sent Content-Encoding: ${encoding.slice(0, 40)} (asked for identity): refused, the bytes would not be the file`, {
-        url: shown(url),
-      });
+      throw downloadError(
+        `${shown(current)} sent Content-Encoding: ${encoding.slice(0, 40)} (asked for identity): refused, the bytes would not be the file`,
+        {
+          url: shown(url),
+        },
+      );
     }
     return res;
   }
@@ -76,12 +91,20 @@ async function readBody(res, { url, maxBytes, stallMs, deadline, abort, onChunk,
   const total = declared !== null && /^\d+$/.test(declared) ? Number(declared) : undefined;
   if (total !== undefined && total > maxBytes) {
     await res.body?.cancel().catch(() => {});
-    throw downloadError(`${shown(url)} is ${total} bytes, over the ${maxBytes}-byte cap`, { url: shown(url), maxBytes });
+    throw downloadError(`${shown(url)} is ${total} bytes, over the ${maxBytes}-byte cap`, {
+      url: shown(url),
+      maxBytes,
+    });
   }
   const hash = createHash('sha256');
   let bytes = 0;
   if (!res.body) {
-    if (total) throw downloadError(`${shown(url)} was cut short: 0 of ${total} bytes`, { url: shown(url), bytes: 0, expectedBytes: total });
+    if (total)
+      throw downloadError(`${shown(url)} was cut short: 0 of ${total} bytes`, {
+        url: shown(url),
+        bytes: 0,
+        expectedBytes: total,
+      });
     return { bytes, sha256: hash.digest('hex') };
   }
   const reader = res.body.getReader();
@@ -103,9 +126,13 @@ async function readBody(res, { url, maxBytes, stallMs, deadline, abort, onChunk,
       try {
         chunk = await reader.read();
       } catch (err) {
-        if (stalled === 'stall') throw downloadError(`${shown(url)} sent nothing for ${stallMs} ms`, { url: shown(url) });
+        if (stalled === 'stall')
+          throw downloadError(`${shown(url)} sent nothing for ${stallMs} ms`, { url: shown(url) });
         if (stalled === 'timeout') throw downloadError(`${shown(url)} did not finish in time`, { url: shown(url) });
-        throw downloadError(`${shown(url)}: the connection failed after ${bytes} bytes (${err.cause?.code ?? err.message})`, { url: shown(url), bytes });
+        throw downloadError(
+          `${shown(url)}: the connection failed after ${bytes} bytes (${err.cause?.code ?? err.message})`,
+          { url: shown(url), bytes },
+        );
       }
       if (chunk.done) break;
       bytes += chunk.value.byteLength;
@@ -122,7 +149,11 @@ async function readBody(res, { url, maxBytes, stallMs, deadline, abort, onChunk,
     clearTimeout(timer);
   }
   if (total !== undefined && bytes !== total) {
-    throw downloadError(`${shown(url)} was cut short: ${bytes} of ${total} bytes`, { url: shown(url), bytes, expectedBytes: total });
+    throw downloadError(`${shown(url)} was cut short: ${bytes} of ${total} bytes`, {
+      url: shown(url),
+      bytes,
+      expectedBytes: total,
+    });
   }
   return { bytes, sha256: hash.digest('hex') };
 }
@@ -147,11 +178,17 @@ async function downloadToFile(url, file, options = {}) {
   try {
     let res;
     try {
-      res = await fetchFollowing(url, { maxRedirects: o.maxRedirects, signal: controller.signal, fetchImpl: o.fetchImpl });
+      res = await fetchFollowing(url, {
+        maxRedirects: o.maxRedirects,
+        signal: controller.signal,
+        fetchImpl: o.fetchImpl,
+      });
     } catch (err) {
       if (err instanceof AcpError) throw err;
       if (o.signal?.aborted) throw new AcpError('ERR_ACP_ABORTED', 'the download was aborted', { url: shown(url) });
-      const why = controller.signal.aborted ? `no answer within ${Math.min(o.timeoutMs, o.stallMs)} ms` : (err.cause?.code ?? err.message);
+      const why = controller.signal.aborted
+        ? `no answer within ${Math.min(o.timeoutMs, o.stallMs)} ms`
+        : (err.cause?.code ?? err.message);
       throw downloadError(`cannot download ${shown(url)}: ${why}`, { url: shown(url) });
     } finally {
       clearTimeout(headerTimer);
@@ -172,11 +209,15 @@ async function downloadToFile(url, file, options = {}) {
       throw err;
     });
     if (o.sha256 !== undefined && result.sha256 !== o.sha256.toLowerCase()) {
-      throw new AcpError('ERR_ACP_AGENT_INTEGRITY', `${shown(url)}: SHA-256 ${result.sha256} is not the expected ${o.sha256.toLowerCase()}; refused`, {
-        url: shown(url),
-        expected: o.sha256.toLowerCase(),
-        actual: result.sha256,
-      });
+      throw new AcpError(
+        'ERR_ACP_AGENT_INTEGRITY',
+        `${shown(url)}: SHA-256 ${result.sha256} is not the expected ${o.sha256.toLowerCase()}; refused`,
+        {
+          url: shown(url),
+          expected: o.sha256.toLowerCase(),
+          actual: result.sha256,
+        },
+      );
     }
     ok = true;
     return result;

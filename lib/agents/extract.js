@@ -40,8 +40,10 @@ function archiveKind(url) {
 
 /** `name` as checked path segments, or throw. */
 function safeSegments(name) {
-  if (typeof name !== 'string' || name === '' || name.includes('\0')) throw archiveError(`an entry has an empty or NUL-bearing name`);
-  if (/^[\\/]/.test(name) || /^[A-Za-z]:/.test(name)) throw archiveError(`entry ${JSON.stringify(name.slice(0, 200))} has an absolute path`);
+  if (typeof name !== 'string' || name === '' || name.includes('\0'))
+    throw archiveError(`an entry has an empty or NUL-bearing name`);
+  if (/^[\\/]/.test(name) || /^[A-Za-z]:/.test(name))
+    throw archiveError(`entry ${JSON.stringify(name.slice(0, 200))} has an absolute path`);
   const parts = name.split(/[\\/]+/).filter((s) => s !== '' && s !== '.');
   if (parts.includes('..')) throw archiveError(`entry ${JSON.stringify(name.slice(0, 200))} climbs out with ..`);
   return parts;
@@ -60,12 +62,14 @@ class Target {
   }
 
   count() {
-    if (++this.entries > this.limits.maxEntries) throw archiveError(`the archive has more than ${this.limits.maxEntries} entries`);
+    if (++this.entries > this.limits.maxEntries)
+      throw archiveError(`the archive has more than ${this.limits.maxEntries} entries`);
   }
 
   addBytes(n) {
     this.bytes += n;
-    if (this.bytes > this.limits.maxTotalBytes) throw archiveError(`the archive unpacks to more than ${this.limits.maxTotalBytes} bytes`);
+    if (this.bytes > this.limits.maxTotalBytes)
+      throw archiveError(`the archive unpacks to more than ${this.limits.maxTotalBytes} bytes`);
   }
 
   /** The absolute path for entry `name`, its parent created and checked real-inside. */
@@ -76,7 +80,10 @@ class Target {
     const parent = path.dirname(full);
     fs.mkdirSync(parent, { recursive: true, mode: 0o755 });
     const realParent = fs.realpathSync.native(parent);
-    if (!inside(this.root, realParent)) throw archiveError(`entry ${JSON.stringify(name.slice(0, 200))} would be written through a symlink leaving the target`);
+    if (!inside(this.root, realParent))
+      throw archiveError(
+        `entry ${JSON.stringify(name.slice(0, 200))} would be written through a symlink leaving the target`,
+      );
     return { full: path.join(realParent, path.basename(full)), rel: parts.join('/'), realParent };
   }
 
@@ -87,7 +94,8 @@ class Target {
     try {
       fs.mkdirSync(at.full, { mode: 0o755 });
     } catch (err) {
-      if (err.code !== 'EEXIST' || !fs.lstatSync(at.full).isDirectory()) throw archiveError(`entry ${JSON.stringify(name.slice(0, 200))} collides with another entry`);
+      if (err.code !== 'EEXIST' || !fs.lstatSync(at.full).isDirectory())
+        throw archiveError(`entry ${JSON.stringify(name.slice(0, 200))} collides with another entry`);
     }
   }
 
@@ -100,7 +108,8 @@ class Target {
     try {
       fd = fs.openSync(at.full, 'wx', (mode & 0o111 ? 0o755 : 0o644) & 0o777);
     } catch (err) {
-      if (err.code === 'EEXIST') throw archiveError(`entry ${JSON.stringify(name.slice(0, 200))} appears twice or collides with a link`);
+      if (err.code === 'EEXIST')
+        throw archiveError(`entry ${JSON.stringify(name.slice(0, 200))} appears twice or collides with a link`);
       throw err;
     }
     this.files.add(at.rel);
@@ -117,11 +126,18 @@ class Target {
     this.count();
     const at = this.place(name);
     if (!at) throw archiveError('a symlink entry names the target directory itself');
-    if (typeof linkpath !== 'string' || linkpath === '' || linkpath.includes('\0') || path.isAbsolute(linkpath) || /^[A-Za-z]:|^[\\/]/.test(linkpath)) {
+    if (
+      typeof linkpath !== 'string' ||
+      linkpath === '' ||
+      linkpath.includes('\0') ||
+      path.isAbsolute(linkpath) ||
+      /^[A-Za-z]:|^[\\/]/.test(linkpath)
+    ) {
       throw archiveError(`symlink ${JSON.stringify(name.slice(0, 200))} points to an absolute path`);
     }
     const resolved = path.resolve(at.realParent, linkpath);
-    if (!inside(this.root, resolved)) throw archiveError(`symlink ${JSON.stringify(name.slice(0, 200))} points outside the target`);
+    if (!inside(this.root, resolved))
+      throw archiveError(`symlink ${JSON.stringify(name.slice(0, 200))} points outside the target`);
     try {
       fs.symlinkSync(linkpath, at.full);
     } catch (err) {
@@ -133,7 +149,10 @@ class Target {
   /** A hardlink: a copy of a file this archive already wrote. */
   hardlink(name, linkpath) {
     const target = safeSegments(String(linkpath ?? '')).join('/');
-    if (!this.files.has(target)) throw archiveError(`hardlink ${JSON.stringify(name.slice(0, 200))} points to ${JSON.stringify(String(linkpath).slice(0, 200))}, not a file of this archive`);
+    if (!this.files.has(target))
+      throw archiveError(
+        `hardlink ${JSON.stringify(name.slice(0, 200))} points to ${JSON.stringify(String(linkpath).slice(0, 200))}, not a file of this archive`,
+      );
     const source = path.join(this.root, ...target.split('/'));
     const size = fs.statSync(source).size;
     const out = this.file(name, fs.statSync(source).mode);
@@ -154,7 +173,8 @@ class Target {
         } catch {
           throw archiveError(`symlink ${JSON.stringify(path.relative(this.root, p))} is dangling or loops`);
         }
-        if (!inside(this.root, real)) throw archiveError(`symlink ${JSON.stringify(path.relative(this.root, p))} resolves outside the target`);
+        if (!inside(this.root, real))
+          throw archiveError(`symlink ${JSON.stringify(path.relative(this.root, p))} resolves outside the target`);
       } else if (d.isDirectory()) {
         this.verifyLinks(p, depth + 1);
       }
@@ -168,7 +188,8 @@ function decompressed(file, kind, target) {
   let out = source;
   if (kind === 'tar.gz') out = stream.pipeline(source, zlib.createGunzip(), () => {});
   // unbzip2-stream is an old-style stream: a PassThrough makes it iterable.
-  else if (kind === 'tar.bz2') out = stream.pipeline(source, require('unbzip2-stream')(), new stream.PassThrough(), () => {});
+  else if (kind === 'tar.bz2')
+    out = stream.pipeline(source, require('unbzip2-stream')(), new stream.PassThrough(), () => {});
   const cap = target.limits.maxTotalBytes + 64 * 1024 * 1024; // headers and padding on top of the file bytes
   let seen = 0;
   return {
@@ -225,7 +246,9 @@ async function extractTar(file, kind, target) {
           target.hardlink(entry.path, entry.linkpath);
           break;
         default:
-          throw archiveError(`entry ${JSON.stringify(String(entry.path).slice(0, 200))} is a ${entry.type}: only files, directories and links are unpacked`);
+          throw archiveError(
+            `entry ${JSON.stringify(String(entry.path).slice(0, 200))} is a ${entry.type}: only files, directories and links are unpacked`,
+          );
       }
     } catch (err) {
       fail(err);
@@ -250,83 +273,88 @@ function extractZip(file, target) {
   const yauzl = require('yauzl');
   return new Promise((resolve, reject) => {
     // decodeStrings: false: names are checked here, by this file's rules.
-    yauzl.open(file, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true, autoClose: true }, (err, zip) => {
-      if (err) return reject(archiveError(`not a zip archive: ${err.message}`));
-      if (zip.entryCount > target.limits.maxEntries) {
-        zip.close();
-        return reject(archiveError(`the archive has more than ${target.limits.maxEntries} entries`));
-      }
-      const failWith = (e) => {
-        zip.close();
-        reject(e instanceof AcpError ? e : archiveError(`cannot unpack: ${e.message}`));
-      };
-      zip.on('error', failWith);
-      zip.on('end', resolve);
-      zip.on('entry', (entry) => {
-        try {
-          const name = entry.fileName.toString(entry.generalPurposeBitFlag & 0x800 ? 'utf8' : 'latin1');
-          const unix = entry.versionMadeBy >> 8 === 3 ? (entry.externalFileAttributes >>> 16) & 0xffff : 0;
-          const type = unix & S_IFMT;
-          if (type !== 0 && type !== S_IFREG && type !== S_IFDIR && type !== S_IFLNK) {
-            throw archiveError(`entry ${JSON.stringify(name.slice(0, 200))} is a device, FIFO or socket`);
-          }
-          if (type === S_IFDIR || (type === 0 && /[\\/]$/.test(name))) {
-            target.dir(name);
-            return zip.readEntry();
-          }
-          if (entry.uncompressedSize + target.bytes > target.limits.maxTotalBytes) {
-            throw archiveError(`the archive unpacks to more than ${target.limits.maxTotalBytes} bytes`);
-          }
-          zip.openReadStream(entry, (e, rs) => {
-            if (e) return failWith(e);
-            if (type === S_IFLNK) {
-              const parts = [];
-              let n = 0;
+    yauzl.open(
+      file,
+      { lazyEntries: true, decodeStrings: false, validateEntrySizes: true, autoClose: true },
+      (err, zip) => {
+        if (err) return reject(archiveError(`not a zip archive: ${err.message}`));
+        if (zip.entryCount > target.limits.maxEntries) {
+          zip.close();
+          return reject(archiveError(`the archive has more than ${target.limits.maxEntries} entries`));
+        }
+        const failWith = (e) => {
+          zip.close();
+          reject(e instanceof AcpError ? e : archiveError(`cannot unpack: ${e.message}`));
+        };
+        zip.on('error', failWith);
+        zip.on('end', resolve);
+        zip.on('entry', (entry) => {
+          try {
+            const name = entry.fileName.toString(entry.generalPurposeBitFlag & 0x800 ? 'utf8' : 'latin1');
+            const unix = entry.versionMadeBy >> 8 === 3 ? (entry.externalFileAttributes >>> 16) & 0xffff : 0;
+            const type = unix & S_IFMT;
+            if (type !== 0 && type !== S_IFREG && type !== S_IFDIR && type !== S_IFLNK) {
+              throw archiveError(`entry ${JSON.stringify(name.slice(0, 200))} is a device, FIFO or socket`);
+            }
+            if (type === S_IFDIR || (type === 0 && /[\\/]$/.test(name))) {
+              target.dir(name);
+              return zip.readEntry();
+            }
+            if (entry.uncompressedSize + target.bytes > target.limits.maxTotalBytes) {
+              throw archiveError(`the archive unpacks to more than ${target.limits.maxTotalBytes} bytes`);
+            }
+            zip.openReadStream(entry, (e, rs) => {
+              if (e) return failWith(e);
+              if (type === S_IFLNK) {
+                const parts = [];
+                let n = 0;
+                rs.on('data', (b) => {
+                  n += b.length;
+                  if (n > 4096)
+                    rs.destroy(archiveError(`symlink ${JSON.stringify(name.slice(0, 200))} has an overlong target`));
+                  else parts.push(b);
+                });
+                rs.on('error', failWith);
+                rs.on('end', () => {
+                  try {
+                    target.symlink(name, Buffer.concat(parts).toString('utf8'));
+                    zip.readEntry();
+                  } catch (x) {
+                    failWith(x);
+                  }
+                });
+                return;
+              }
+              let out;
+              try {
+                out = target.file(name, unix || 0o644);
+              } catch (x) {
+                rs.destroy();
+                return failWith(x);
+              }
               rs.on('data', (b) => {
-                n += b.length;
-                if (n > 4096) rs.destroy(archiveError(`symlink ${JSON.stringify(name.slice(0, 200))} has an overlong target`));
-                else parts.push(b);
-              });
-              rs.on('error', failWith);
-              rs.on('end', () => {
                 try {
-                  target.symlink(name, Buffer.concat(parts).toString('utf8'));
-                  zip.readEntry();
+                  out.write(b);
                 } catch (x) {
-                  failWith(x);
+                  rs.destroy(x);
                 }
               });
-              return;
-            }
-            let out;
-            try {
-              out = target.file(name, unix || 0o644);
-            } catch (x) {
-              rs.destroy();
-              return failWith(x);
-            }
-            rs.on('data', (b) => {
-              try {
-                out.write(b);
-              } catch (x) {
-                rs.destroy(x);
-              }
+              rs.on('error', (x) => {
+                out.close();
+                failWith(x);
+              });
+              rs.on('end', () => {
+                out.close();
+                zip.readEntry();
+              });
             });
-            rs.on('error', (x) => {
-              out.close();
-              failWith(x);
-            });
-            rs.on('end', () => {
-              out.close();
-              zip.readEntry();
-            });
-          });
-        } catch (x) {
-          failWith(x);
-        }
-      });
-      zip.readEntry();
-    });
+          } catch (x) {
+            failWith(x);
+          }
+        });
+        zip.readEntry();
+      },
+    );
   });
 }
 

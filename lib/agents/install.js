@@ -26,12 +26,24 @@ function run(command, args, { cwd, env, signal, timeoutMs = 10 * 60_000, what })
     execFile(
       command,
       args,
-      { cwd, env: { ...process.env, ...env }, signal, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, windowsHide: true },
+      {
+        cwd,
+        env: { ...process.env, ...env },
+        signal,
+        timeout: timeoutMs,
+        maxBuffer: 16 * 1024 * 1024,
+        windowsHide: true,
+      },
       (err, stdout, stderr) => {
         if (!err) return resolve(stdout);
         const tail = `${stdout ?? ''}\n${stderr ?? ''}`.trim().split('\n').slice(-20).join('\n');
         if (err.name === 'AbortError') return reject(new AcpError('ERR_ACP_ABORTED', `${what} was aborted`, {}));
-        reject(installError(`${what} failed (${err.code === 'ENOENT' ? `${command} not found` : `exit ${err.code ?? err.signal}`}):\n${tail}`, { output: tail }));
+        reject(
+          installError(
+            `${what} failed (${err.code === 'ENOENT' ? `${command} not found` : `exit ${err.code ?? err.signal}`}):\n${tail}`,
+            { output: tail },
+          ),
+        );
       },
     );
   });
@@ -44,7 +56,10 @@ function run(command, args, { cwd, env, signal, timeoutMs = 10 * 60_000, what })
  * cannot run without a shell). Under Electron the Node is Electron itself,
  * with ELECTRON_RUN_AS_NODE=1. `[command, ...args]` and the env to add.
  */
-function defaultNpm(node = process.execPath, { pathEnv = process.env.PATH ?? '', electron = Boolean(process.versions.electron) } = {}) {
+function defaultNpm(
+  node = process.execPath,
+  { pathEnv = process.env.PATH ?? '', electron = Boolean(process.versions.electron) } = {},
+) {
   const env = electron && node === process.execPath ? { ELECTRON_RUN_AS_NODE: '1' } : {};
   const nextToNode = [
     path.join(path.dirname(node), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'),
@@ -77,8 +92,14 @@ function npmEntry(root, pkgName, cmd) {
   if (!bin || typeof bin !== 'object') throw installError(`${pkgName} has no "bin" entry to launch`);
   const names = Object.keys(bin);
   const wanted = cmd ? path.basename(cmd) : undefined;
-  const name = (wanted && names.includes(wanted) && wanted) || (names.includes(pkgName.split('/').pop()) && pkgName.split('/').pop()) || (names.length === 1 && names[0]);
-  if (!name) throw installError(`${pkgName} has several bins (${names.slice(0, 10).join(', ')}); the index must name one with "cmd"`);
+  const name =
+    (wanted && names.includes(wanted) && wanted) ||
+    (names.includes(pkgName.split('/').pop()) && pkgName.split('/').pop()) ||
+    (names.length === 1 && names[0]);
+  if (!name)
+    throw installError(
+      `${pkgName} has several bins (${names.slice(0, 10).join(', ')}); the index must name one with "cmd"`,
+    );
   const entry = path.resolve(pkgDir, String(bin[name]));
   const realRoot = fs.realpathSync.native(root);
   let realEntry;
@@ -87,7 +108,8 @@ function npmEntry(root, pkgName, cmd) {
   } catch {
     throw installError(`${pkgName}'s bin ${name} (${bin[name]}) does not exist`);
   }
-  if (!realEntry.startsWith(realRoot + path.sep)) throw installError(`${pkgName}'s bin ${name} points outside the install`);
+  if (!realEntry.startsWith(realRoot + path.sep))
+    throw installError(`${pkgName}'s bin ${name} points outside the install`);
   return path.relative(realRoot, realEntry).split(path.sep).join('/');
 }
 
@@ -100,10 +122,33 @@ async function installNpx(dist, staging, o) {
   o.onProgress?.({ phase: 'install', message: `npm install ${spec}` });
   await run(
     npm,
-    [...npmArgs, 'install', '--ignore-scripts', '--no-audit', '--no-fund', '--omit=dev', '--no-save', '--prefer-offline', '--loglevel=error', '--prefix', staging, spec],
-    { cwd: staging, env: { npm_config_update_notifier: 'false', ...found.env, ...o.env }, signal: o.signal, what: `npm install ${spec}` },
+    [
+      ...npmArgs,
+      'install',
+      '--ignore-scripts',
+      '--no-audit',
+      '--no-fund',
+      '--omit=dev',
+      '--no-save',
+      '--prefer-offline',
+      '--loglevel=error',
+      '--prefix',
+      staging,
+      spec,
+    ],
+    {
+      cwd: staging,
+      env: { npm_config_update_notifier: 'false', ...found.env, ...o.env },
+      signal: o.signal,
+      what: `npm install ${spec}`,
+    },
   );
-  return { kind: 'npx', package: dist.package, packageVersion: dist.version, entry: npmEntry(staging, dist.package, dist.cmd) };
+  return {
+    kind: 'npx',
+    package: dist.package,
+    packageVersion: dist.version,
+    entry: npmEntry(staging, dist.package, dist.cmd),
+  };
 }
 
 function venvLayout(root) {
@@ -116,16 +161,25 @@ async function installUvx(dist, staging, o) {
   const python = o.python ?? (process.platform === 'win32' ? 'python' : 'python3');
   const spec = `${dist.package}==${dist.version}`;
   o.onProgress?.({ phase: 'install', message: `python -m venv; pip install ${spec}` });
-  await run(python, ['-m', 'venv', path.join(staging, 'venv')], { cwd: staging, env: o.env, signal: o.signal, what: 'python -m venv' });
+  await run(python, ['-m', 'venv', path.join(staging, 'venv')], {
+    cwd: staging,
+    env: o.env,
+    signal: o.signal,
+    what: 'python -m venv',
+  });
   const { bin, python: venvPython } = venvLayout(staging);
   // Wheels only: building a source distribution runs the package's own code at install time.
   const binaryOnly = o.allowSourceBuilds === true ? [] : ['--only-binary=:all:'];
-  await run(venvPython, ['-m', 'pip', 'install', '--no-input', '--disable-pip-version-check', '--quiet', ...binaryOnly, spec], {
-    cwd: staging,
-    env: { PIP_NO_INPUT: '1', ...o.env },
-    signal: o.signal,
-    what: `pip install ${spec}`,
-  });
+  await run(
+    venvPython,
+    ['-m', 'pip', 'install', '--no-input', '--disable-pip-version-check', '--quiet', ...binaryOnly, spec],
+    {
+      cwd: staging,
+      env: { PIP_NO_INPUT: '1', ...o.env },
+      signal: o.signal,
+      what: `pip install ${spec}`,
+    },
+  );
   const script = dist.cmd ?? dist.package;
   safeSegments(script);
   const candidates = [script, `${script}.exe`, `${script}-script.py`];
@@ -174,9 +228,16 @@ async function installBinary(target, staging, o) {
   }
   if (!st.isFile()) throw installError(`${target.cmd} in the archive is not a file`);
   const real = fs.realpathSync.native(cmd);
-  if (!real.startsWith(fs.realpathSync.native(dist) + path.sep)) throw installError(`${target.cmd} resolves outside the install`);
+  if (!real.startsWith(fs.realpathSync.native(dist) + path.sep))
+    throw installError(`${target.cmd} resolves outside the install`);
   if (process.platform !== 'win32') fs.chmodSync(cmd, st.mode | 0o500);
-  return { kind: 'binary', archive: target.archive, sha256: got.sha256, verified: target.sha256 !== undefined, entry: `dist/${safeSegments(target.cmd).join('/')}` };
+  return {
+    kind: 'binary',
+    archive: target.archive,
+    sha256: got.sha256,
+    verified: target.sha256 !== undefined,
+    entry: `dist/${safeSegments(target.cmd).join('/')}`,
+  };
 }
 
 module.exports = { installNpx, installUvx, installBinary, npmEntry, defaultNpm };

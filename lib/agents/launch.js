@@ -48,7 +48,11 @@ function launchOptions(record, dir, { node, electron = Boolean(process.versions.
     case 'preset':
       return { command: record.command, args, env };
     default:
-      throw new AcpError('ERR_ACP_AGENT_INSTALL', `install record of kind ${JSON.stringify(record.kind)} is not launchable; reinstall the agent`, {});
+      throw new AcpError(
+        'ERR_ACP_AGENT_INSTALL',
+        `install record of kind ${JSON.stringify(record.kind)} is not launchable; reinstall the agent`,
+        {},
+      );
   }
 }
 

@@ -16,10 +16,16 @@ const { probeAgent } = require('./probe.js');
 
 const KINDS = ['binary', 'npx', 'uvx'];
 
-const notFound = (id) => new AcpError('ERR_ACP_AGENT_NOT_FOUND', `no agent ${JSON.stringify(String(id).slice(0, 80))} in the index or the presets`, { id });
+const notFound = (id) =>
+  new AcpError(
+    'ERR_ACP_AGENT_NOT_FOUND',
+    `no agent ${JSON.stringify(String(id).slice(0, 80))} in the index or the presets`,
+    { id },
+  );
 
 function checkPreset(id, p) {
-  if (!ID.test(id)) throw invalidArgument(`agents.presets[${JSON.stringify(id)}]`, 'must be named by an id matching ^[a-z][a-z0-9-]*$');
+  if (!ID.test(id))
+    throw invalidArgument(`agents.presets[${JSON.stringify(id)}]`, 'must be named by an id matching ^[a-z][a-z0-9-]*$');
   check.object(`agents.presets.${id}`, p);
   if (p.distribution !== undefined) return { ...checkAgent({ ...p, id }, `agents.presets.${id}`), source: 'preset' };
   check.string(`agents.presets.${id}.command`, p.command);
@@ -54,13 +60,25 @@ class AgentManager {
   constructor(options) {
     check.object('options', options);
     this.#store = new Store(options.storeDir);
-    if (options.index !== undefined && typeof options.index !== 'string' && (options.index === null || typeof options.index !== 'object')) {
+    if (
+      options.index !== undefined &&
+      typeof options.index !== 'string' &&
+      (options.index === null || typeof options.index !== 'object')
+    ) {
       throw invalidArgument('options.index', 'must be a URL or an index object');
     }
-    if (options.prefer !== undefined && (!Array.isArray(options.prefer) || options.prefer.some((k) => !KINDS.includes(k)))) {
+    if (
+      options.prefer !== undefined &&
+      (!Array.isArray(options.prefer) || options.prefer.some((k) => !KINDS.includes(k)))
+    ) {
       throw invalidArgument('options.prefer', `must be an array of ${KINDS.join(', ')}`);
     }
-    this.#presets = new Map(Object.entries(check.optionalObject('options.presets', options.presets) ?? {}).map(([id, p]) => [id, checkPreset(id, p)]));
+    this.#presets = new Map(
+      Object.entries(check.optionalObject('options.presets', options.presets) ?? {}).map(([id, p]) => [
+        id,
+        checkPreset(id, p),
+      ]),
+    );
     this.#o = { index: DEFAULT_INDEX_URL, prefer: KINDS, ...options };
   }
 
@@ -101,7 +119,8 @@ class AgentManager {
   #pick(entry) {
     const target = currentTarget();
     for (const kind of this.#o.prefer) {
-      if (kind === 'binary' && entry.distribution.binary?.[target]) return { kind, dist: entry.distribution.binary[target] };
+      if (kind === 'binary' && entry.distribution.binary?.[target])
+        return { kind, dist: entry.distribution.binary[target] };
       if (kind !== 'binary' && entry.distribution[kind]) return { kind, dist: entry.distribution[kind] };
     }
     return null;
@@ -119,7 +138,9 @@ class AgentManager {
       version: a.version,
       description: a.description,
       source: a.source ?? 'index',
-      distributions: a.command ? ['command'] : Object.keys(a.distribution).filter((k) => k !== 'binary' || a.distribution.binary[currentTarget()]),
+      distributions: a.command
+        ? ['command']
+        : Object.keys(a.distribution).filter((k) => k !== 'binary' || a.distribution.binary[currentTarget()]),
       installable: Boolean(a.command || this.#pick(a)),
       installed: installed.filter((i) => i.id === a.id).map((i) => i.version),
       pinned: pins[a.id],
@@ -134,7 +155,11 @@ class AgentManager {
     const version = pinned ?? entry.version;
     return {
       ...entry,
-      installed: installed.map((i) => ({ version: i.version, kind: i.record.kind, dir: this.#store.versionDir(id, i.version) })),
+      installed: installed.map((i) => ({
+        version: i.version,
+        kind: i.record.kind,
+        dir: this.#store.versionDir(id, i.version),
+      })),
       pinned,
       probe: entry.command ? null : this.#store.readJson(id, version, 'probe.json'),
     };
@@ -142,7 +167,9 @@ class AgentManager {
 
   /** Every installed `{id, version, kind, dir}`. */
   installed() {
-    return this.#store.installed().map(({ id, version, record }) => ({ id, version, kind: record.kind, dir: this.#store.versionDir(id, version) }));
+    return this.#store
+      .installed()
+      .map(({ id, version, record }) => ({ id, version, kind: record.kind, dir: this.#store.versionDir(id, version) }));
   }
 
   /**
@@ -154,11 +181,21 @@ class AgentManager {
     const entry = await this.#entry(id);
     if (entry.command) return { id, version: 'local', dir: null, kind: 'preset', installed: false };
     const picked = this.#pick(entry);
-    if (!picked) throw new AcpError('ERR_ACP_AGENT_INSTALL', `agent ${id} has no distribution for ${currentTarget() ?? process.platform}`, { id });
+    if (!picked)
+      throw new AcpError(
+        'ERR_ACP_AGENT_INSTALL',
+        `agent ${id} has no distribution for ${currentTarget() ?? process.platform}`,
+        { id },
+      );
     const want = version ?? this.#store.pins()[id] ?? entry.version;
     let dist = picked.dist;
     if (want !== entry.version) {
-      if (picked.kind === 'binary') throw new AcpError('ERR_ACP_AGENT_INSTALL', `agent ${id}: the index has binaries of ${entry.version} only, not ${want}`, { id });
+      if (picked.kind === 'binary')
+        throw new AcpError(
+          'ERR_ACP_AGENT_INSTALL',
+          `agent ${id}: the index has binaries of ${entry.version} only, not ${want}`,
+          { id },
+        );
       dist = { ...dist, version: want };
     }
     const done = () => ({ id, version: want, dir: this.#store.versionDir(id, want), kind: picked.kind });
@@ -171,10 +208,31 @@ class AgentManager {
         this.#store.clearUnusable(id, want);
         const staging = this.#store.staging(id);
         try {
-          const o = { node: this.#o.node, python: this.#o.python, npmCommand: this.#o.npmCommand, limits: this.#o.limits, fetch: this.#o.fetch, env: this.#o.installEnv, allowSourceBuilds: this.#o.allowSourceBuilds, onProgress, signal };
+          const o = {
+            node: this.#o.node,
+            python: this.#o.python,
+            npmCommand: this.#o.npmCommand,
+            limits: this.#o.limits,
+            fetch: this.#o.fetch,
+            env: this.#o.installEnv,
+            allowSourceBuilds: this.#o.allowSourceBuilds,
+            onProgress,
+            signal,
+          };
           const how =
-            picked.kind === 'npx' ? await installNpx(dist, staging, o) : picked.kind === 'uvx' ? await installUvx(dist, staging, o) : await installBinary(dist, staging, o);
-          const record = { id, version: want, ...how, args: dist.args, env: dist.env, installedAt: new Date().toISOString() };
+            picked.kind === 'npx'
+              ? await installNpx(dist, staging, o)
+              : picked.kind === 'uvx'
+                ? await installUvx(dist, staging, o)
+                : await installBinary(dist, staging, o);
+          const record = {
+            id,
+            version: want,
+            ...how,
+            args: dist.args,
+            env: dist.env,
+            installedAt: new Date().toISOString(),
+          };
           const won = this.#store.commit(staging, id, want, record);
           onProgress?.({ phase: 'done' });
           return { ...done(), installed: won };
@@ -195,7 +253,10 @@ class AgentManager {
   async update(id, { prune = false, onProgress, signal } = {}) {
     await this.index({ refresh: true, signal });
     const entry = await this.#entry(id);
-    const before = this.#store.installed().filter((i) => i.id === id).map((i) => i.version);
+    const before = this.#store
+      .installed()
+      .filter((i) => i.id === id)
+      .map((i) => i.version);
     const pinned = this.#store.pins()[id];
     if (pinned !== undefined || entry.command) return { id, from: before, to: pinned ?? 'local', updated: false };
     const result = await this.install(id, { onProgress, signal });
@@ -230,7 +291,8 @@ class AgentManager {
     const version = this.#store.pins()[id] ?? entry.version;
     let record = this.#store.record(id, version);
     if (!record) {
-      if (!install) throw new AcpError('ERR_ACP_AGENT_NOT_INSTALLED', `agent ${id} ${version} is not installed`, { id, version });
+      if (!install)
+        throw new AcpError('ERR_ACP_AGENT_NOT_INSTALLED', `agent ${id} ${version} is not installed`, { id, version });
       await this.install(id, { onProgress, signal });
       record = this.#store.record(id, version);
     }

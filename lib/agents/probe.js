@@ -32,7 +32,12 @@ async function probeAgent(clientOptions, { cwd, timeoutMs = 30_000, signal } = {
   let client;
   const base = { checkedAt: started };
   try {
-    client = new AcpClient({ ...clientOptions, initializeTimeoutMs: timeoutMs, requestTimeoutMs: timeoutMs, stderrTailBytes: 8192 });
+    client = new AcpClient({
+      ...clientOptions,
+      initializeTimeoutMs: timeoutMs,
+      requestTimeoutMs: timeoutMs,
+      stderrTailBytes: 8192,
+    });
     client.on('stderr', (text) => {
       stderr = tail(stderr + text, 8192);
     });
@@ -49,7 +54,12 @@ async function probeAgent(clientOptions, { cwd, timeoutMs = 30_000, signal } = {
       return { status: 'ready', ...info };
     } catch (err) {
       if (err.code === 'ERR_ACP_RPC' && err.rpcCode === AUTH_REQUIRED) return { status: 'needs-auth', ...info };
-      return { status: 'failed', ...info, error: { code: err.code, message: err.message }, stderrTail: tail(err.stderrTail ?? stderr) };
+      return {
+        status: 'failed',
+        ...info,
+        error: { code: err.code, message: err.message },
+        stderrTail: tail(err.stderrTail ?? stderr),
+      };
     }
   } catch (err) {
     return {

@@ -59,7 +59,11 @@ async function fetchIndex(url, etag, { timeoutMs = 30_000, signal, fetchImpl } =
   const onAbort = () => controller.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const res = await fetchFollowing(url, { headers: etag ? { 'if-none-match': etag } : {}, signal: controller.signal, fetchImpl });
+    const res = await fetchFollowing(url, {
+      headers: etag ? { 'if-none-match': etag } : {},
+      signal: controller.signal,
+      fetchImpl,
+    });
     if (res.status === 304) return { status: 304 };
     const chunks = [];
     await readBody(res, {
@@ -83,15 +87,24 @@ async function fetchIndex(url, etag, { timeoutMs = 30_000, signal, fetchImpl } =
  * the network is not tried. `error` says why a fallback was used.
  */
 async function loadIndex({ index = DEFAULT_INDEX_URL, cacheDir, offline = false, timeoutMs, signal, fetchImpl } = {}) {
-  if (index !== null && typeof index === 'object') return { ...checkIndex(index, 'the index object'), source: 'object' };
-  if (typeof index !== 'string') throw new AcpError('ERR_ACP_INVALID_ARGUMENT', 'agents.index must be a URL or an index object', { argument: 'agents.index' });
+  if (index !== null && typeof index === 'object')
+    return { ...checkIndex(index, 'the index object'), source: 'object' };
+  if (typeof index !== 'string')
+    throw new AcpError('ERR_ACP_INVALID_ARGUMENT', 'agents.index must be a URL or an index object', {
+      argument: 'agents.index',
+    });
   // A cached copy is only reused for the URL it came from.
   const cached = cacheDir ? readCache(cacheDir) : null;
   const usable = cached && cached.meta.url === index ? cached : null;
   const fallback = (error) => {
     if (usable) {
       try {
-        return { ...checkIndex(parse(usable.text, 'the cache'), 'the cached index'), source: 'cache', stale: true, error };
+        return {
+          ...checkIndex(parse(usable.text, 'the cache'), 'the cached index'),
+          source: 'cache',
+          stale: true,
+          error,
+        };
       } catch {}
     }
     return { ...bundled(), stale: true, error };
@@ -102,14 +115,19 @@ async function loadIndex({ index = DEFAULT_INDEX_URL, cacheDir, offline = false,
     got = await fetchIndex(index, usable?.meta.etag, { timeoutMs, signal, fetchImpl });
   } catch (err) {
     if (signal?.aborted) throw new AcpError('ERR_ACP_ABORTED', 'loading the agent index was aborted', {});
-    return fallback(err instanceof AcpError ? err : new AcpError('ERR_ACP_AGENT_DOWNLOAD', `cannot fetch ${shown(index)}: ${err.cause?.code ?? err.message}`, {}));
+    return fallback(
+      err instanceof AcpError
+        ? err
+        : new AcpError('ERR_ACP_AGENT_DOWNLOAD', `cannot fetch ${shown(index)}: ${err.cause?.code ?? err.message}`, {}),
+    );
   }
   if (got.status === 304 && usable) {
     const checked = checkIndex(parse(usable.text, 'the cache'), 'the cached index');
     writeCache(cacheDir, usable.text, { ...usable.meta, checkedAt: Date.now() });
     return { ...checked, source: 'cache', stale: false };
   }
-  if (got.status === 304) return fallback(new AcpError('ERR_ACP_AGENT_INDEX', `${shown(index)} answered 304 with nothing cached`, {}));
+  if (got.status === 304)
+    return fallback(new AcpError('ERR_ACP_AGENT_INDEX', `${shown(index)} answered 304 with nothing cached`, {}));
   let checked;
   try {
     checked = checkIndex(parse(got.text, shown(index)), shown(index));

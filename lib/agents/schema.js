@@ -15,15 +15,32 @@ const { AcpError } = require('../errors.js');
 const ID = /^[a-z][a-z0-9-]*$/;
 // A version names a directory: no separators, no `..`, bounded.
 const VERSION = /^[0-9A-Za-z][0-9A-Za-z.+_-]*$/;
-const TARGETS = ['darwin-aarch64', 'darwin-x86_64', 'linux-aarch64', 'linux-x86_64', 'windows-aarch64', 'windows-x86_64'];
+const TARGETS = [
+  'darwin-aarch64',
+  'darwin-x86_64',
+  'linux-aarch64',
+  'linux-x86_64',
+  'windows-aarch64',
+  'windows-x86_64',
+];
 const SHA256 = /^[0-9a-fA-F]{64}$/;
 // npm: `name`, `@scope/name`, either with `@<exact semver>`.
-const NPM_PACKAGE = /^((?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*)(?:@([0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?))?$/;
+const NPM_PACKAGE =
+  /^((?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*)(?:@([0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?))?$/;
 // PyPI: `name`, `name==ver` or `name@ver` (uvx's own spelling).
 const PYPI_PACKAGE = /^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?:(?:==|@)([0-9A-Za-z][0-9A-Za-z.+!_-]*))?$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-const LIMITS = { agents: 1000, idLength: 64, versionLength: 64, text: 4096, args: 64, argLength: 4096, env: 64, url: 2048 };
+const LIMITS = {
+  agents: 1000,
+  idLength: 64,
+  versionLength: 64,
+  text: 4096,
+  args: 64,
+  argLength: 4096,
+  env: 64,
+  url: 2048,
+};
 
 class IndexError extends Error {}
 
@@ -90,7 +107,8 @@ function object(where, v) {
 function binaryTarget(where, t) {
   object(where, t);
   const sha256 = t.sha256 === undefined ? undefined : t.sha256;
-  if (sha256 !== undefined && (typeof sha256 !== 'string' || !SHA256.test(sha256))) fail(`${where}.sha256`, 'must be 64 hex digits');
+  if (sha256 !== undefined && (typeof sha256 !== 'string' || !SHA256.test(sha256)))
+    fail(`${where}.sha256`, 'must be 64 hex digits');
   return {
     archive: url(`${where}.archive`, t.archive),
     cmd: relativePath(`${where}.cmd`, t.cmd),
@@ -104,7 +122,8 @@ function packageDist(where, d, kind, version) {
   object(where, d);
   const spec = str(`${where}.package`, d.package, 256);
   const m = (kind === 'npx' ? NPM_PACKAGE : PYPI_PACKAGE).exec(spec);
-  if (!m) fail(`${where}.package`, `is not a ${kind === 'npx' ? 'npm' : 'PyPI'} package name with an optional exact version`);
+  if (!m)
+    fail(`${where}.package`, `is not a ${kind === 'npx' ? 'npm' : 'PyPI'} package name with an optional exact version`);
   return {
     package: m[1],
     // Unpinned: the agent's own version (the store installs exact versions only).
@@ -123,7 +142,8 @@ function checkAgent(a, where = 'agent') {
   }
   where = `agent ${JSON.stringify(a.id)}`;
   const version = str(`${where}.version`, a.version, LIMITS.versionLength);
-  if (!VERSION.test(version) || version.includes('..')) fail(`${where}.version`, 'must be a version (letters, digits, . + _ -)');
+  if (!VERSION.test(version) || version.includes('..'))
+    fail(`${where}.version`, 'must be a version (letters, digits, . + _ -)');
   const d = object(`${where}.distribution`, a.distribution);
   const distribution = {};
   if (d.binary !== undefined) {
@@ -131,11 +151,13 @@ function checkAgent(a, where = 'agent') {
     distribution.binary = {};
     // Targets this code does not know (a newer schema) are left out, not fatal.
     for (const target of TARGETS) {
-      if (d.binary[target] !== undefined) distribution.binary[target] = binaryTarget(`${where}.distribution.binary.${target}`, d.binary[target]);
+      if (d.binary[target] !== undefined)
+        distribution.binary[target] = binaryTarget(`${where}.distribution.binary.${target}`, d.binary[target]);
     }
   }
   for (const kind of ['npx', 'uvx']) {
-    if (d[kind] !== undefined) distribution[kind] = packageDist(`${where}.distribution.${kind}`, d[kind], kind, version);
+    if (d[kind] !== undefined)
+      distribution[kind] = packageDist(`${where}.distribution.${kind}`, d[kind], kind, version);
   }
   if (Object.keys(distribution).length === 0) fail(`${where}.distribution`, 'has none of binary, npx, uvx');
   return {
@@ -181,7 +203,8 @@ function checkIndex(index, source = 'index') {
     });
     return { version: index.version ?? '', agents, problems };
   } catch (err) {
-    if (err instanceof IndexError) throw new AcpError('ERR_ACP_AGENT_INDEX', `the agent index is invalid: ${err.message}`, { source });
+    if (err instanceof IndexError)
+      throw new AcpError('ERR_ACP_AGENT_INDEX', `the agent index is invalid: ${err.message}`, { source });
     throw err;
   }
 }

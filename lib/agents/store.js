@@ -28,7 +28,11 @@ const FORMAT = 1;
 
 function checkName(what, v, re) {
   if (typeof v !== 'string' || !re.test(v) || v.includes('..') || v.length > 64) {
-    throw new AcpError('ERR_ACP_INVALID_ARGUMENT', `${what} ${JSON.stringify(String(v).slice(0, 80))} is not a valid agent ${what}`, { argument: what });
+    throw new AcpError(
+      'ERR_ACP_INVALID_ARGUMENT',
+      `${what} ${JSON.stringify(String(v).slice(0, 80))} is not a valid agent ${what}`,
+      { argument: what },
+    );
   }
   return v;
 }
@@ -36,13 +40,16 @@ function checkName(what, v, re) {
 class Store {
   constructor(dir) {
     if (typeof dir !== 'string' || !path.isAbsolute(dir)) {
-      throw new AcpError('ERR_ACP_INVALID_ARGUMENT', 'agents.storeDir must be an absolute path', { argument: 'agents.storeDir' });
+      throw new AcpError('ERR_ACP_INVALID_ARGUMENT', 'agents.storeDir must be an absolute path', {
+        argument: 'agents.storeDir',
+      });
     }
     this.dir = dir;
   }
 
   ensure() {
-    for (const d of ['index', 'agents', 'locks', 'tmp']) fs.mkdirSync(path.join(this.dir, d), { recursive: true, mode: 0o755 });
+    for (const d of ['index', 'agents', 'locks', 'tmp'])
+      fs.mkdirSync(path.join(this.dir, d), { recursive: true, mode: 0o755 });
   }
 
   agentDir(id) {
@@ -78,7 +85,11 @@ class Store {
 
   /** Move a finished staging dir into place; false if another process got there first. */
   commit(staging, id, version, record) {
-    fs.writeFileSync(path.join(staging, 'install.json'), `${JSON.stringify({ format: FORMAT, ...record }, null, 2)}\n`, { mode: 0o644 });
+    fs.writeFileSync(
+      path.join(staging, 'install.json'),
+      `${JSON.stringify({ format: FORMAT, ...record }, null, 2)}\n`,
+      { mode: 0o644 },
+    );
     const dest = this.versionDir(id, version);
     fs.mkdirSync(path.dirname(dest), { recursive: true, mode: 0o755 });
     try {
@@ -170,7 +181,11 @@ class Store {
    */
   async withLock(id, version, fn, { staleMs = 15 * 60_000, pollMs = 200, signal } = {}) {
     this.ensure();
-    const file = path.join(this.dir, 'locks', `${checkName('id', id, ID)}@${checkName('version', version, VERSION)}.lock`);
+    const file = path.join(
+      this.dir,
+      'locks',
+      `${checkName('id', id, ID)}@${checkName('version', version, VERSION)}.lock`,
+    );
     for (;;) {
       try {
         const fd = fs.openSync(file, 'wx', 0o644);
@@ -187,7 +202,8 @@ class Store {
         } catch {}
         continue;
       }
-      if (signal?.aborted) throw new AcpError('ERR_ACP_ABORTED', 'the install was aborted while waiting for another installer', {});
+      if (signal?.aborted)
+        throw new AcpError('ERR_ACP_ABORTED', 'the install was aborted while waiting for another installer', {});
       await new Promise((r) => setTimeout(r, pollMs));
     }
     try {

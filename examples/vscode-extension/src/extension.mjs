@@ -24,7 +24,8 @@ async function runTurn(context, prompt = 'say:hello_from_the_extension') {
   const { sessionId } = await client.newSession({ cwd: workspaceDir(context) });
   const texts = [];
   const subscription = client.onSessionUpdate(({ update }) => {
-    if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') texts.push(update.content.text);
+    if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text')
+      texts.push(update.content.text);
   });
   try {
     const { stopReason } = await client.prompt({ sessionId, prompt });
