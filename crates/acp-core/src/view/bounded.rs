@@ -2,7 +2,9 @@
 //! its limits allow, nor one nested deeper than [`MAX_DEPTH`], whatever
 //! the agent sends (mirrored by `boundValue` in `lib/session-fold.js`).
 //!
-//! A value is measured on its text first (one pass, no tree: its
+//! A value too short to outgrow the size cap is parsed at once (one pass)
+//! and kept if it is within [`MAX_DEPTH`]. Any other is measured on its
+//! text first (one pass, no tree: its
 //! [`size`](super::size) and its depth). One that fits (within
 //! `max_total_bytes` and [`MAX_DEPTH`]; a string, number or literal always
 //! fits its size: it costs its bytes, no tree) is parsed whole. One that does not is, if it
@@ -78,6 +80,11 @@ impl Caps {
 
 /// Parse `text` (one JSON value) within `caps`; `Null` if it is not JSON.
 pub(crate) fn parse(text: &str, caps: Caps) -> Value {
+    parse_small(text, caps).unwrap_or_else(|| parse_measured(text, caps))
+}
+
+/// [`parse`] deciding on the measures of the text (see the module docs).
+fn parse_measured(text: &str, caps: Caps) -> Value {
     let Some(m) = measure(text.as_bytes()) else {
         return Value::Null;
     };
@@ -87,6 +94,31 @@ pub(crate) fn parse(text: &str, caps: Caps) -> Value {
         return build(plan);
     }
     build(plan(text, m, caps, MAX_DEPTH, MAX_DESCENTS))
+}
+
+/// Bytes of [`size`](super::size) one byte of JSON text can hold at most
+/// (`,0` in an array: an item and a scalar for two bytes).
+const MAX_SIZE_PER_BYTE: usize = (ITEM + SCALAR).div_ceil(2);
+
+/// A value whose text is too short to outgrow `caps.value`, parsed in one
+/// pass, no measuring first: what [`parse`] makes of it when it is also
+/// within [`MAX_DEPTH`] and serde takes it (no lone surrogate), else
+/// `None` (the measured path decides).
+fn parse_small(text: &str, caps: Caps) -> Option<Value> {
+    if text.len().saturating_mul(MAX_SIZE_PER_BYTE) > caps.value {
+        return None;
+    }
+    let value: Value = serde_json::from_str(text).ok()?;
+    (depth(&value) <= MAX_DEPTH).then_some(value)
+}
+
+/// Nesting of a parsed value, as [`measure`] counts it on the text.
+fn depth(v: &Value) -> usize {
+    match v {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 /// What becomes of a value, decided on measures alone (nothing parsed).
@@ -405,6 +437,43 @@ mod tests {
             keys: 8,
             total,
         }
+    }
+
+    /// Parsing at once what is short enough gives what measuring first
+    /// does: at the size cap's edge, past the depth cap, lone surrogates,
+    /// duplicate keys, not JSON.
+    #[test]
+    fn short_values_parse_as_measured_ones() {
+        let nest = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let mut texts = vec![
+            nest(MAX_DEPTH),
+            nest(MAX_DEPTH + 1),
+            nest(130),
+            r#"{"a":"\ud800x","b":[1]}"#.to_owned(),
+            r#"{"a":1,"a":[2,3]}"#.to_owned(),
+            r#"[0,0,0,0,0,0,0,0]"#.to_owned(),
+            r#"{"k":"v", }"#.to_owned(),
+            r#" "\u00e9\n" "#.to_owned(),
+            "nope".to_owned(),
+        ];
+        texts.push(format!(
+            r#"{{"t":"{}","n":[{{}},[],null]}}"#,
+            "x".repeat(300)
+        ));
+        for text in &texts {
+            for cap in [0, 16, 64, 130, 256, 1 << 20] {
+                let c = caps(cap, 2 * cap);
+                assert_eq!(
+                    parse(text, c),
+                    parse_measured(text, c),
+                    "{text} under {cap}"
+                );
+            }
+        }
+        // The bound holds where it is tightest: `,0` in an array.
+        let zeros = format!("[0{}]", ",0".repeat(100));
+        let m = measure(zeros.as_bytes()).unwrap();
+        assert!(m.size <= zeros.len() * MAX_SIZE_PER_BYTE);
     }
 
     #[test]
