@@ -923,3 +923,67 @@ test('each turn of an agent that sends no messageId starts a new message: live v
   const md = toMarkdown(fold.state(sessionId), { prompts: fold.prompts(sessionId) });
   assert.match(md, /## User\n\nsay\\:first\n\n## Agent\n\nfirst\n\n## User\n\nsay\\:second\n\n## Agent\n\nsecond\n/);
 });
+
+test('long strings of tool calls and blocks (terminal output, diffs, images) reach a copy kept by applyChanges exactly', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-view-apart-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // Escapes, non-ASCII and astral chars in strings longer than the core
+  // keeps inline (they travel apart from the change's JSON).
+  const out = (i) => `\u001b[32m   Compiling\u001b[0m crate-${i} "é" 😀 \\ \n`.repeat(80 + i);
+  const updates = [
+    { sessionUpdate: 'tool_call', toolCallId: 't', title: 'run', rawInput: { command: out(0) } },
+    { sessionUpdate: 'agent_message_chunk', messageId: 'm', content: { type: 'text', text: 'hi' } },
+  ];
+  for (let i = 1; i < 40; i++) {
+    updates.push({
+      sessionUpdate: 'tool_call_update',
+      toolCallId: 't',
+      content: [{ type: 'content', content: { type: 'text', text: out(i) } }],
+    });
+    updates.push({ sessionUpdate: 'agent_message_chunk', messageId: 'm', content: { type: 'text', text: `${i} ` } });
+  }
+  updates.push({
+    sessionUpdate: 'agent_message_chunk',
+    messageId: 'm',
+    content: { type: 'image', mimeType: 'image/png', data: 'QUJD'.repeat(2000) },
+  });
+  updates.push({
+    sessionUpdate: 'tool_call_update',
+    toolCallId: 't',
+    status: 'completed',
+    content: [{ type: 'diff', path: '/a.rs', oldText: out(3), newText: 'short' }],
+    rawOutput: { output: out(5), exitCode: 0 },
+  });
+  updates.push({ sessionUpdate: 'tool_call', toolCallId: 'u', title: 'read', rawOutput: [out(7), { deep: [out(8)] }] });
+  const file = join(dir, 'apart.ndjson');
+  writeFileSync(file, updates.map((u) => JSON.stringify(u)).join('\n') + '\n');
+
+  const client = await connect(t);
+  for (const intervalMs of [0, 1000]) {
+    const { sessionId } = await client.newSession();
+    const view = client.session(sessionId, { intervalMs });
+    const mirror = view.snapshot();
+    let longest = 0;
+    view.on('change', (c) => {
+      assert.ok(!('$apart' in c), 'internal keys are not shown');
+      for (const fields of Object.values(c.toolCallFields ?? {}))
+        longest = Math.max(longest, fields.content?.[0]?.content?.text?.length ?? 0);
+      applyChanges(mirror, c);
+    });
+    await client.prompt({ sessionId, prompt: `updates:${encodeURIComponent(file)}` });
+    await view.settled();
+    const snap = view.snapshot();
+    assert.equal(
+      canonical(mirror),
+      canonical(snap),
+      `intervalMs ${intervalMs}: applied changes differ from the snapshot`,
+    );
+    const fold = new SessionFold(sessionId);
+    fold.promptStarted();
+    for (const u of updates) fold.applyUpdate(JSON.parse(JSON.stringify(u)));
+    fold.promptEnded({ stopReason: 'end_turn' });
+    assert.equal(canonical(snap), canonical(fold.toJSON()), `intervalMs ${intervalMs}: view differs from the JS fold`);
+    if (intervalMs === 0) assert.ok(longest >= 1024, `a change carried a tool output of ${longest} chars`);
+    view.close();
+  }
+});

@@ -86,7 +86,10 @@ function joinSnapshot(parts, texts) {
 /**
  * A change description from the core's drain parts: its JSON, then the
  * texts it carries, apart (no JSON to parse): appended texts in order,
- * then the last block of each new entry listed in `$cut`.
+ * then the last block of each new entry listed in `$cut`, then the long
+ * strings of tool calls and blocks, each at its path in `$apart` (keys
+ * and indices from the description's root;
+ * crates/acp-core/src/view/apart.rs).
  */
 function changesOf(parts) {
   const changes = JSON.parse(parts[0]);
@@ -98,6 +101,14 @@ function changesOf(parts) {
       content[content.length - 1].text = parts[k++];
     }
     delete changes.$cut;
+  }
+  if (changes.$apart !== undefined) {
+    for (const path of changes.$apart) {
+      let at = changes;
+      for (let i = 0; i < path.length - 1; i++) at = at[path[i]];
+      at[path[path.length - 1]] = parts[k++];
+    }
+    delete changes.$apart;
   }
   return changes;
 }

@@ -28,14 +28,15 @@
 
 use std::collections::BTreeSet;
 
-use serde::ser::{SerializeMap, Serializer};
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::apart::{Apart, Seg, Walk, WalkFields};
 use super::lent::DrainText;
 use super::size;
 use super::state::{
-    pending_json, text_only, text_only_mut, ChangedFieldsById, Entry, EntryJson, FieldsById,
+    pending_json, text_only, text_only_mut, ChangedFieldsById, Entry, EntryJson, FieldsById, Keyed,
     Pending, SessionState,
 };
 use crate::rpc::floor_char_boundary;
@@ -128,7 +129,8 @@ pub struct Drained {
     /// The change description (JSON text).
     pub json: String,
     /// In `drain_parts`: the text of each `appended` item, then the text
-    /// of the last block of each new entry listed in `$cut`, in order.
+    /// of the last block of each new entry listed in `$cut`, then the
+    /// long strings listed in `$apart` (see [`super::apart`]), in order.
     pub texts: Vec<DrainText>,
     /// Text is left for the next drain (the budget was reached).
     pub more: bool,
@@ -176,18 +178,23 @@ impl SessionState {
             pending,
             split,
             more,
+            apart: Apart::default(),
         };
         let json = serde_json::to_string(&drain).expect("a drain always serializes");
         let text_spans = if split { drain.texts() } else { Vec::new() };
+        let apart: Vec<DrainText> = (drain.apart.strings().into_iter())
+            .map(|s| DrainText::Owned(s.to_owned()))
+            .collect();
         let sent = drain.keyed.map(|ids| {
             ids.into_iter()
                 .map(|(index, id)| (index, id.to_owned()))
                 .collect::<Vec<_>>()
         });
-        let texts = text_spans
+        let mut texts: Vec<DrainText> = text_spans
             .into_iter()
             .map(|span| self.drain_text(span))
             .collect();
+        texts.extend(apart);
         let mut touched = std::mem::take(&mut self.changes.entries);
         // The new entries put off, from the first on: all still to send.
         let mut left = match first_deferred_new {
@@ -483,6 +490,8 @@ struct Drain<'a> {
     /// Texts apart from the JSON (see [`Drained`]).
     split: bool,
     more: bool,
+    /// When `split`: the long strings of tool calls and blocks left out.
+    apart: Apart<'a>,
 }
 
 /// Where a text a drain leaves out of its JSON is: entry `index`, block
@@ -547,19 +556,34 @@ impl SessionState {
     }
 }
 
-/// An `appended` item; `split`: its text travels apart.
-struct Appended<'a>(&'a Grown<'a>, bool);
+/// An `appended` item, the `at`-th; with `apart` (texts travel apart):
+/// its text and its blocks' long strings left out.
+struct Appended<'c, 'a> {
+    grown: &'c Grown<'a>,
+    at: usize,
+    apart: Option<&'c Apart<'a>>,
+}
 
-impl Serialize for Appended<'_> {
+impl Serialize for Appended<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let Appended(g, split) = *self;
+        let g = self.grown;
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("index", &g.index)?;
-        if !split {
+        if self.apart.is_none() {
             m.serialize_entry("text", g.text)?;
         }
         if !g.blocks.is_empty() {
-            m.serialize_entry("blocks", g.blocks)?;
+            match self.apart {
+                Some(a) => {
+                    let path = [
+                        Seg::Key("appended"),
+                        Seg::Index(self.at),
+                        Seg::Key("blocks"),
+                    ];
+                    a.under_all(&path, || m.serialize_entry("blocks", &Items(a, g.blocks)))?
+                }
+                None => m.serialize_entry("blocks", g.blocks)?,
+            }
         }
         if let Some(e) = g.extra {
             let changed = (e.extra_changed.iter()).filter_map(|key| e.extra.get_key_value(key));
@@ -609,7 +633,11 @@ impl Serialize for Drain<'_> {
                     };
                     new.push(EntryJson(e, carried, None));
                 }
-                EntryChange::Appended(grown) => appended.push(Appended(grown, self.split)),
+                EntryChange::Appended(grown) => appended.push(Appended {
+                    grown,
+                    at: appended.len(),
+                    apart: self.split.then_some(&self.apart),
+                }),
             }
         }
         if !new.is_empty() {
@@ -635,10 +663,20 @@ impl Serialize for Drain<'_> {
             let whole = sent.clone().filter(|(_, k)| !k.sent);
             let fields = sent.filter(|(_, k)| k.sent);
             if whole.clone().next().is_some() {
-                m.serialize_entry(whole_key, &FieldsById(whole))?;
+                if self.split {
+                    let value = ById(&self.apart, whole_key, whole, false);
+                    m.serialize_entry(whole_key, &value)?;
+                } else {
+                    m.serialize_entry(whole_key, &FieldsById(whole))?;
+                }
             }
             if fields.clone().next().is_some() {
-                m.serialize_entry(fields_key, &ChangedFieldsById(fields))?;
+                if self.split {
+                    let value = ById(&self.apart, fields_key, fields, true);
+                    m.serialize_entry(fields_key, &value)?;
+                } else {
+                    m.serialize_entry(fields_key, &ChangedFieldsById(fields))?;
+                }
             }
         }
         // Serialized in place (each may be megabytes: no copy per drain).
@@ -661,8 +699,51 @@ impl Serialize for Drain<'_> {
         if st.dropped_keys != c.dropped_keys_seen {
             m.serialize_entry("droppedKeys", &st.dropped_keys)?;
         }
+        if !self.apart.is_empty() {
+            m.serialize_entry("$apart", &self.apart.paths())?;
+        }
         if self.split && self.more {
             m.serialize_entry("$more", &true)?;
+        }
+        m.end()
+    }
+}
+
+/// Blocks as a JSON array, their long strings left out into `apart`.
+struct Items<'c, 'a>(&'c Apart<'a>, &'a [Value]);
+
+impl Serialize for Items<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Items(apart, items) = *self;
+        let mut seq = s.serialize_seq(Some(items.len()))?;
+        for (i, item) in items.iter().enumerate() {
+            apart.under(Seg::Index(i), || {
+                seq.serialize_element(&Walk(Some(apart), item))
+            })?;
+        }
+        seq.end()
+    }
+}
+
+/// Tool calls or compactions by id (`root`: their key in the drain):
+/// whole, or (`changed`) only their keys that changed since the last
+/// drain sent them; their long strings left out into the [`Apart`].
+struct ById<'c, 'a, I>(&'c Apart<'a>, &'static str, I, bool);
+
+impl<'a, I: Iterator<Item = (&'a String, &'a Keyed)> + Clone> Serialize for ById<'_, 'a, I> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let ById(apart, root, ids, changed) = self;
+        let mut m = s.serialize_map(None)?;
+        for (id, k) in ids.clone() {
+            apart.under_all(&[Seg::Key(root), Seg::Key(id)], || {
+                if *changed {
+                    let keys = k.changed.iter();
+                    let fields = keys.filter_map(|key| k.fields.get_key_value(key));
+                    m.serialize_entry(id, &WalkFields(apart, fields))
+                } else {
+                    m.serialize_entry(id, &WalkFields(apart, k.fields.iter()))
+                }
+            })?;
         }
         m.end()
     }
@@ -737,6 +818,23 @@ mod tests {
             let e = &mut c["newEntries"][j.as_u64().unwrap() as usize];
             let last = e["content"].as_array_mut().unwrap().last_mut().unwrap();
             last["text"] = texts.next().unwrap().as_str().into();
+        }
+        let paths = c.as_object_mut().unwrap().remove("$apart");
+        for path in paths
+            .as_ref()
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let mut at = &mut c;
+            for step in path.as_array().unwrap() {
+                at = match step {
+                    Value::String(key) => &mut at[key.as_str()],
+                    n => &mut at[n.as_u64().unwrap() as usize],
+                };
+            }
+            assert!(at.is_null(), "a string apart leaves null in its place");
+            *at = texts.next().unwrap().as_str().into();
         }
         assert!(texts.next().is_none(), "every text has its place");
         if let Some(first) = c.get("firstIndex").and_then(Value::as_u64) {
@@ -1106,6 +1204,56 @@ mod tests {
         let most = drain_into(&mut s, &mut host, BUDGET);
         assert!(most < BUDGET + 110_000, "messages: {most}");
         assert_eq!(host, s.snapshot_value());
+    }
+
+    #[test]
+    fn long_strings_of_tool_calls_and_blocks_travel_apart_unescaped() {
+        let mut s = SessionState::new("s", ViewOptions::default());
+        let mut host = s.snapshot_value();
+        let out = "\u{1b}[32mok\u{1b}[0m \"é\"\n".repeat(200);
+        let old = "let v = 1;\n".repeat(300);
+        let image = "QUJD".repeat(1000);
+        s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "run", "rawInput": {"command": out}}));
+        s.apply_update(json!({"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "hi"}}));
+        drain_into(&mut s, &mut host, 1 << 20);
+        s.apply_update(
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed",
+            "content": [{"type": "content", "content": {"type": "text", "text": out}},
+                        {"type": "diff", "path": "/a", "oldText": old, "newText": "short"}]}),
+        );
+        s.apply_update(json!({"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "image", "mimeType": "image/png", "data": image}}));
+        let d = s.drain_parts(1 << 20).expect("changed");
+        assert!(
+            d.json.len() < 1024,
+            "the long strings are not in the JSON: {}",
+            d.json
+        );
+        let texts: Vec<&str> = d.texts.iter().map(|t| t.as_str()).collect();
+        assert!(texts.contains(&out.as_str()) && texts.contains(&old.as_str()));
+        assert!(texts.contains(&image.as_str()), "a block's too");
+        let c: Value = serde_json::from_str(&d.json).unwrap();
+        assert!(c["toolCallFields"]["t"]["content"][1]["newText"] == "short");
+        apply(&mut host, &d);
+        assert_eq!(host, s.snapshot_value());
+        // A tool call new to the host: whole, its long strings apart too.
+        s.apply_update(
+            json!({"sessionUpdate": "tool_call", "toolCallId": "u", "rawOutput": {"output": out}}),
+        );
+        let d = s.drain_parts(1 << 20).expect("changed");
+        assert!(
+            d.json
+                .contains(r#""$apart":[["toolCalls","u","rawOutput","output"]]"#),
+            "{}",
+            d.json
+        );
+        apply(&mut host, &d);
+        assert_eq!(host, s.snapshot_value());
+        // Drained whole (not apart), nothing is left out.
+        let mut whole = SessionState::new("s", ViewOptions::default());
+        whole.apply_update(
+            json!({"sessionUpdate": "tool_call", "toolCallId": "u", "rawOutput": {"output": out}}),
+        );
+        assert!(drain(&mut whole).get("$apart").is_none());
     }
 
     #[test]

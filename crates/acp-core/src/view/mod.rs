@@ -5,6 +5,8 @@
 //! - [`state`]: the state and the fold (one update at a time, in order);
 //! - [`changes`]: the coalesced change description since the last drain;
 //! - [`lent`]: message text a drain shares with the host, not copies;
+//! - [`apart`]: long strings of tool calls and blocks a drain carries
+//!   apart from its JSON;
 //! - [`fast`], [`scan`]: the hot path, a plain-text chunk folded without
 //!   a JSON tree (from the params, or from the whole line in one pass);
 //! - [`replay`]: fold a recording (trace records) offline, the same way;
@@ -15,6 +17,7 @@
 //! `lib/session-fold.js`; a property test folds the same random streams in
 //! both and compares the results, so change one only with the other.
 
+mod apart;
 mod bounded;
 mod changes;
 mod fast;
