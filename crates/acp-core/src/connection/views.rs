@@ -11,21 +11,21 @@
 //! the stream where the change happened: when the host sees a response,
 //! every update the agent sent before it is already in the view.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::event::Event;
 use super::handle::Connection;
 use super::reader::session_id_of;
 use crate::acp::methods;
-use crate::view::{parse_bounded, Caps, DrainText, Drained, EntryKind, SessionState, ViewOptions};
+use crate::view::{
+    parse_bounded, Caps, DrainText, Drained, EntryKind, SessionState, UpdateParams, ViewOptions,
+};
 
 /// Our requests whose answers a view folds, at most (the oldest is
 /// forgotten first: its answer is then not folded).
@@ -196,20 +196,10 @@ impl Views {
 
     /// A `session/update` notification's params (JSON text).
     pub fn on_update(&self, params: Option<&str>) -> Folded {
-        #[derive(Deserialize)]
-        struct P<'a> {
-            #[serde(rename = "sessionId", borrow)]
-            session_id: Cow<'a, str>,
-            #[serde(borrow)]
-            update: Option<&'a RawValue>,
-        }
-        let Some(p) = params.and_then(|p| serde_json::from_str::<P<'_>>(p).ok()) else {
+        let Some(p) = params.and_then(UpdateParams::read) else {
             return Folded::NOT_FOLDED;
         };
-        // A plain-text chunk takes the fold's one-pass path in there.
-        self.fold(&p.session_id, |state| {
-            state.apply_update_json(p.update.map(RawValue::get))
-        })
+        self.fold(&p.session_id, |state| state.apply_params(p.update))
     }
 
     /// Fold into the view of `session`, if one is open.

@@ -112,6 +112,13 @@ fn parse_small(text: &str, caps: Caps) -> Option<Value> {
     (depth(&value) <= MAX_DEPTH).then_some(value)
 }
 
+/// Whether `value`, parsed whole from a text of `bytes` (or from within
+/// one), is what [`parse`] makes of that text: short enough, and within
+/// [`MAX_DEPTH`] (see [`parse_small`]).
+pub(crate) fn parsed_fits(bytes: usize, value: &Value, caps: Caps) -> bool {
+    bytes.saturating_mul(MAX_SIZE_PER_BYTE) <= caps.value && depth(value) <= MAX_DEPTH
+}
+
 /// Nesting of a parsed value, as [`measure`] counts it on the text.
 fn depth(v: &Value) -> usize {
     match v {

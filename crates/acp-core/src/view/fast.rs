@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::bounded::{self, Caps};
@@ -67,11 +68,90 @@ impl TextChunk<'_> {
     }
 }
 
+/// `session/update` params (the session id, the update) as a view reads
+/// them: parsed whole in one pass when short enough that no view's limit
+/// can be reached by what it builds (the update's text had otherwise
+/// been scanned once to find it, then again to fold it); else its update
+/// left as text, for the fold to read within its view's limits.
+pub struct UpdateParams<'a> {
+    pub session_id: Cow<'a, str>,
+    pub update: ParamsUpdate<'a>,
+}
+
+pub enum ParamsUpdate<'a> {
+    /// `value`: the update (`Null` if absent), read from `params`.
+    Parsed { value: Value, params: &'a str },
+    /// The update's text (`None`: absent).
+    Raw(Option<&'a str>),
+}
+
+/// Params this long at most are parsed whole before their view's limits
+/// are known: the tree is at most 12 times the text (`[0,0,…]`), so this
+/// bounds what a view with tighter limits builds and drops. Tool output,
+/// diffs and images are mostly shorter.
+const WHOLE_PARAMS_BYTES: usize = 64 * 1024;
+
+#[derive(Deserialize)]
+struct RawParams<'a> {
+    #[serde(rename = "sessionId", borrow)]
+    session_id: Cow<'a, str>,
+    #[serde(borrow)]
+    update: Option<&'a RawValue>,
+}
+
+impl<'a> UpdateParams<'a> {
+    /// `None`: not `session/update` params (no `sessionId`, not JSON).
+    pub fn read(params: &'a str) -> Option<Self> {
+        #[derive(Deserialize)]
+        struct Whole<'a> {
+            #[serde(rename = "sessionId", borrow)]
+            session_id: Cow<'a, str>,
+            #[serde(default)]
+            update: Value,
+        }
+        if params.len() <= WHOLE_PARAMS_BYTES {
+            // Refused (a lone surrogate, nested past serde's limit): read
+            // as before.
+            if let Ok(p) = serde_json::from_str::<Whole<'_>>(params) {
+                return Some(Self {
+                    session_id: p.session_id,
+                    update: ParamsUpdate::Parsed {
+                        value: p.update,
+                        params,
+                    },
+                });
+            }
+        }
+        let p = serde_json::from_str::<RawParams<'_>>(params).ok()?;
+        Some(Self {
+            session_id: p.session_id,
+            update: ParamsUpdate::Raw(p.update.map(RawValue::get)),
+        })
+    }
+}
+
 impl SessionState {
     /// Fold a chunk whose [`TextChunk::entry_kind`] is `Some`.
     pub(crate) fn apply_text_chunk(&mut self, chunk: &TextChunk<'_>) {
         if let Some(kind) = chunk.entry_kind() {
             self.text_chunk(kind, chunk.message_id.as_deref(), &chunk.content.text);
+        }
+    }
+
+    /// Fold the update of `session/update` params read by
+    /// [`UpdateParams::read`].
+    pub fn apply_params(&mut self, update: ParamsUpdate<'_>) {
+        match update {
+            ParamsUpdate::Parsed { value, params } => {
+                if bounded::parsed_fits(params.len(), &value, Caps::of(&self.options)) {
+                    self.apply_update(value)
+                } else {
+                    // Past this view's limits: read within them.
+                    let raw = serde_json::from_str::<RawParams<'_>>(params).ok();
+                    self.apply_update_json(raw.and_then(|p| p.update).map(RawValue::get))
+                }
+            }
+            ParamsUpdate::Raw(update) => self.apply_update_json(update),
         }
     }
 
@@ -201,6 +281,52 @@ mod tests {
         };
         let text = format!("{n:x}").repeat(len).chars().take(len).collect();
         (kind, format!("m{message}"), text)
+    }
+
+    /// Params parsed whole in one pass fold as their update read alone
+    /// does, under tight and default limits: past the depth cap, lone
+    /// surrogates, duplicate keys, an absent or null update, text chunks,
+    /// other fields, too long to parse whole.
+    #[test]
+    fn params_parsed_whole_fold_as_their_update_read_alone() {
+        let nest = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let big = "x".repeat(WHOLE_PARAMS_BYTES);
+        let updates = [
+            r#"{"sessionUpdate":"tool_call","toolCallId":"t","rawOutput":[0,0,0,0,0,0,0,0,0,0,0,0]}"#.to_owned(),
+            format!(r#"{{"sessionUpdate":"tool_call","toolCallId":"t","rawInput":{}}}"#, nest(70)),
+            format!(r#"{{"sessionUpdate":"tool_call","toolCallId":"t","rawInput":{}}}"#, nest(126)),
+            r#"{"sessionUpdate":"tool_call","toolCallId":"t","title":"a\ud800b"}"#.to_owned(),
+            r#"{"sessionUpdate":"tool_call","toolCallId":"t","title":"a","title":"b"}"#.to_owned(),
+            r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}"#.to_owned(),
+            format!(r#"{{"sessionUpdate":"tool_call","toolCallId":"t","title":"{big}"}}"#),
+            "null".to_owned(),
+        ];
+        let mut params: Vec<String> = updates
+            .iter()
+            .map(|u| format!(r#"{{"sessionId":"s","update":{u},"_meta":{{"k":1}}}}"#))
+            .collect();
+        params.push(r#"{"sessionId":"s"}"#.to_owned());
+        params.push(r#"{"sessionId":"s","update":{},"update":{}}"#.to_owned());
+        params.push(r#"{"update":{}}"#.to_owned());
+        for max_total_bytes in [64, 600, ViewOptions::default().max_total_bytes] {
+            let options = ViewOptions {
+                max_total_bytes,
+                ..ViewOptions::default()
+            };
+            for p in &params {
+                let mut one = SessionState::new("s", options);
+                let mut apart = SessionState::new("s", options);
+                let read = UpdateParams::read(p);
+                let raw = serde_json::from_str::<RawParams<'_>>(p).ok();
+                assert_eq!(read.is_some(), raw.is_some(), "{p}");
+                if let (Some(read), Some(raw)) = (read, raw) {
+                    one.apply_params(read.update);
+                    apart.apply_update_json(raw.update.map(RawValue::get));
+                }
+                assert_eq!(one.snapshot_value(), apart.snapshot_value(), "{p}");
+                assert_eq!(one.total_bytes, apart.total_bytes, "{p}");
+            }
+        }
     }
 
     proptest! {

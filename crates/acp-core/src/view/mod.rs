@@ -32,6 +32,7 @@ pub(crate) use bounded::{parse as parse_bounded, Caps};
 pub use changes::Drained;
 #[cfg(test)]
 pub(crate) use fast::TextParams;
+pub use fast::{ParamsUpdate, UpdateParams};
 pub use lent::{DrainText, LEND_MIN_BYTES};
 pub use replay::fold_recording;
 pub(crate) use scan::{scan_text_line, Shape, TextLine};
