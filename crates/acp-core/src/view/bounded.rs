@@ -17,7 +17,10 @@
 //! tree, and a tool call whose `rawInput` nests 200 deep is still a tool
 //! call. What one parse builds is at most 2 × `max_total_bytes` of arrays
 //! and objects by size (a tree takes about 1.3 to 3 times its size), plus
-//! strings no longer than the text.
+//! strings no longer than the text. (`session/update` params of up to 64
+//! KiB are parsed whole before their view is known, see
+//! `fast::UpdateParams`: up to 768 KiB by size, dropped at once by a view
+//! with tighter limits, which then reads the update by these rules.)
 //!
 //! Lone surrogates (`\ud800` escapes without their other half), which
 //! serde refuses and JS keeps, become U+FFFD first, in keys too: both
