@@ -204,7 +204,7 @@ const MERGED = {
   usage_update: 'usage',
 };
 
-const hasOwn = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+const hasOwn = (o, k) => Object.hasOwn(o, k);
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Set an own property, even `__proto__`. */
