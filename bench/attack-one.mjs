@@ -153,8 +153,8 @@ const ATTACKS = {
       for (let i = 0; i < 10; i++) {
         writeFileSync(join(dir, 'w.txt'), 'old');
         // The agent makes its 8 MiB: building it here would stall the
-        // host's JS thread (JSON.stringify alone takes 25-50 ms), which is
-        // the driver's cost, not the attack's.
+        // host's JS thread (JSON.stringify of it alone is a long stall),
+        // which is the driver's cost, not the attack's.
         const r = await ask(
           'fs/write_text_file',
           { sessionId: sid, path: 'w.txt' },

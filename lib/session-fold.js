@@ -795,8 +795,8 @@ function foldRecording(text, limits) {
 
 /**
  * The number of the last change a view's state holds: not enumerable, so
- * a state compares and serializes as before; a copy made by JSON or
- * structuredClone loses it (then every change applies, as before).
+ * it stays out of comparisons and JSON; a copy made by JSON or
+ * structuredClone loses it (then every change applies to the copy).
  */
 function setSeq(state, seq) {
   Object.defineProperty(state, 'seq', { value: seq, writable: true, configurable: true, enumerable: false });
