@@ -6,7 +6,7 @@ import { AcpClient } from '../../lib/client.js';
 import { AcpError, RpcError } from '../../lib/errors.js';
 import { loadNativeBinding, PROTOCOL_VERSION } from '../../lib/loader.js';
 import { setLogger } from '../../lib/logging.js';
-import { SessionView } from '../../lib/session-view.js';
+import type { SessionView } from '../../lib/session-view.js';
 import { SessionStore } from '../../lib/store.js';
 import { SessionFold, foldRecording, applyChanges, toMarkdown } from '../../lib/session-fold.js';
 import { sanitizeForTerminal, escapeMarkdown, escapeHtml } from '../../lib/sanitize.js';
