@@ -9,15 +9,18 @@ use acp_core::connection::Batch;
 use acp_core::{AgentCommand, Connection, ConnectionConfig, DeliverySink};
 use serde_json::{json, Value};
 
-/// How long to wait for a delivery before calling it a hang: 10 s, times
-/// `ACP_TEST_TIME_SCALE` under an emulator (scripts/platform-test.mjs).
-fn guard() -> Duration {
-    let scale = std::env::var("ACP_TEST_TIME_SCALE")
+/// `ACP_TEST_TIME_SCALE` under an emulator (scripts/platform-test.mjs), else 1.
+fn time_scale() -> u32 {
+    std::env::var("ACP_TEST_TIME_SCALE")
         .ok()
         .and_then(|s| s.parse::<u32>().ok())
         .unwrap_or(1)
-        .max(1);
-    Duration::from_secs(10) * scale
+        .max(1)
+}
+
+/// How long to wait for a delivery before calling it a hang.
+fn guard() -> Duration {
+    Duration::from_secs(10) * time_scale()
 }
 
 /// An agent that stays up and never reads its stdin.
@@ -65,8 +68,9 @@ impl Harness {
                 args: args.iter().map(|s| s.to_string()).collect(),
                 ..Default::default()
             },
-            close_grace: Duration::from_millis(300),
-            term_grace: Duration::from_millis(300),
+            // Long enough for an emulated agent to exit on EOF by itself.
+            close_grace: Duration::from_millis(300) * time_scale(),
+            term_grace: Duration::from_millis(300) * time_scale(),
             ..Default::default()
         };
         tune(&mut config);
