@@ -205,9 +205,9 @@ pub struct SessionState {
     pub(crate) drains: u64,
 }
 
-/// The sizes of the session-wide objects that updates merge into. Their
-/// keys were bounded (`max_keys`) but not their values: 256 updates of a
-/// 64 MiB line, each under a new key, held 16 GiB.
+/// The sizes of the session-wide objects that updates merge into: their
+/// keys are bounded (`max_keys`), and this bounds their values, which an
+/// agent could otherwise grow without limit, one new key at a time.
 #[derive(Debug, Default)]
 pub(crate) struct FieldBytes {
     pub(super) modes: usize,
