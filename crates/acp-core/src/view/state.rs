@@ -165,7 +165,8 @@ pub(crate) struct Pending {
     pub params: Value,
 }
 
-/// Everything a UI needs about one session (see the module docs).
+/// Everything a UI needs about one session (the rules that fold updates
+/// into it are in `fold.rs`).
 #[derive(Debug)]
 pub struct SessionState {
     pub(crate) session_id: String,
@@ -185,7 +186,7 @@ pub struct SessionState {
     pub(crate) info: Map<String, Value>,
     pub(crate) usage: Option<Map<String, Value>>,
     /// What `modes`, `config`, `commands`, `info` and `usage` each count
-    /// (see [`size`]): each stays within `max_total_bytes`.
+    /// (see [`super::size`]): each stays within `max_total_bytes`.
     pub(crate) field_bytes: FieldBytes,
     pub(crate) stop_reason: Value,
     pub(crate) running: bool,
