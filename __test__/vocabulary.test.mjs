@@ -17,17 +17,18 @@ const { native } = require('../lib/loader.js');
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const read = (file) => readFileSync(join(ROOT, file), 'utf8');
-const { errorCodes, events } = JSON.parse(native.vocabulary());
+const { errorCodes, events, viewEvents } = JSON.parse(native.vocabulary());
 const thrown = new Set(errorCodes.filter((c) => c.thrown).map((c) => c.code));
 const statusOnly = new Set(errorCodes.filter((c) => !c.thrown).map((c) => c.code));
 const allCodes = new Set(errorCodes.map((c) => c.code));
 const eventNames = new Set(events.map((e) => e.name));
+const viewEventNames = new Set(viewEvents.map((e) => e.name));
 
 const sorted = (set) => [...set].sort();
 
-/** index.d.ts as the compiler sees it. */
-function typings() {
-  const file = join(ROOT, 'index.d.ts');
+/** A declaration file (index.d.ts by default) as the compiler sees it. */
+function typings(name = 'index.d.ts') {
+  const file = join(ROOT, name);
   const program = ts.createProgram([file], { strict: true, noEmit: true, skipLibCheck: true, types: ['node'] });
   const checker = program.getTypeChecker();
   const source = program.getSourceFile(file);
@@ -35,14 +36,14 @@ function typings() {
   /** The string literals of a type alias's (union) type. */
   const literals = (name) => {
     const alias = find(name);
-    assert.ok(alias, `index.d.ts declares ${name}`);
+    assert.ok(alias, `${file} declares ${name}`);
     const type = checker.getTypeAtLocation(alias.name);
     const parts = type.isUnion() ? type.types : [type];
     return new Set(parts.map((t) => (t.isStringLiteral() ? t.value : checker.typeToString(t))));
   };
   const members = (name) => {
     const decl = find(name);
-    assert.ok(decl, `index.d.ts declares ${name}`);
+    assert.ok(decl, `${file} declares ${name}`);
     return new Set(decl.members.map((m) => m.name.text));
   };
   return { literals, members };
@@ -77,7 +78,8 @@ function sources(dir, exts, skip = []) {
 
 test('the vocabulary comes from the binding: codes and events, each with a meaning', () => {
   assert.ok(thrown.size >= 20 && statusOnly.size >= 1 && eventNames.size >= 10);
-  for (const word of [...errorCodes, ...events]) assert.match(word.meaning, /^\S.*\S$/);
+  assert.ok(viewEventNames.size >= 2);
+  for (const word of [...errorCodes, ...events, ...viewEvents]) assert.match(word.meaning, /^\S.*\S$/);
 });
 
 test("index.d.ts's AcpErrorCode is exactly the codes the core lists as thrown", () => {
@@ -134,4 +136,12 @@ test('every event the core or the facade emits is in the vocabulary, and each is
     [],
     'in the vocabulary but never emitted',
   );
+});
+
+test("types/session-view.d.ts's SessionViewEvents is exactly the core's view events, each emitted", () => {
+  assert.deepEqual(sorted(typings('types/session-view.d.ts').members('SessionViewEvents')), sorted(viewEventNames));
+  const emitted = new Set(
+    [...read('lib/session-view.js').matchAll(/(?:emitIsolated\(this,|\.emit\()\s*'([a-zA-Z]+)'/g)].map((m) => m[1]),
+  );
+  assert.deepEqual(sorted(emitted), sorted(viewEventNames));
 });

@@ -1,5 +1,5 @@
-//! The words a host reads: every error code and every `AcpClient` event,
-//! each with its one-line meaning. Written here once; the binding hands
+//! The words a host reads: every error code and every event of an
+//! `AcpClient` or a `SessionView`, each with its one-line meaning. Written here once; the binding hands
 //! the lists to JS (`vocabulary()`), and a test
 //! (`__test__/vocabulary.test.mjs`) checks `index.d.ts`, the docs and
 //! every place that spells a code or emits an event against them.
@@ -95,8 +95,17 @@ words! {
     }
 }
 
-/// Both lists as JSON: `{"errorCodes": [{code, meaning, thrown}],
-/// "events": [{name, meaning}]}`.
+words! {
+    /// An event a `SessionView` emits (its `SessionViewEvents` in
+    /// types/session-view.d.ts).
+    ViewEvent {
+        Change => "change", "what changed in the view since the previous event";
+        Reset => "reset", "the agent process was restarted: the view starts over, empty";
+    }
+}
+
+/// The lists as JSON: `{"errorCodes": [{code, meaning, thrown}],
+/// "events": [{name, meaning}], "viewEvents": [{name, meaning}]}`.
 pub fn to_json() -> String {
     let codes: Vec<_> = ErrorCode::ALL
         .iter()
@@ -106,7 +115,12 @@ pub fn to_json() -> String {
         .iter()
         .map(|e| serde_json::json!({"name": e.as_str(), "meaning": e.meaning()}))
         .collect();
-    serde_json::json!({"errorCodes": codes, "events": events}).to_string()
+    let view_events: Vec<_> = ViewEvent::ALL
+        .iter()
+        .map(|e| serde_json::json!({"name": e.as_str(), "meaning": e.meaning()}))
+        .collect();
+    serde_json::json!({"errorCodes": codes, "events": events, "viewEvents": view_events})
+        .to_string()
 }
 
 #[cfg(test)]
@@ -128,9 +142,12 @@ mod tests {
         }
         let events: HashSet<_> = ClientEvent::ALL.iter().map(|e| e.as_str()).collect();
         assert_eq!(events.len(), ClientEvent::ALL.len());
+        let view_events: HashSet<_> = ViewEvent::ALL.iter().map(|e| e.as_str()).collect();
+        assert_eq!(view_events.len(), ViewEvent::ALL.len());
         let all = ErrorCode::ALL.iter().map(|c| c.meaning());
         assert!(all
             .chain(ClientEvent::ALL.iter().map(|e| e.meaning()))
+            .chain(ViewEvent::ALL.iter().map(|e| e.meaning()))
             .all(|m| !m.is_empty() && !m.contains('\n')));
     }
 }
