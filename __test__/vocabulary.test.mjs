@@ -26,10 +26,17 @@ const viewEventNames = new Set(viewEvents.map((e) => e.name));
 
 const sorted = (set) => [...set].sort();
 
+/** The compiler's view of index.d.ts (and the types it imports), built once. */
+let program;
 /** A declaration file (index.d.ts by default) as the compiler sees it. */
 function typings(name = 'index.d.ts') {
   const file = join(ROOT, name);
-  const program = ts.createProgram([file], { strict: true, noEmit: true, skipLibCheck: true, types: ['node'] });
+  program ??= ts.createProgram([join(ROOT, 'index.d.ts')], {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: ['node'],
+  });
   const checker = program.getTypeChecker();
   const source = program.getSourceFile(file);
   const find = (name) => source.statements.find((s) => s.name?.text === name);
