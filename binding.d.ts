@@ -280,3 +280,9 @@ export interface ViewLimits {
   /** Bytes of all entries together (default 64 MiB); the oldest go first. */
   maxTotalBytes?: number
 }
+
+/**
+ * Every error code and client event with its meaning, as JSON (see
+ * `acp_core::vocabulary`): what index.d.ts and the docs are checked against.
+ */
+export declare function vocabulary(): string

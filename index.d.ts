@@ -37,6 +37,13 @@ export declare function loadNativeBinding(file?: string): string;
 /** Stable error codes; see {@link AcpError}. */
 export type AcpErrorCode = AcpError['code'];
 
+/**
+ * Codes only `status().lastError` carries, never thrown: one of the host's
+ * callbacks threw or rejected (`ERR_ACP_HANDLER`), or something failed
+ * without a code (`ERR_ACP_UNKNOWN`).
+ */
+export type AcpStatusOnlyErrorCode = 'ERR_ACP_HANDLER' | 'ERR_ACP_UNKNOWN';
+
 interface AcpErrorBase extends Error {
   readonly name: 'AcpError';
   /** The request's method, when the error belongs to one call. */
@@ -568,6 +575,7 @@ export interface ClientStatus {
   refusedAgentRequests: number;
   /** Automatic restarts so far. */
   restarts: number;
+  /** The last failure: its `code` an {@link AcpErrorCode} or an {@link AcpStatusOnlyErrorCode} (or a foreign error's own). */
   lastError: { code: string; message: string; time: number } | null;
   exit: ExitInfo | null;
 }

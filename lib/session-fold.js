@@ -1,7 +1,7 @@
 'use strict';
 
 // The plain JS reference fold of `session/update` streams: the same rules
-// as the core's `view` module (crates/acp-core/src/view/state.rs), which a
+// as the core's `view` module (crates/acp-core/src/view/fold.rs), which a
 // property test checks on random streams. Usable on its own by hosts that
 // fold updates themselves, and by the bench as the JS baseline.
 //

@@ -32,7 +32,7 @@ const FLUSH_MAX_EVENTS = 64;
  * longer in JSON than the bytes its limits count. The message texts come
  * apart, never escaped (`texts`): an entry's `$texts` lists `[block,
  * pieces]`, each block's text the next `pieces` texts joined
- * (crates/acp-core/src/view/state.rs, `snapshot_apart`).
+ * (crates/acp-core/src/view/json.rs, `snapshot_apart`).
  */
 function joinSnapshot(parts, texts) {
   const head = JSON.parse(parts[0]);

@@ -2,7 +2,9 @@
 //! typed state a UI can render, plus what changed since the host last
 //! looked, so it can render incrementally without diffing.
 //!
-//! - [`state`]: the state and the fold (one update at a time, in order);
+//! - [`state`]: the folded state of a session and what it counts;
+//! - [`fold`]: the rules that fold one update at a time, in order;
+//! - [`json`]: the state as JSON (snapshots, and the pieces drains write);
 //! - [`changes`]: the coalesced change description since the last drain;
 //! - [`lent`]: message text a drain shares with the host, not copies;
 //! - [`fast`], [`scan`]: the hot path, a plain-text chunk folded without
@@ -18,6 +20,8 @@
 mod bounded;
 mod changes;
 mod fast;
+mod fold;
+mod json;
 mod lent;
 mod replay;
 mod restore;
