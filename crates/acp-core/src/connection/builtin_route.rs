@@ -73,8 +73,8 @@ pub(super) fn try_serve(
                     let reply =
                         work(&job_cancel).map_or_else(BuiltinError::into_reply, Reply::Result);
                     // An agent slow to read its reply holds its own slot,
-                    // not the machine's turn.
-                    job_cancel.end_turn();
+                    // not the machine's CPU share.
+                    job_cancel.end_cpu_share();
                     // Backpressure, not loss: a big reply waits (holding
                     // its slot) for an agent slow to read its stdin, until
                     // the connection ends. Not until `job_cancel`: taking

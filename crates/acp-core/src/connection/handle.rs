@@ -291,7 +291,7 @@ impl Connection {
             .incoming
             .take_session(session_id, acp::is_cancellable);
         // Settle events are queued before anything reaches the agent, so
-        // the host sees them before the turn's `cancelled` answer.
+        // the host sees them before the prompt turn's `cancelled` answer.
         for (token, _) in &taken {
             for event in self.shared.settled(*token, "cancelled") {
                 self.shared.emit(event);

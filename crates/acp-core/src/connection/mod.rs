@@ -14,8 +14,8 @@ mod stderr;
 mod supervisor;
 mod text_run;
 mod trace;
-mod turn;
 mod views;
+mod worker_slice;
 
 pub use config::ConnectionConfig;
 pub use delivery::{Batch, DeliverySink};

@@ -16,7 +16,7 @@ use super::event::{Event, Line};
 use super::shared::Shared;
 use super::text_run::TextRun;
 use super::trace::{Kind, WireMeta};
-use super::turn;
+use super::worker_slice;
 use crate::acp::{self, methods};
 use crate::rpc::json_str;
 use crate::rpc::{self, Full, Inbound, IncomingRequest, Invalid};
@@ -24,34 +24,30 @@ use crate::transport::{Frame, LineFramer};
 use crate::view;
 
 /// A read of short lines takes up to this much of the pipe (it is widened
-/// to 1 MiB at spawn): against an agent flooding short lines, 32 KiB
-/// reads spent a fifth of the reader's time in the kernel waiting on the
-/// pipe's lock while the agent refilled it, woken each read (bench:ui
-/// reader thread 72.9 -> 56.9 ms per 200k chunks). Long lines are read 32
-/// KiB at a time: a bigger read left them cold in memory by the time they
-/// were framed (`npm run bench`, 16 KB updates: up to a fifth fewer
-/// msg/s at 1 MiB).
+/// to 1 MiB at spawn): against an agent flooding short lines, small reads
+/// spend the reader's time in the kernel, waiting on the pipe's lock while
+/// the agent refills it and woken each read. Long lines are read a worker
+/// slice at a time: a bigger read leaves them cold in memory by the time
+/// they are framed.
 const READ_BYTES: usize = 1024 * 1024;
 /// Lines shorter than this on average (in the last read) let the next read
 /// grow: the per-read cost is then spread over more lines than the cache
 /// cost of a big read adds.
 const SHORT_LINE_BYTES: usize = 1024;
-/// What is handled per worker turn, at most: the other connections'
-/// readers run between turns, so this bounds how long a flooding agent
-/// holds the worker (bench:attack, 60k refused requests: a victim's worst
-/// delay 75-160 ms with 256 KiB turns, 10-16 ms with 32 KiB; no
-/// throughput change in `npm run bench`, where 32 KiB carries ~200
-/// messages).
-const TURN_BYTES: usize = 32 * 1024;
+/// What is handled per worker slice, at most: the other connections'
+/// readers run between slices, so this bounds how long a flooding agent
+/// holds the worker, while a slice still carries enough messages that the
+/// yields cost nothing measurable.
+const SLICE_BYTES: usize = 32 * 1024;
 /// How much of a bad line is quoted back in an event.
 const QUOTE_BYTES: usize = 200;
 
 pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max_line: usize) {
     let mut framer = LineFramer::new(max_line);
-    let mut buf = vec![0u8; TURN_BYTES];
+    let mut buf = vec![0u8; SLICE_BYTES];
     // How much the next read takes (see READ_BYTES): doubles while reads
-    // of short lines come back full, back to a turn's worth otherwise.
-    let mut want = TURN_BYTES;
+    // of short lines come back full, back to a slice's worth otherwise.
+    let mut want = SLICE_BYTES;
     let mut ready: Vec<Event> = Vec::with_capacity(256);
     let mut failed = None;
     let mut run = TextRun::default();
@@ -68,8 +64,8 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
         let at = Instant::now();
         let full = n == want;
         let mut lines = 0;
-        for turn in buf[..n].chunks(TURN_BYTES) {
-            framer.push(turn, |frame| {
+        for slice in buf[..n].chunks(SLICE_BYTES) {
+            framer.push(slice, |frame| {
                 lines += 1;
                 let big = matches!(frame, Frame::Line(line) if line.len() >= BIG_LINE_BYTES);
                 off_worker_if(big, || on_frame(&shared, frame, at, &mut run, &mut ready));
@@ -80,16 +76,17 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
                     return;
                 }
             }
-            // One turn's bytes at a time: while an agent floods, the other
+            // One slice's bytes at a time: while an agent floods, the other
             // connections' tasks on the shared worker still run between
-            // (tokio's own budget allowed ~128 reads, 32 MiB, a turn), and
-            // the host's event loop gets the CPU when it waits for it.
-            turn::end().await;
+            // (tokio's own cooperative budget lets one task go on for far
+            // longer), and the host's event loop gets the CPU when it
+            // waits for it.
+            worker_slice::yield_point().await;
         }
         want = if full && n < SHORT_LINE_BYTES * lines {
             (want * 2).min(READ_BYTES)
         } else {
-            TURN_BYTES
+            SLICE_BYTES
         };
         if buf.len() < want {
             buf.resize(want, 0);
@@ -316,7 +313,8 @@ fn on_frame(
                     // Cancelled or timed out: the spec says it is still answered.
                     tracing::debug!(pid = shared.pid, id = %id.get(), "late answer to a request given up on");
                     if shared.views.any() {
-                        // The turn is over for a view too (no answer to show).
+                        // The request is over for a view too (no answer to
+                        // show): a prompt turn shows as ended.
                         out.extend(shared.views.on_response(n, None));
                     }
                     return;

@@ -52,10 +52,10 @@ pub(super) async fn run_stderr(mut stderr: ChildStderr, shared: Arc<Shared>, for
             start = cut;
         }
         partial.drain(..start);
-        // One chunk per turn, as the stdout reader: a flood of stderr must
-        // not hold the worker other connections share for a whole coop
-        // budget (128 reads, 8 MiB).
-        super::turn::end().await;
+        // One chunk per worker slice, as the stdout reader: a flood of
+        // stderr must not hold the worker other connections share for all
+        // of tokio's cooperative budget.
+        super::worker_slice::yield_point().await;
     }
     if forward && !partial.is_empty() {
         forward_text(&shared, &partial);

@@ -20,7 +20,8 @@ use crate::view::{EntryKind, Shape, TextLine};
 
 /// A chunk's text longer than this is folded at once, not copied aside.
 const COPY_MAX_BYTES: usize = 16 * 1024;
-/// The most pending-text capacity kept between turns (a turn is 32 KiB).
+/// The most pending-text capacity kept between reads (more than a worker
+/// slice's worth: a read's chunks fit without growing it again).
 const KEPT_TEXT_BYTES: usize = 64 * 1024;
 
 #[derive(Default)]
