@@ -20,7 +20,7 @@ use super::trace::{Direction, Kind, Tracer, WireMeta};
 use crate::acp::{self, methods};
 use crate::builtin::Builtins;
 use crate::rpc::json_str;
-use crate::rpc::{self, OutgoingRequest};
+use crate::rpc::{self, OutgoingRequest, RequestId};
 use crate::transport::{run_writer, spawn_agent, Outbox, OutboxError, SpawnError, StderrRing};
 
 /// Why a call could not be made.
@@ -70,7 +70,7 @@ impl Connection {
             events,
             slots: slots.clone(),
             queue_budget: queue_budget.clone(),
-            next_id: AtomicU64::new(1),
+            ids: Default::default(),
             next_token: AtomicU64::new(1),
             handler_timeout: config.handler_timeout.filter(|d| !d.is_zero()),
             pending_caps: PendingCaps {
@@ -154,11 +154,11 @@ impl Connection {
         method: &str,
         params: Option<&str>,
         timeout: Option<Duration>,
-    ) -> Result<u64, CallError> {
+    ) -> Result<RequestId, CallError> {
         self.check_open()?;
         check_json_text(params)?;
         let shared = &self.shared;
-        let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let id = shared.ids.next();
         let at = Instant::now();
         shared.outgoing.insert(
             id,
@@ -168,7 +168,10 @@ impl Connection {
                 timer: None,
             },
         );
-        shared.builtins.sessions().on_request(id, method, params);
+        shared
+            .builtins
+            .sessions()
+            .on_request(id.get(), method, params);
         if shared.views.any() {
             // Before the line goes out: the answer cannot come first.
             if let Some(event) = shared.views.on_request(id, method, params) {
@@ -226,7 +229,7 @@ impl Connection {
     /// Stop waiting for request `id` (the caller gave up on it). With
     /// `notify_agent`, the agent is told with `$/cancel_request`.
     /// Its late answer is traced, not reported as a protocol error.
-    pub fn abandon(&self, id: u64, notify_agent: bool) -> bool {
+    pub fn abandon(&self, id: RequestId, notify_agent: bool) -> bool {
         let taken = self.shared.outgoing.take(id).is_some();
         if taken {
             self.shared.give_up(id, notify_agent);

@@ -19,7 +19,7 @@ use super::trace::{Kind, WireMeta};
 use super::worker_slice;
 use crate::acp::{self, methods};
 use crate::rpc::json_str;
-use crate::rpc::{self, Full, Inbound, IncomingRequest, Invalid};
+use crate::rpc::{self, AgentRequestId, Full, Inbound, IncomingRequest, Invalid, RequestId};
 use crate::transport::{Frame, LineFramer};
 use crate::view;
 
@@ -253,7 +253,7 @@ fn on_frame(
             );
             let token = shared.next_token.fetch_add(1, Ordering::Relaxed);
             let req = IncomingRequest {
-                raw_id: id.get().into(),
+                id: AgentRequestId::new(id.get()),
                 method: method.as_ref().into(),
                 session_id: params.and_then(|p| session_id_of(p.get())),
                 received: at,
@@ -287,10 +287,7 @@ fn on_frame(
             });
         }
         Inbound::Response { id, result, error } => {
-            let pending = id
-                .get()
-                .parse::<u64>()
-                .ok()
+            let pending = RequestId::from_wire(id.get())
                 .and_then(|n| shared.outgoing.take(n).map(|req| (n, req)));
             let kind = if error.is_some() {
                 Kind::Error
@@ -304,11 +301,7 @@ fn on_frame(
             }
             trace(shared, meta, text, out);
             let Some((id, req)) = pending else {
-                let given_up = id
-                    .get()
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|n| shared.given_up.take(*n));
+                let given_up = RequestId::from_wire(id.get()).filter(|n| shared.given_up.take(*n));
                 if let Some(n) = given_up {
                     // Cancelled or timed out: the spec says it is still answered.
                     tracing::debug!(pid = shared.pid, id = %id.get(), "late answer to a request given up on");
@@ -329,7 +322,7 @@ fn on_frame(
             };
             if &*req.method == methods::SESSION_NEW {
                 let answer = result.map(|r| r.get());
-                shared.builtins.sessions().on_response(id, answer);
+                shared.builtins.sessions().on_response(id.get(), answer);
             }
             if &*req.method == methods::INITIALIZE {
                 if let Some(Err(message)) = result.map(|r| acp::check_initialize_result(r.get())) {
@@ -456,7 +449,7 @@ fn cancel_incoming(shared: &Arc<Shared>, text: &str, out: &mut Vec<Event>) {
     };
     if let Some((token, req)) = shared
         .incoming
-        .take_by_raw_id(cancel.params.request_id.get())
+        .take_by_wire_id(cancel.params.request_id.get())
     {
         shared.send_reply(
             &req,

@@ -16,7 +16,9 @@ use crate::acp::methods;
 use crate::acp::{self, Reply};
 use crate::builtin::Builtins;
 use crate::rpc::json_str;
-use crate::rpc::{self, GivenUp, IncomingRequest, IncomingTable, OutgoingTable};
+use crate::rpc::{
+    self, GivenUp, IncomingRequest, IncomingTable, OutgoingTable, RequestId, RequestIds,
+};
 use crate::transport::{Outbox, OutboxError, StderrRing, TreeControl};
 
 pub(super) struct Shared {
@@ -38,7 +40,7 @@ pub(super) struct Shared {
     pub slots: Arc<Semaphore>,
     /// Bytes of agent output allowed to wait for delivery.
     pub queue_budget: Arc<Semaphore>,
-    pub next_id: AtomicU64,
+    pub ids: RequestIds,
     pub next_token: AtomicU64,
     pub handler_timeout: Option<Duration>,
     /// Agent requests that may wait for an answer at once.
@@ -132,13 +134,13 @@ impl Shared {
 fn reply_line(req: &IncomingRequest, reply: Reply) -> (String, WireMeta<'_>) {
     {
         let (line, kind) = match reply {
-            Reply::Result(result) => (rpc::response(&req.raw_id, result), Kind::Response),
+            Reply::Result(result) => (rpc::response(&req.id, result), Kind::Response),
             Reply::Error {
                 code,
                 message,
                 data,
             } => (
-                rpc::error_response(&req.raw_id, code, &message, data.as_deref()),
+                rpc::error_response(&req.id, code, &message, data.as_deref()),
                 Kind::Error,
             ),
         };
@@ -146,7 +148,7 @@ fn reply_line(req: &IncomingRequest, reply: Reply) -> (String, WireMeta<'_>) {
             direction: Direction::Send,
             kind,
             method: Some(&req.method),
-            id: Some(&req.raw_id),
+            id: Some(req.id.as_str()),
             at: std::time::Instant::now(),
             request_at: Some(req.received),
         };
@@ -156,13 +158,13 @@ fn reply_line(req: &IncomingRequest, reply: Reply) -> (String, WireMeta<'_>) {
 
 impl Shared {
     /// A timer that fails our request `id` if no answer came in time.
-    pub fn arm_request_timeout(self: &Arc<Self>, id: u64, method: &str, timeout: Duration) {
+    pub fn arm_request_timeout(self: &Arc<Self>, id: RequestId, method: &str, timeout: Duration) {
         let shared = Arc::clone(self);
         let method = method.to_string();
         let timer = self.rt.spawn(async move {
             tokio::time::sleep(timeout).await;
             if shared.outgoing.take(id).is_some() {
-                tracing::warn!(pid = shared.pid, id, method = %method, timeout_ms = timeout.as_millis() as u64, "request timed out");
+                tracing::warn!(pid = shared.pid, id = id.get(), method = %method, timeout_ms = timeout.as_millis() as u64, "request timed out");
                 // Giving up is cancelling: the agent should stop the work.
                 shared.give_up(id, true);
                 let error = format!(
@@ -208,7 +210,7 @@ impl Shared {
     /// We stopped waiting for our request `id` (already taken from the
     /// pending table): remember it so its late answer is only traced, and
     /// with `notify_agent` send `$/cancel_request`.
-    pub fn give_up(self: &Arc<Self>, id: u64, notify_agent: bool) {
+    pub fn give_up(self: &Arc<Self>, id: RequestId, notify_agent: bool) {
         self.given_up.insert(id);
         if notify_agent && !self.closing.load(Ordering::SeqCst) {
             let params = format!(r#"{{"requestId":{id}}}"#);

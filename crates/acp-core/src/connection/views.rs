@@ -25,6 +25,7 @@ use super::event::Event;
 use super::handle::Connection;
 use super::reader::session_id_of;
 use crate::acp::methods;
+use crate::rpc::RequestId;
 use crate::view::{parse_bounded, Caps, DrainText, Drained, EntryKind, SessionState, ViewOptions};
 
 /// Our requests whose answers a view folds, at most (the oldest is
@@ -71,7 +72,7 @@ struct Inner {
     by_session: HashMap<Box<str>, u32>,
     views: HashMap<u32, View, BuildHasherDefault<IdHasher>>,
     /// Our requests whose answers a view folds, by id.
-    requests: BTreeMap<u64, Tracked>,
+    requests: BTreeMap<RequestId, Tracked>,
     /// Agent requests waiting for the host, by token: view.
     waiting: HashMap<u64, u32>,
     /// The session last found in `by_session`, and its view: a stream is
@@ -228,7 +229,7 @@ impl Views {
     }
 
     /// We are sending request `id`: remember the ones a view folds.
-    pub fn on_request(&self, id: u64, method: &str, params: Option<&str>) -> Option<Event> {
+    pub fn on_request(&self, id: RequestId, method: &str, params: Option<&str>) -> Option<Event> {
         let method = match method {
             methods::SESSION_PROMPT => methods::SESSION_PROMPT,
             methods::SESSION_LOAD => methods::SESSION_LOAD,
@@ -267,7 +268,7 @@ impl Views {
 
     /// The answer to our request `id` (`result` is `None` for an error),
     /// folded where it is in the stream, after the updates sent before it.
-    pub fn on_response(&self, id: u64, result: Option<&str>) -> Option<Event> {
+    pub fn on_response(&self, id: RequestId, result: Option<&str>) -> Option<Event> {
         let (tracked, caps) = {
             let mut inner = self.lock();
             let tracked = inner.requests.remove(&id)?;
