@@ -8,13 +8,18 @@ mod delivery;
 mod event;
 mod exit;
 mod handle;
+mod host_queue;
+mod lifecycle;
 mod reader;
+mod requests;
 mod shared;
 mod stderr;
+mod stderr_log;
 mod supervisor;
 mod text_run;
 mod trace;
 mod views;
+mod wire;
 mod worker_slice;
 
 pub use config::ConnectionConfig;

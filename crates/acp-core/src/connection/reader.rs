@@ -2,8 +2,6 @@
 //! against the pending table and queue everything, in wire order, for the
 //! host.
 
-use std::borrow::Cow;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -17,7 +15,7 @@ use super::shared::Shared;
 use super::text_run::TextRun;
 use super::trace::{Kind, WireMeta};
 use super::worker_slice;
-use crate::acp::{self, methods};
+use crate::acp::{self, methods, session_id_of};
 use crate::rpc::json_str;
 use crate::rpc::{self, AgentRequestId, Full, Inbound, IncomingRequest, Invalid, RequestId};
 use crate::transport::{Frame, LineFramer};
@@ -56,7 +54,7 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
             Ok(0) => break,
             Ok(n) => n,
             Err(e) => {
-                failed = Some(read_error(&shared, "stdout", &e));
+                failed = Some(shared.read_error("stdout", &e));
                 break;
             }
         };
@@ -72,7 +70,7 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
             });
             run.flush(&shared, &mut ready);
             for event in ready.drain(..) {
-                if !queue(&shared, event).await {
+                if !shared.queue.queue(event).await {
                     return;
                 }
             }
@@ -97,7 +95,7 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
     run.flush(&shared, &mut ready);
     ready.extend(failed);
     for event in ready.drain(..) {
-        queue(&shared, event).await;
+        shared.queue.queue(event).await;
     }
 }
 
@@ -120,37 +118,6 @@ fn off_worker_if(big: bool, handle: impl FnOnce()) {
         tokio::task::block_in_place(handle);
     } else {
         handle();
-    }
-}
-
-/// Wait for room in the queue budget, then queue. This wait is the
-/// backpressure: while the host is behind, stdout is not read.
-async fn queue(shared: &Shared, event: Event) -> bool {
-    let bytes = event.queued_bytes();
-    if bytes > 0 {
-        match shared.queue_budget.acquire_many(bytes).await {
-            Ok(permit) => permit.forget(),
-            Err(_) => return false,
-        }
-    }
-    shared.events.send(event).is_ok()
-}
-
-/// A failed read of one of the agent's pipes: said, not taken for EOF.
-pub(super) fn read_error(shared: &Shared, stream: &str, e: &std::io::Error) -> Event {
-    tracing::warn!(
-        pid = shared.pid,
-        stream,
-        "reading the agent's {stream} failed: {e}"
-    );
-    Event::Host {
-        name: "readError",
-        payload: format!(
-            r#"{{"stream":{},"message":{}}}"#,
-            json_str(stream),
-            json_str(&e.to_string())
-        ),
-        budgeted: false,
     }
 }
 
@@ -194,8 +161,7 @@ fn on_frame(
         Err(e) => {
             run.flush(shared, out);
             let lossy = String::from_utf8_lossy(line);
-            trace(
-                shared,
+            shared.trace_received(
                 WireMeta::received(at, Kind::Invalid, None, None),
                 &lossy,
                 out,
@@ -222,8 +188,7 @@ fn on_frame(
     match rpc::classify(text.as_bytes()) {
         Inbound::Blank => {}
         Inbound::Notification { method, params } => {
-            trace(
-                shared,
+            shared.trace_received(
                 WireMeta::received(at, Kind::Notification, Some(&method), None),
                 text,
                 out,
@@ -245,13 +210,12 @@ fn on_frame(
             }
         }
         Inbound::Request { id, method, params } => {
-            trace(
-                shared,
+            shared.trace_received(
                 WireMeta::received(at, Kind::Request, Some(&method), Some(id.get())),
                 text,
                 out,
             );
-            let token = shared.next_token.fetch_add(1, Ordering::Relaxed);
+            let token = shared.requests.next_token();
             let req = IncomingRequest {
                 id: AgentRequestId::new(id.get()),
                 method: method.as_ref().into(),
@@ -260,15 +224,16 @@ fn on_frame(
                 bytes: line.len(),
                 timer: None,
             };
-            let caps = shared.pending_caps;
+            let caps = shared.requests.caps;
             if let Err((full, req)) = shared
+                .requests
                 .incoming
                 .insert_within(token, req, caps.count, caps.bytes)
             {
                 refuse(shared, &req, full, out);
                 return;
             }
-            shared.refusing.store(false, Ordering::Relaxed);
+            shared.requests.taken_in();
             if builtin_route::try_serve(shared, token, method.as_ref(), params) {
                 return;
             }
@@ -288,7 +253,7 @@ fn on_frame(
         }
         Inbound::Response { id, result, error } => {
             let pending = RequestId::from_wire(id.get())
-                .and_then(|n| shared.outgoing.take(n).map(|req| (n, req)));
+                .and_then(|n| shared.requests.outgoing.take(n).map(|req| (n, req)));
             let kind = if error.is_some() {
                 Kind::Error
             } else {
@@ -299,12 +264,13 @@ fn on_frame(
                 meta.method = Some(&req.method);
                 meta.request_at = Some(req.sent);
             }
-            trace(shared, meta, text, out);
+            shared.trace_received(meta, text, out);
             let Some((id, req)) = pending else {
-                let given_up = RequestId::from_wire(id.get()).filter(|n| shared.given_up.take(*n));
+                let given_up =
+                    RequestId::from_wire(id.get()).filter(|n| shared.requests.given_up.take(*n));
                 if let Some(n) = given_up {
                     // Cancelled or timed out: the spec says it is still answered.
-                    tracing::debug!(pid = shared.pid, id = %id.get(), "late answer to a request given up on");
+                    tracing::debug!(pid = shared.pid(), id = %id.get(), "late answer to a request given up on");
                     if shared.views.any() {
                         // The request is over for a view too (no answer to
                         // show): a prompt turn shows as ended.
@@ -345,12 +311,7 @@ fn on_frame(
             });
         }
         Inbound::Invalid(invalid) => {
-            trace(
-                shared,
-                WireMeta::received(at, Kind::Invalid, None, None),
-                text,
-                out,
-            );
+            shared.trace_received(WireMeta::received(at, Kind::Invalid, None, None), text, out);
             on_invalid(shared, invalid, line, out);
         }
     }
@@ -359,7 +320,7 @@ fn on_frame(
 /// Too many agent requests wait already: answer this one with a typed
 /// error at once, and tell the host (once per episode).
 fn refuse(shared: &Arc<Shared>, req: &IncomingRequest, full: Full, out: &mut Vec<Event>) {
-    let caps = shared.pending_caps;
+    let caps = shared.requests.caps;
     let (what, pending) = match full {
         Full::Count(n) => (format!("{n} requests"), format!(r#""pendingRequests":{n}"#)),
         Full::Bytes(b) => (
@@ -381,9 +342,9 @@ fn refuse(shared: &Arc<Shared>, req: &IncomingRequest, full: Full, out: &mut Vec
             data: Some(data.clone()),
         },
     );
-    let total = shared.refused.fetch_add(1, Ordering::Relaxed) + 1;
-    if !shared.refusing.swap(true, Ordering::Relaxed) {
-        tracing::warn!(pid = shared.pid, method = %req.method, "agent requests refused: too many wait for an answer");
+    let (total, first_of_episode) = shared.requests.refused_one();
+    if first_of_episode {
+        tracing::warn!(pid = shared.pid(), method = %req.method, "agent requests refused: too many wait for an answer");
         out.push(Event::Host {
             name: "requestRefused",
             payload: format!(
@@ -406,8 +367,8 @@ fn fold_into_view(shared: &Shared, params: Option<&str>, out: &mut Vec<Event>) -
 fn on_invalid(shared: &Shared, invalid: Invalid, line: &[u8], out: &mut Vec<Event>) {
     match invalid {
         Invalid::Noise => {
-            let count = shared.noise_lines.fetch_add(1, Ordering::Relaxed) + 1;
-            tracing::debug!(pid = shared.pid, count, "non-JSON line on stdout ignored");
+            let count = shared.wire.noise_line();
+            tracing::debug!(pid = shared.pid(), count, "non-JSON line on stdout ignored");
             out.push(Event::Host {
                 name: "protocolNoise",
                 payload: format!(r#"{{"line":{},"count":{count}}}"#, json_str(&quote(line))),
@@ -448,6 +409,7 @@ fn cancel_incoming(shared: &Arc<Shared>, text: &str, out: &mut Vec<Event>) {
         return;
     };
     if let Some((token, req)) = shared
+        .requests
         .incoming
         .take_by_wire_id(cancel.params.request_id.get())
     {
@@ -463,36 +425,13 @@ fn cancel_incoming(shared: &Arc<Shared>, text: &str, out: &mut Vec<Event>) {
     }
 }
 
-/// The trace item goes just before the message's own item: wire order.
-pub(super) fn trace(shared: &Shared, meta: WireMeta<'_>, text: &str, out: &mut Vec<Event>) {
-    if let Some(record) = shared.tracer.record(meta, text) {
-        out.push(Event::Trace {
-            record,
-            budgeted: true,
-        });
-    }
-}
-
-/// The `sessionId` of a request's params, if it names one.
-pub(super) fn session_id_of(params: &str) -> Option<Box<str>> {
-    #[derive(Deserialize)]
-    struct P<'a> {
-        #[serde(rename = "sessionId", borrow)]
-        session_id: Option<Cow<'a, str>>,
-    }
-    serde_json::from_str::<P<'_>>(params)
-        .ok()?
-        .session_id
-        .map(|s| s.as_ref().into())
-}
-
 fn quote(line: &[u8]) -> String {
     let cut = line.len().min(QUOTE_BYTES);
     String::from_utf8_lossy(&line[..cut]).into_owned()
 }
 
 fn protocol_error(shared: &Shared, kind: &str, message: &str, line: &[u8]) -> Event {
-    tracing::warn!(pid = shared.pid, kind, "{message}");
+    tracing::warn!(pid = shared.pid(), kind, "{message}");
     Event::Host {
         name: "protocolError",
         payload: format!(
