@@ -405,7 +405,8 @@ impl Connection {
     }
 
     /// The whole state of view `id` after draining what changed, in the
-    /// same hold of the views (see [`super::views::Views::snapshot`]).
+    /// same hold of the views, so a copy of it stays exact under later
+    /// changes; the host emits the drains first.
     pub fn view_snapshot(&self, id: u32, max_text: usize) -> Option<ViewSnapshot> {
         self.shared.views.snapshot(id, max_text)
     }
