@@ -6,6 +6,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use acp_core::connection::Batch;
+use acp_core::rpc::RequestId;
 use acp_core::{AgentCommand, Connection, ConnectionConfig, DeliverySink};
 use serde_json::{json, Value};
 
@@ -115,11 +116,11 @@ impl Harness {
     }
 
     /// Items up to and including the answer to request `id`.
-    fn until_answer(&mut self, id: u64) -> Vec<Value> {
+    fn until_answer(&mut self, id: RequestId) -> Vec<Value> {
         let mut seen = Vec::new();
         loop {
             let item = self.next();
-            let done = (item[0] == 2 || item[0] == 3) && item[1] == id;
+            let done = (item[0] == 2 || item[0] == 3) && item[1] == id.get();
             seen.push(item);
             if done {
                 return seen;

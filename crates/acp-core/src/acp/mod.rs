@@ -4,10 +4,12 @@
 
 mod capabilities;
 pub mod methods;
+mod params;
 mod replies;
 mod version;
 
 pub use capabilities::client_capabilities;
+pub use params::session_id_of;
 pub use replies::{
     cancelled_reply, error_reply, failure_reply, is_cancellable, sanitize_reply, Reply,
 };
