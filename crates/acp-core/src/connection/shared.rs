@@ -72,6 +72,8 @@ pub(super) struct Shared {
 pub(super) struct PendingCaps {
     pub count: usize,
     pub bytes: usize,
+    /// Params bigger than this reach a host handler cut.
+    pub handler_params: usize,
 }
 
 impl Shared {
