@@ -232,6 +232,9 @@ test('an agent request awaiting the host with a huge rawInput: a view keeps a ma
     const client = new AcpClient({
       command: process.execPath,
       args: [HOSTILE, '--exit-on-eof'],
+      // The handler takes the params whole (they come cut by default):
+      // what is measured is the view's cost on top.
+      maxHandlerParamsBytes: Number.POSITIVE_INFINITY,
       // Waits for the user: the request stays pending.
       handlers: {
         'session/request_permission': (params) => (handed(params.toolCall.rawInput.length), new Promise(() => {})),
