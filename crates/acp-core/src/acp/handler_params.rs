@@ -86,6 +86,14 @@ impl<'a> Path<'a> {
         }
     }
 
+    /// An object an answer field is in (the tool call of a permission).
+    fn leads_to_answer_field(&self) -> bool {
+        let keys: Vec<&str> = self.keys.iter().map(String::as_str).collect();
+        answer_fields(self.method)
+            .iter()
+            .any(|field| field.len() > keys.len() && field.starts_with(&keys))
+    }
+
     /// A member a handler needs to answer, kept whole within the budget.
     fn is_answer_field(&self) -> bool {
         let keys: Vec<&str> = self.keys.iter().map(String::as_str).collect();
@@ -144,7 +152,12 @@ fn cut(
         out.push_str(text.trim());
         return;
     }
-    let opened = descents > 0 && text.trim_start().starts_with('{');
+    // Opened while there is budget left to fill, or to reach an answer
+    // field: once the budget is spent, each further member is one marker,
+    // so markers cannot outnumber what the budget and the open levels allow.
+    let opened = descents > 0
+        && (*left > MARKER_BYTES || path.leads_to_answer_field())
+        && text.trim_start().starts_with('{');
     let members = if opened { members(text) } else { None };
     let Some(members) = members else {
         marker(size, out);
@@ -309,6 +322,35 @@ mod tests {
         let v = cut_params(SESSION_REQUEST_PERMISSION, &params, 4096).unwrap();
         assert_eq!(v["sessionId"], "s");
         assert_eq!(v["options"][OMITTED], "size");
+    }
+
+    #[test]
+    fn many_small_objects_cost_the_budget_not_their_count() {
+        // 1000 members of 1000 members of objects: opened without bound,
+        // a marker each (~40 bytes) would be several times the input.
+        let inner = format!(
+            "{{{}\"z\":{{}}}}",
+            (0..999)
+                .map(|i| format!("\"m{i}\":{{\"a\":[1,2,3]}},"))
+                .collect::<String>()
+        );
+        let params = format!(
+            "{{{}\"toolCall\":{{\"toolCallId\":\"c\",\"title\":\"t\",\"rawInput\":[{}0]}}}}",
+            (0..1000)
+                .map(|i| format!("\"k{i}\":{inner},"))
+                .collect::<String>(),
+            "0,".repeat(999)
+        );
+        let msg = bounded_request("1", SESSION_REQUEST_PERMISSION, &params, 4096).unwrap();
+        // At most a marker per member of each open level, past the budget.
+        let bound = 4096 + MAX_DESCENTS * MAX_KEYS * 64;
+        assert!(msg.len() < bound, "{} bytes of {}", msg.len(), params.len());
+        let v: Value = serde_json::from_str(&msg).unwrap();
+        // Behind all of them, what answers the request is still there.
+        assert_eq!(
+            v["params"]["toolCall"],
+            json!({"toolCallId": "c", "title": "t", "rawInput": {"$omitted": "size", "bytes": 24_000}})
+        );
     }
 
     #[test]
