@@ -163,8 +163,8 @@ class Dispatcher {
       return;
     }
     // Acknowledged once: by the handlers settling, or by closing(). Kept
-    // in a set only while it waits (a race against a Promise that settles
-    // at close kept every batch's reaction until then: ~0.4 KB each).
+    // in a set only while it waits, not in a race against a close Promise:
+    // that would keep every batch's reaction alive until the close.
     const ack = () => {
       if (this.#held.delete(ack)) this.#ack(conn);
     };

@@ -24,9 +24,11 @@
  * | ERR_ACP_AGENT_INSTALL | npm/pip failed, no distribution for this platform, no entry to launch | id, output |
  */
 class AcpError extends Error {
+  /** @type {'AcpError'} */
+  name = 'AcpError';
+
   constructor(code, message, fields) {
     super(message);
-    this.name = 'AcpError';
     this.code = code;
     if (fields) {
       for (const [k, v] of Object.entries(fields)) {

@@ -54,6 +54,7 @@ function joinSnapshot(parts, texts) {
     }
   }
   const keyed = (n) => {
+    /** @type {Record<string, any>} */
     const byId = {};
     for (let i = 0; i < n; i++) for (const [id, fields] of JSON.parse(parts[k++])) setKey(byId, id, fields);
     return byId;
@@ -102,6 +103,7 @@ function changesOf(parts) {
   return changes;
 }
 
+/** @extends {EventEmitter<import('../types/session-view').SessionViewEvents>} */
 class SessionView extends EventEmitter {
   #port; // { native(): the current native connection }
   #id;

@@ -313,7 +313,9 @@ fn an_agent_that_stops_reading_makes_sends_fail_with_backpressure() {
         matches!(err, acp_core::connection::CallError::Backpressure(_)),
         "{err}"
     );
-    // The pipe took some lines directly, the queue the rest up to its limit.
-    assert!(sent >= 4, "{sent}");
+    // The queue alone holds this many; whatever the pipe took already is on
+    // top (none yet, at times, under Wine).
+    let queue_holds = (1 << 20) / (big.len() + 1);
+    assert!(sent >= queue_holds, "{sent} < {queue_holds}");
     h.conn.kill();
 }

@@ -193,10 +193,10 @@ struct MachineState {
 
 /// Turns shared by every connection of the process: built-in work takes
 /// all cores but one at most, so the JS thread and the runtime worker
-/// always have a core. (On 2 cores, two jobs of one agent scanning a
-/// sparse file kept the JS thread waiting for a CPU 70 ms at a time, even
-/// at a lower priority.) Fair between connections: a connection with no
-/// turn is served before one that has one, the others in turn.
+/// always have a core (a lower priority alone does not: the scheduler
+/// still lets jobs keep the JS thread waiting for a CPU). Fair between
+/// connections: a connection with no turn is served before one that has
+/// one, the others in turn.
 pub struct Machine {
     state: Mutex<MachineState>,
     /// [`GUEST_WAIT`], unless a test says otherwise.
