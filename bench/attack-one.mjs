@@ -198,10 +198,9 @@ const ATTACKS = {
     },
   },
   '60 MB permission request (rawInput [0,0,…]) pending, with a session view': {
-    // Pending request bytes, plus the handler's params: V8's own parse of
-    // the line (docs/limits.md: up to ~12 × its bytes while parsing an
-    // array of small numbers); the view keeps a marker.
-    budget: 32 + 2 + 12 * 60,
+    // The line while it is read and framed, and its params kept with the
+    // pending request; the handler's params and the view hold markers.
+    budget: 2 + 2 * 60,
     async run(_ask, sid, attack, view) {
       view(sid);
       const head = `{"jsonrpc":"2.0","id":$ID,"method":"session/request_permission","params":{"sessionId":"${sid}","options":[{"optionId":"a","name":"Allow","kind":"allow_once"}],"toolCall":{"toolCallId":"big","title":"Big","rawInput":[0`;
@@ -210,6 +209,17 @@ const ATTACKS = {
       await handed;
       return { pendingInView: globalThis.views[sid].snapshot().pending.map((p) => p.params.toolCall.rawInput) };
     },
+  },
+  '60 MB permission request (rawInput [0,0,…]) to a handler that waits': {
+    budget: 2 + 2 * 60,
+    run: permissionOf60MB,
+  },
+  '60 MB permission request to a handler that waits, params whole (maxHandlerParamsBytes: Infinity)': {
+    // What every handler got before params were cut: V8's parse of the
+    // line (up to ~12 × its bytes while parsing an array of small numbers).
+    budget: 2 + 2 * 60 + 12 * 60,
+    options: { maxHandlerParamsBytes: Number.POSITIVE_INFINITY },
+    run: permissionOf60MB,
   },
   '21 MB session/load result with a session view': {
     // The result: V8's parse of it for the caller (~12 × its bytes while
@@ -316,6 +326,16 @@ const ATTACKS = {
   'none (baseline)': { budget: 0, options: {}, run: () => sleep(1000) },
 };
 
+/** A 60 MB permission request the handler never answers; what it got. */
+async function permissionOf60MB(_ask, sid, attack) {
+  const head = `{"jsonrpc":"2.0","id":$ID,"method":"session/request_permission","params":{"sessionId":"${sid}","options":[{"optionId":"a","name":"Allow","kind":"allow_once"}],"toolCall":{"toolCallId":"big","title":"Big","rawInput":[0`;
+  attack('raw', { ask: true, lines: [{ head, repeat: ',0', times: 30_000_000, tail: ']}}}' }] }).catch(() => {});
+  await handed;
+  const { params, paramsCut } = globalThis.permission;
+  const raw = params.toolCall.rawInput;
+  return { results: { paramsCut, rawInput: Array.isArray(raw) ? `${raw.length} elements` : raw } };
+}
+
 /** Add an ask's answer kinds to `results`. */
 function tally(results, got) {
   for (const [k, n] of Object.entries(got.results)) results[k] = (results[k] ?? 0) + n;
@@ -397,7 +417,8 @@ const hostile = new AcpClient({
   command: process.execPath,
   args: [HOSTILE],
   handlers: {
-    'session/request_permission': (_params, { signal }) => {
+    'session/request_permission': (params, { signal, paramsCut }) => {
+      globalThis.permission = { params, paramsCut };
       handedOver();
       return new Promise((resolve) =>
         signal.addEventListener('abort', () => resolve({ outcome: { outcome: 'cancelled' } })),

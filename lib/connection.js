@@ -455,6 +455,7 @@ class ConnectionBase extends EventEmitter {
       request: (method, params, callOptions, hooks) => this.#request(method, params, callOptions, hooks),
       nativeError: (err) => this.#nativeError(err),
       report: (err, where) => this.#report(err, where),
+      emit: (name, ...args) => this.#emit(name, ...args),
     };
     return this.#internal;
   }

@@ -86,6 +86,7 @@ function normalize(options) {
   normalized.builtins = { fs: fsOptions(options.fs), terminals: terminalOptions(options.terminals) };
   normalized.traceMaxPayloadBytes = bytesOption('traceMaxPayloadBytes', options.traceMaxPayloadBytes);
   normalized.historyMaxPayloadBytes = bytesOption('historyMaxPayloadBytes', options.historyMaxPayloadBytes);
+  normalized.maxHandlerParamsBytes = bytesOption('maxHandlerParamsBytes', options.maxHandlerParamsBytes);
   return normalized;
 }
 
@@ -105,6 +106,7 @@ function nativeOptions(o, hostMethods) {
     handlerTimeoutMs: o.handlerTimeoutMs,
     maxPendingAgentRequests: o.maxPendingAgentRequests,
     maxPendingAgentRequestBytes: o.maxPendingAgentRequestBytes,
+    maxHandlerParamsBytes: o.maxHandlerParamsBytes,
     builtinJobs: o.builtinJobs,
     closeGraceMs: o.closeGraceMs,
     termGraceMs: o.termGraceMs,

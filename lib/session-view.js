@@ -118,10 +118,12 @@ class SessionView extends EventEmitter {
   #outbox = []; // changes taken, emitted from #next on
   #next = 0;
   #emitting = false;
+  #byStore; // opened by the session store (it forwards; the host's choice wins)
 
-  /** @internal Use `client.session()`. */
-  constructor(port, sessionId, options = {}) {
+  /** @internal Use `client.session()`; `byStore`: the session store opens it. */
+  constructor(port, sessionId, options = {}, byStore = false) {
     super();
+    this.#byStore = byStore;
     // Checked by client.session().
     const intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
     this.#port = port;
@@ -153,6 +155,11 @@ class SessionView extends EventEmitter {
       if (!ok(value)) return key;
     }
     return undefined;
+  }
+
+  /** @internal Opened by the session store, not by the host. */
+  get openedByStore() {
+    return this.#byStore;
   }
 
   /** @internal The view's id in the core (a restart gives a new one). */

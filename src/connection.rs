@@ -107,9 +107,16 @@ impl AgentConnection {
             .respond_error(token as u64, code, &message, data.as_deref())
     }
 
+    /// The agent's full params (JSON text) of request `token` while it
+    /// waits, when its handler was given them cut; null otherwise.
+    #[napi]
+    pub fn full_params(&self, token: i64) -> Option<String> {
+        self.conn.full_params(token as u64).map(|p| p.to_string())
+    }
+
     /// Answer agent request `token` with the error the host chose (a thrown
-    /// `RpcError`), as it is. The facade never sends one to a permission or
-    /// elicitation request: those get an outcome (`respond_error`).
+    /// `RpcError`): as it is, except that a permission or elicitation
+    /// request gets its cancelled outcome (the core's rule).
     #[napi]
     pub fn respond_chosen_error(
         &self,

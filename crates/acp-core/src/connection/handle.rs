@@ -231,6 +231,12 @@ impl Connection {
             .send_reply(&req, acp::sanitize_reply(&req.method, result))
     }
 
+    /// The full params of agent request `token` while it waits, if its
+    /// handler was given them cut (see `acp::bounded_request`).
+    pub fn full_params(&self, token: u64) -> Option<std::sync::Arc<str>> {
+        self.shared.requests.incoming.full_params(token)
+    }
+
     /// Answer the agent's request `token` with an error. Permission and
     /// elicitation requests are answered `cancelled` instead: agents treat
     /// an error there as a failed tool call.
@@ -244,9 +250,8 @@ impl Connection {
     }
 
     /// Answer agent request `token` with the error the host chose (an
-    /// `RpcError` it threw): sent as it is, whatever the method, where
-    /// [`Connection::respond_error`] answers a permission request
-    /// `cancelled` (a fault, or no handler).
+    /// `RpcError` it threw): see [`acp::chosen_error_reply`] (a permission
+    /// or elicitation request still gets its outcome).
     pub fn respond_chosen_error(
         &self,
         token: u64,
@@ -258,11 +263,7 @@ impl Connection {
             return false;
         };
         self.view_settled(token);
-        let reply = acp::Reply::Error {
-            code,
-            message: message.to_string(),
-            data: data.map(str::to_string),
-        };
+        let reply = acp::chosen_error_reply(&req.method, code, message, data);
         self.shared.send_reply(&req, reply)
     }
 

@@ -223,6 +223,7 @@ fn on_frame(
                 received: at,
                 bytes: line.len(),
                 timer: None,
+                full_params: None,
             };
             let caps = shared.requests.caps;
             if let Err((full, req)) = shared
@@ -246,10 +247,22 @@ fn on_frame(
                 );
             }
             shared.arm_handler_timeout(token);
-            out.push(Event::Request {
-                token,
-                raw: line_of(text),
-            });
+            let raw = match params.and_then(|p| {
+                let cut = acp::bounded_request(id.get(), &method, p.get(), caps.handler_params)?;
+                Some((p.get(), cut))
+            }) {
+                Some((full, cut)) => {
+                    // The handler gets the params cut; the full text waits
+                    // with the request for the host to ask for.
+                    shared.requests.incoming.keep_params(token, full);
+                    Line {
+                        ascii: cut.is_ascii(),
+                        text: format!(r#"{{"paramsBytes":{},"request":{cut}}}"#, full.len()),
+                    }
+                }
+                None => line_of(text),
+            };
+            out.push(Event::Request { token, raw });
         }
         Inbound::Response { id, result, error } => {
             let pending = RequestId::from_wire(id.get())

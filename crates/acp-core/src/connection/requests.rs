@@ -34,6 +34,8 @@ pub(super) struct Requests {
 pub(super) struct PendingCaps {
     pub count: usize,
     pub bytes: usize,
+    /// Params bigger than this reach a host handler cut.
+    pub handler_params: usize,
 }
 
 impl Requests {
@@ -48,6 +50,7 @@ impl Requests {
             caps: PendingCaps {
                 count: config.max_pending_agent_requests.max(1),
                 bytes: config.max_pending_agent_request_bytes,
+                handler_params: config.max_handler_params_bytes,
             },
             refusing: AtomicBool::new(false),
             refused: AtomicU64::new(0),

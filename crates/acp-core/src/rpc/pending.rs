@@ -34,6 +34,10 @@ pub struct IncomingRequest {
     /// Size of the request line: what it holds while it waits.
     pub bytes: usize,
     pub timer: Option<AbortHandle>,
+    /// The agent's params, kept when the host's handler was given them
+    /// cut (see `acp::bounded_request`): the host reads them on demand.
+    /// Counted in `bytes` already (they are part of the line).
+    pub full_params: Option<std::sync::Arc<str>>,
 }
 
 pub trait Timed {
@@ -234,6 +238,18 @@ impl<K: Key, T: Timed> PendingTable<K, T> {
 }
 
 impl IncomingTable {
+    /// Keep the full params of request `key` (delivered cut to the host).
+    pub fn keep_params(&self, key: u64, params: &str) {
+        if let Some(entry) = self.lock().map.get_mut(&key) {
+            entry.full_params = Some(params.into());
+        }
+    }
+
+    /// The full params kept for request `key`, while it waits.
+    pub fn full_params(&self, key: u64) -> Option<std::sync::Arc<str>> {
+        self.lock().map.get(&key)?.full_params.clone()
+    }
+
     /// Take every request of `session_id` whose method `pick` selects.
     pub fn take_session(
         &self,
@@ -261,6 +277,7 @@ mod tests {
             received: Instant::now(),
             bytes,
             timer: None,
+            full_params: None,
         }
     }
 

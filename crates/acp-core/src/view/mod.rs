@@ -29,12 +29,13 @@ mod scan;
 mod size;
 mod state;
 
-pub(crate) use bounded::{parse as parse_bounded, Caps};
+pub(crate) use bounded::{measure, parse as parse_bounded, Caps, OMITTED};
 pub use changes::Drained;
 #[cfg(test)]
 pub(crate) use fast::TextParams;
 pub use lent::{DrainText, LEND_MIN_BYTES};
 pub use replay::fold_recording;
 pub(crate) use scan::{scan_text_line, Shape, TextLine};
+pub(crate) use size::ITEM;
 pub(crate) use state::EntryKind;
 pub use state::{SessionState, ViewOptions};
