@@ -25,9 +25,14 @@ export declare class AgentConnection {
   /** Answer agent request `token` with a JSON-RPC error. */
   respondError(token: number, code: number, message: string, data?: string | undefined | null): boolean
   /**
+   * The agent's full params (JSON text) of request `token` while it
+   * waits, when its handler was given them cut; null otherwise.
+   */
+  fullParams(token: number): string | null
+  /**
    * Answer agent request `token` with the error the host chose (a thrown
-   * `RpcError`), as it is. The facade never sends one to a permission or
-   * elicitation request: those get an outcome (`respond_error`).
+   * `RpcError`): as it is, except that a permission or elicitation
+   * request gets its cancelled outcome (the core's rule).
    */
   respondChosenError(token: number, code: number, message: string, data?: string | undefined | null): boolean
   /** `session/cancel` plus cancelled answers to the session's open requests. */
@@ -170,6 +175,8 @@ export interface ConnectionOptions {
   maxPendingAgentRequests?: number
   /** Bytes of agent requests waiting for an answer, at most. */
   maxPendingAgentRequestBytes?: number
+  /** Params bigger than this reach a request handler cut. */
+  maxHandlerParamsBytes?: number
   /** Blocking built-in jobs (file I/O, output replies) at once, at most. */
   builtinJobs?: number
   closeGraceMs?: number
@@ -280,3 +287,9 @@ export interface ViewLimits {
   /** Bytes of all entries together (default 64 MiB); the oldest go first. */
   maxTotalBytes?: number
 }
+
+/**
+ * Every error code and client event with its meaning, as JSON (see
+ * `acp_core::vocabulary`): what index.d.ts and the docs are checked against.
+ */
+export declare function vocabulary(): string

@@ -37,6 +37,13 @@ export declare function loadNativeBinding(file?: string): string;
 /** Stable error codes; see {@link AcpError}. */
 export type AcpErrorCode = AcpError['code'];
 
+/**
+ * Codes only `status().lastError` carries, never thrown: one of the host's
+ * callbacks threw or rejected (`ERR_ACP_HANDLER`), or something failed
+ * without a code (`ERR_ACP_UNKNOWN`).
+ */
+export type AcpStatusOnlyErrorCode = 'ERR_ACP_HANDLER' | 'ERR_ACP_UNKNOWN';
+
 interface AcpErrorBase extends Error {
   readonly name: 'AcpError';
   /** The request's method, when the error belongs to one call. */
@@ -274,6 +281,17 @@ export interface HandlerContext<M extends string = string> {
   method: M;
   /** The agent's request id, exactly as sent (agentao: `"srv_<hex>"`). */
   requestId: string | number;
+  /**
+   * The params were over `maxHandlerParamsBytes` and reach the handler cut
+   * (`{ $omitted: 'size', bytes }` markers in place of what did not fit).
+   */
+  paramsCut: boolean;
+  /**
+   * The agent's params as JSON text, whole (parse them yourself, off the
+   * hot path if they are big). Throws `ERR_ACP_CLOSED` once the request was
+   * answered, cancelled or timed out: the full text is kept only while it waits.
+   */
+  rawParams(): string;
 }
 
 /** Extension methods start with an underscore (ACP extensibility). */
@@ -434,6 +452,16 @@ export interface AcpClientOptions {
   maxPendingAgentRequests?: number;
   /** Bytes of agent requests waiting for an answer, at most (one request of any size is always taken). Default 32 MiB. */
   maxPendingAgentRequestBytes?: number;
+  /**
+   * Params of an agent request bigger than this (by the views' `jsonSize`)
+   * reach your request handler cut: arrays, objects and strings beyond the
+   * budget become `{ $omitted: 'size', bytes }` markers, while what answers
+   * the request (`sessionId`, a permission's `options`, the tool call's id,
+   * title, kind and status, …) stays whole. `ctx.paramsCut` says so and
+   * `ctx.rawParams()` returns the full params text while the request
+   * waits. Default 4 MiB.
+   */
+  maxHandlerParamsBytes?: number;
   /** Built-in file reads/writes and `terminal/output` replies worked on at once for this agent (off the shared thread); more wait their turn. Default 2. */
   builtinJobs?: number;
   /** `close()`: wait after stdin EOF before SIGTERM. Default 2000. */
@@ -568,6 +596,7 @@ export interface ClientStatus {
   refusedAgentRequests: number;
   /** Automatic restarts so far. */
   restarts: number;
+  /** The last failure: its `code` an {@link AcpErrorCode} or an {@link AcpStatusOnlyErrorCode} (or a foreign error's own). */
   lastError: { code: string; message: string; time: number } | null;
   exit: ExitInfo | null;
 }

@@ -147,6 +147,11 @@ before(async () => {
       { name: 'agent', data: PROGRAM, mode: 0o755 },
       ...Array.from({ length: 300 }, (_, i) => ({ name: `f${i}`, data: '' })),
     ]),
+    // One entry over the default cap (20000): refused from the zip's directory, before anything is written.
+    '/many.zip': zip([
+      { name: 'agent', data: PROGRAM, mode: 0o100755 },
+      ...Array.from({ length: 20_000 }, (_, i) => ({ name: `f${i}`, data: '' })),
+    ]),
   };
   const routes = {
     '/good.tar.gz': { body: GOOD },
@@ -324,6 +329,17 @@ describe('binary distributions', () => {
       (err) => err.code === 'ERR_ACP_AGENT_ARCHIVE' && /more than 100 entries/.test(err.message),
     );
     assertClean(n, 'many');
+  });
+
+  it('keeps the default caps when the manager is given no limits, or only some', async () => {
+    for (const extra of [{}, { limits: { maxDownloadBytes: 64 * 1024 * 1024 } }]) {
+      const m = manager([binaryAgent('many', '1.0.0', TARGET, server.url('/many.zip'), { cmd: 'agent' })], extra);
+      await assert.rejects(
+        m.install('many'),
+        (err) => err.code === 'ERR_ACP_AGENT_ARCHIVE' && /more than 20000 entries/.test(err.message),
+      );
+      assertClean(m, 'many');
+    }
   });
 });
 

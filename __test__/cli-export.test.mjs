@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noControlCharactersInRegex: these tests assert that raw terminal controls are absent
 // `acp-native export`: from a recording (streamed into the JS reference
 // fold, the core's rules) and from a live agent's session/load replay; agent
 // text escaped in Markdown, JSON exact.

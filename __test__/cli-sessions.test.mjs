@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noControlCharactersInRegex: these tests assert that raw terminal controls are absent
 // `acp-native sessions`: the store from the command line, agent text made
 // safe for the terminal.
 import { test } from 'node:test';
@@ -7,7 +8,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { SessionStore } from '../index.mjs';
 import { MOCK_AGENT, mockClient } from './helpers.mjs';
 

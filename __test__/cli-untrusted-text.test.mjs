@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noControlCharactersInRegex: these tests assert that raw terminal controls are absent
 // Agent text is untrusted: in `acp-native chat` (a real terminal, tmux)
 // every escape sequence an agent sends is shown as text, never acted on —
 // no title change, no clipboard write, no overdrawn permission prompt.

@@ -28,7 +28,7 @@ test('throwing listeners of every event, trace, logger and handlers: the turn co
     },
     ['--banner'],
   );
-  client.on('handlerError', (err, where) => faults.push(where));
+  client.on('handlerError', (_err, where) => faults.push(where));
   armed = true;
   for (const event of ['state', 'stderr', 'protocolNoise', 'protocolError', 'exit']) client.on(event, boom(event));
   client.onNotification('session/update', boom('update handler'));

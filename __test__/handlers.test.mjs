@@ -148,6 +148,25 @@ test('an extension request is answered by its handler (agentao ask_user)', async
   await client.close();
 });
 
+test('an elicitation always gets an outcome, whatever RpcError its handler chooses (the core owns the rule)', async () => {
+  const faults = [];
+  for (const code of [-32601, -32001]) {
+    const { client, sessionId, updates } = await mockSession({
+      handlers: {
+        'elicitation/create': () => {
+          throw new RpcError(code, 'not now');
+        },
+      },
+    });
+    client.on('handlerError', (err) => faults.push(err));
+    await client.prompt({ sessionId, prompt: 'request:elicitation/create' });
+    const reply = reported(updates, 'request');
+    assert.deepEqual([code, reply.result, reply.error], [code, { action: 'cancel' }, undefined]);
+    await client.close();
+  }
+  assert.deepEqual(faults, [], 'a chosen answer is no fault');
+});
+
 test('handler errors: other methods get a JSON-RPC error, RpcError picks the code', async () => {
   const { client, sessionId, updates } = await mockSession({
     handlers: {

@@ -9,8 +9,10 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createRequire } from 'node:module';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { AcpClient, applyChanges } from '../index.mjs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AcpClient, AgentManager, SessionStore, applyChanges } from '../index.mjs';
 import { HOSTILE_AGENT as HOSTILE, MOCK_AGENT } from './helpers.mjs';
 
 setFlagsFromString('--expose-gc');
@@ -111,6 +113,42 @@ test('a restart releases the replaced process: its native connection is collecte
   await client.close();
 });
 
+/** One store and one manager serve a client, a recovery, and are closed. */
+async function storeRound(dir, i, registry) {
+  const store = await SessionStore.open(join(dir, `store${i}`), { intervalMs: 10 });
+  const agents = new AgentManager({
+    storeDir: join(dir, `agents${i}`),
+    index: { version: '1', agents: [] },
+    presets: { mock: { command: process.execPath, args: [MOCK_AGENT], name: 'mock' } },
+  });
+  registry.register(store, 'store');
+  registry.register(agents, 'manager');
+  const client = await AcpClient.connect({ agent: 'mock', agents, store });
+  registry.register(client, 'client');
+  const { sessionId } = await client.newSession();
+  client.session(sessionId).on('change', () => {});
+  await client.prompt({ sessionId, prompt: 'say:kept_then_freed' });
+  const [stored] = await store.list();
+  await client.close();
+  // A recovery too: the store's own client, and its views.
+  const { client: resumed } = await store.resume(stored.id);
+  registry.register(resumed, 'client');
+  await resumed.close();
+  await store.flush();
+  await store.close();
+}
+
+test('a closed SessionStore and a used AgentManager are collected, with the clients they served', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-freed-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const collected = { store: 0, manager: 0, client: 0 };
+  const registry = new FinalizationRegistry((what) => collected[what]++);
+  const rounds = 3;
+  for (let i = 0; i < rounds; i++) await storeRound(dir, i, registry);
+  await collect();
+  assert.deepEqual(collected, { store: rounds, manager: rounds, client: 2 * rounds });
+});
+
 const linux = existsSync('/proc/self/clear_refs');
 
 /** Reset the peak RSS, run `fn`, return the growth of the peak in MB. */
@@ -194,6 +232,9 @@ test('an agent request awaiting the host with a huge rawInput: a view keeps a ma
     const client = new AcpClient({
       command: process.execPath,
       args: [HOSTILE, '--exit-on-eof'],
+      // The handler takes the params whole (they come cut by default):
+      // what is measured is the view's cost on top.
+      maxHandlerParamsBytes: Number.POSITIVE_INFINITY,
       // Waits for the user: the request stays pending.
       handlers: {
         'session/request_permission': (params) => (handed(params.toolCall.rawInput.length), new Promise(() => {})),

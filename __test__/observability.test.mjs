@@ -180,7 +180,7 @@ test('a throwing trace callback or logger never breaks the connection', async ()
     },
     logLevel: 'debug',
   });
-  client.on('handlerError', (err, where) => errors.push(where));
+  client.on('handlerError', (_err, where) => errors.push(where));
   await client.initialize();
   const { sessionId } = await client.newSession();
   const { stopReason } = await client.prompt({ sessionId, prompt: 'text:5' });

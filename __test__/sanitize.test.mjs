@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noControlCharactersInRegex: these tests assert that raw terminal controls are absent
 // The helpers that keep agent text as text (lib/sanitize.js), exported from the package.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

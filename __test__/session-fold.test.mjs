@@ -164,7 +164,7 @@ test('limits bound a view: entries, text bytes, blocks, keys', () => {
 });
 
 test('the JS fold takes values nested deeper than the call stack (an agent picks the depth)', () => {
-  let deep = [];
+  const deep = [];
   let at = deep;
   for (let i = 0; i < 100_000; i++) at = at[at.push([]) - 1];
   const fold = new SessionFold('s');

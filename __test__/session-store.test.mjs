@@ -161,6 +161,37 @@ test('recovery is one sequence of events: recovering, then recovered or recovery
   ]);
 });
 
+test('a throwing recovery listener neither stops the others nor loses the event, nor the recovery', async (t) => {
+  const { store, storedId, args } = await killedMidTurn(t, ['--no-load']);
+  const client = mockClient({ store, args });
+  t.after(() => client.kill());
+  await client.initialize();
+  const events = [];
+  const faults = [];
+  client.on('handlerError', (err, where) => faults.push([err.message, where]));
+  for (const name of ['recovering', 'recovered', 'recoveryFailed']) {
+    client.on(name, () => {
+      throw new Error(`${name} listener failed`);
+    });
+    client.on(name, (e) => events.push([name, e.how ?? e.error?.code ?? e.storedId]));
+  }
+  const recovery = await client.recover(storedId);
+  assert.equal(recovery.how, 'fresh', 'the recovery itself succeeded');
+  await assert.rejects(client.recover('s_missing'), { code: 'ERR_ACP_STORE_NOT_FOUND' });
+  assert.deepEqual(events, [
+    ['recovering', storedId],
+    ['recovered', 'fresh'],
+    ['recovering', 's_missing'],
+    ['recoveryFailed', 'ERR_ACP_STORE_NOT_FOUND'],
+  ]);
+  assert.deepEqual(faults, [
+    ['recovering listener failed', 'recovering listener'],
+    ['recovered listener failed', 'recovered listener'],
+    ['recovering listener failed', 'recovering listener'],
+    ['recoveryFailed listener failed', 'recoveryFailed listener'],
+  ]);
+});
+
 test('one session list over the agent and the store: each entry says where it is', async (t) => {
   const root = scratch(t);
   const other = scratch(t);

@@ -760,7 +760,7 @@ test('a snapshot bigger than a part comes over in parts: it equals the JS fold, 
     Object.prototype,
     'a tool call named __proto__ is a key, not a prototype',
   );
-  assert.ok(Object.hasOwn(s.toolCalls, '__proto__') && s.toolCalls.__proto__.title === 'Run 0');
+  assert.equal(Object.getOwnPropertyDescriptor(s.toolCalls, '__proto__')?.value.title, 'Run 0');
   assert.ok(Object.hasOwn(s.compactions, '__proto__') && Object.keys(s.compactions).length === 4);
   assert.deepEqual(
     Object.keys(s),

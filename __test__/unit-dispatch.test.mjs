@@ -21,7 +21,7 @@ test('a handler that throws mid-batch loses no item and the batch is acknowledge
   const conn = conns[0];
   const seen = [];
   const faults = [];
-  client.on('handlerError', (err, where) => faults.push(where));
+  client.on('handlerError', (_err, where) => faults.push(where));
   client.onSessionUpdate((p) => {
     if (p.update.content.text === '1') throw new Error('render bug');
     seen.push(p.update.content.text);

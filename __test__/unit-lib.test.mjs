@@ -38,3 +38,15 @@ test('options: defaults, Infinity byte sizes, env stringified, vendor results pa
   });
   assert.throws(() => options.normalize({ command: 'a', args: 'x' }), { argument: 'options.args' });
 });
+
+test('options: a timeout given as undefined keeps its default (it does not turn the timeout off)', () => {
+  const o = options.normalize({
+    command: 'a',
+    requestTimeoutMs: undefined,
+    initializeTimeoutMs: undefined,
+    promptTimeoutMs: undefined,
+  });
+  assert.equal(o.requestTimeoutMs, 60_000);
+  assert.equal(o.initializeTimeoutMs, 30_000);
+  assert.equal(o.promptTimeoutMs, 0);
+});

@@ -77,6 +77,7 @@ test('a v* tag publishes after every check passed, then makes the GitHub release
   const all = jobs();
   for (const name of RELEASE_JOBS) {
     assert.ok(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression, not a JS template
       all.get(name).includes("if: ${{ startsWith(github.ref, 'refs/tags/v') }}"),
       `${name} runs on v* tags only`,
     );

@@ -75,7 +75,7 @@ const ATTACKS = {
     // The view's documented bound (docs/views.md, "Limits"): about
     // 2 × maxTotalBytes (64 MiB default) + one line; plus the event queue.
     budget: 2 * 64 + 1 + 2,
-    async run(ask, sid, attack, view) {
+    async run(_ask, sid, attack, view) {
       view(sid);
       return attack('updates', { sessionId: sid, count: 1000, bytes: MiB });
     },
@@ -131,7 +131,7 @@ const ATTACKS = {
   '300 MiB of stderr': {
     budget: 2,
     options: {},
-    run: (ask, sid, attack) => attack('stderr', { bytes: 300 * MiB }),
+    run: (_ask, _sid, attack) => attack('stderr', { bytes: 300 * MiB }),
   },
   'line 2 of a 1 TiB sparse file × 4': {
     budget: 4,
@@ -153,8 +153,8 @@ const ATTACKS = {
       for (let i = 0; i < 10; i++) {
         writeFileSync(join(dir, 'w.txt'), 'old');
         // The agent makes its 8 MiB: building it here would stall the
-        // host's JS thread (JSON.stringify alone takes 25-50 ms), which is
-        // the driver's cost, not the attack's.
+        // host's JS thread (JSON.stringify of it alone is a long stall),
+        // which is the driver's cost, not the attack's.
         const r = await ask(
           'fs/write_text_file',
           { sessionId: sid, path: 'w.txt' },
@@ -190,7 +190,7 @@ const ATTACKS = {
     // The line (read, then held by the reader while it is folded) and the
     // view's bound (docs/limits.md): the rawInput becomes a marker.
     budget: 2 * 57 + 2,
-    async run(ask, sid, attack, view) {
+    async run(_ask, sid, attack, view) {
       view(sid);
       const head = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"${sid}","update":{"sessionUpdate":"tool_call","toolCallId":"big","title":"Big","rawInput":[0`;
       await attack('raw', { lines: [{ head, repeat: ',0', times: 28_500_000, tail: ']}}}' }] });
@@ -198,11 +198,10 @@ const ATTACKS = {
     },
   },
   '60 MB permission request (rawInput [0,0,…]) pending, with a session view': {
-    // Pending request bytes, plus the handler's params: V8's own parse of
-    // the line (docs/limits.md: up to ~12 × its bytes while parsing an
-    // array of small numbers); the view keeps a marker.
-    budget: 32 + 2 + 12 * 60,
-    async run(ask, sid, attack, view) {
+    // The line while it is read and framed, and its params kept with the
+    // pending request; the handler's params and the view hold markers.
+    budget: 2 + 2 * 60,
+    async run(_ask, sid, attack, view) {
       view(sid);
       const head = `{"jsonrpc":"2.0","id":$ID,"method":"session/request_permission","params":{"sessionId":"${sid}","options":[{"optionId":"a","name":"Allow","kind":"allow_once"}],"toolCall":{"toolCallId":"big","title":"Big","rawInput":[0`;
       // Answered only when the handler is (never, here).
@@ -211,11 +210,22 @@ const ATTACKS = {
       return { pendingInView: globalThis.views[sid].snapshot().pending.map((p) => p.params.toolCall.rawInput) };
     },
   },
+  '60 MB permission request (rawInput [0,0,…]) to a handler that waits': {
+    budget: 2 + 2 * 60,
+    run: permissionOf60MB,
+  },
+  '60 MB permission request to a handler that waits, params whole (maxHandlerParamsBytes: Infinity)': {
+    // What every handler got before params were cut: V8's parse of the
+    // line (up to ~12 × its bytes while parsing an array of small numbers).
+    budget: 2 + 2 * 60 + 12 * 60,
+    options: { maxHandlerParamsBytes: Number.POSITIVE_INFINITY },
+    run: permissionOf60MB,
+  },
   '21 MB session/load result with a session view': {
     // The result: V8's parse of it for the caller (~12 × its bytes while
     // parsing), the view a marker of `_meta.pad`.
     budget: 2 + 12 * 21,
-    async run(ask, sid, attack, view, client) {
+    async run(_ask, sid, _attack, view, client) {
       view(sid);
       const result = await client.loadSession({ sessionId: sid, cwd: dir, _meta: { zeros: 10_500_000 } });
       return { modes: result.modes.currentModeId };
@@ -269,7 +279,7 @@ const ATTACKS = {
   'snapshot() of a 64 MiB \\u0001 view while it streams': {
     // The view (2 × 64 MiB), the event queue, and a snapshot's copy.
     budget: 2 * 64 + 2 + 64,
-    async run(ask, sid, attack, view) {
+    async run(_ask, sid, attack, view) {
       const v = view(sid);
       // 2048 chunks of 64 KiB, a new message every 2 MiB: the view holds
       // its 64 MiB cap of text, then the oldest messages go.
@@ -297,7 +307,7 @@ const ATTACKS = {
   'history() of a full ring during a flood': {
     // The queue, and the ring (2000 records of up to 4 KiB).
     budget: 2 + 8,
-    async run(ask, sid, attack) {
+    async run(_ask, sid, attack) {
       const flooding = attack('updates', { sessionId: sid, count: 20000, bytes: 8 * 1024 });
       let done = false;
       void flooding.then(() => (done = true));
@@ -315,6 +325,16 @@ const ATTACKS = {
   },
   'none (baseline)': { budget: 0, options: {}, run: () => sleep(1000) },
 };
+
+/** A 60 MB permission request the handler never answers; what it got. */
+async function permissionOf60MB(_ask, sid, attack) {
+  const head = `{"jsonrpc":"2.0","id":$ID,"method":"session/request_permission","params":{"sessionId":"${sid}","options":[{"optionId":"a","name":"Allow","kind":"allow_once"}],"toolCall":{"toolCallId":"big","title":"Big","rawInput":[0`;
+  attack('raw', { ask: true, lines: [{ head, repeat: ',0', times: 30_000_000, tail: ']}}}' }] }).catch(() => {});
+  await handed;
+  const { params, paramsCut } = globalThis.permission;
+  const raw = params.toolCall.rawInput;
+  return { results: { paramsCut, rawInput: Array.isArray(raw) ? `${raw.length} elements` : raw } };
+}
 
 /** Add an ask's answer kinds to `results`. */
 function tally(results, got) {
@@ -397,7 +417,8 @@ const hostile = new AcpClient({
   command: process.execPath,
   args: [HOSTILE],
   handlers: {
-    'session/request_permission': (params, { signal }) => {
+    'session/request_permission': (params, { signal, paramsCut }) => {
+      globalThis.permission = { params, paramsCut };
       handedOver();
       return new Promise((resolve) =>
         signal.addEventListener('abort', () => resolve({ outcome: { outcome: 'cancelled' } })),

@@ -23,6 +23,8 @@ const ATTACKS = [
   '8 MiB write then $/cancel_request × 10',
   '57 MB tool_call line (rawInput [0,0,…]) into a session view',
   '60 MB permission request (rawInput [0,0,…]) pending, with a session view',
+  '60 MB permission request (rawInput [0,0,…]) to a handler that waits',
+  '60 MB permission request to a handler that waits, params whole (maxHandlerParamsBytes: Infinity)',
   '21 MB session/load result with a session view',
   '4 concurrent reads of 10 MiB of U+0001 × 5',
   'terminal output 16 MiB of \\x01\\xff × 4 × 3',

@@ -75,7 +75,6 @@ for (const [key, rs] of Object.entries(runs)) {
 
 const fmt = (v, digits = 1) =>
   v === undefined ? '—' : v >= 100_000 ? `${(v / 1000).toFixed(0)} k` : v.toFixed(digits);
-const ratio = (a, b) => (a === undefined || b === undefined ? '—' : `${(a / b).toFixed(2)}×`);
 const get = (client, scenario, metric) => results[`${client}/${scenario}`]?.[metric];
 
 const lines = [];

@@ -6,18 +6,20 @@
 // 2. kill -9 of the agent mid-turn, KILLS times for each way back (resume,
 //    load, fresh): the recovered view must be the stored one plus what
 //    followed (with load: the agent's own history plus what followed).
+// 2b. The same, KILLS times, against agentao (a real agent, on the fake model).
 // 3. kill -9 of the host during a flood, KILLS times: the store opens, and
 //    holds at least everything the host saw committed.
 // 4. A store of 10,000 sessions: list and search latency.
 //
 // Env: BENCH_REPEAT (3), KILLS (20). Writes bench/RESULTS-store.md.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AcpClient, SessionStore } from '../index.mjs';
+import { PINS as PEER_PINS } from '../interop/setup-peers.mjs';
 
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
 const KILLS = Number(process.env.KILLS ?? 20);
@@ -147,6 +149,95 @@ async function agentKills() {
     say(`| ${label} | ${how} | ${ok} of ${KILLS} | ${median(behind)} |`);
   }
   say();
+}
+
+// ---- 2b. the same against a real agent: agentao ----------------------------
+
+/** agentao (pinned by interop/setup-peers.mjs) on the fake model, installed if missing. */
+async function agentaoLaunch() {
+  const { setupPeers } = await import('../interop/setup-peers.mjs');
+  const { startFakeLlm } = await import('../interop/fake-llm.mjs');
+  const { agentaoEnv } = await import('../interop/helpers.mjs');
+  const peers = setupPeers();
+  const llm = await startFakeLlm({ lifetimeMs: 3_600_000, trickleMs: 5 });
+  return {
+    llm,
+    options: (home, cwd) => ({
+      command: peers.agentao,
+      args: ['--acp', '--stdio'],
+      cwd,
+      env: agentaoEnv({ home, llm }),
+      replaceEnv: true,
+    }),
+  };
+}
+
+const count = (text, part) => text.split(part).length - 1;
+
+async function agentaoKillOnce(launch) {
+  const dir = scratch();
+  try {
+    const home = join(dir, 'home');
+    const cwd = join(dir, 'project');
+    mkdirSync(home);
+    mkdirSync(cwd);
+    const store = await SessionStore.open(join(dir, 'store'), { intervalMs: 5 });
+    const client = await AcpClient.connect({ ...launch.options(home, cwd), store });
+    const { sessionId } = await client.newSession({ cwd });
+    await client.prompt({ sessionId, prompt: 'say before' });
+    const [storedId] = Object.values(client.recordedSessions());
+    const view = client.session(sessionId);
+    const turn = client.prompt({ sessionId, prompt: 'slow' }).catch((e) => e);
+    // A random point of the stream, once it has started.
+    while (!agentText(view.snapshot()).includes('Starting')) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, Math.random() * 150));
+    process.kill(client.pid, 'SIGKILL');
+    await turn;
+    await client.closed;
+    await store.flush();
+    const stored = agentText((await store.get(storedId)).view);
+    const r = await store.resume(storedId, launch.options(home, cwd));
+    await r.client.prompt({ sessionId: r.sessionId, prompt: 'say after' });
+    const recovered = agentText(r.view.snapshot());
+    await r.client.close();
+    await store.close();
+    // Each turn once, in order: what the store held, then the new turn.
+    const ok =
+      recovered.startsWith(stored) &&
+      recovered.endsWith('Hello! You said: say after') &&
+      count(recovered, 'You said: say before') === 1 &&
+      count(recovered, 'Starting a long answer') === 1;
+    return { ok, how: r.how, storedChars: stored.length };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function agentaoKills() {
+  const launch = await agentaoLaunch();
+  try {
+    say(`## 2b. kill -9 of a real agent (agentao ${PEER_PINS.agentao}) mid-turn, ${KILLS} times`);
+    say();
+    say(
+      'agentao offers `session/load`, but writes its history only when its stdin closes: after a kill -9 it knows nothing of the session, the load fails, and the session comes back fresh, seeded from the store. The recovered view must hold every stored turn once, then the new one.',
+    );
+    say();
+    const hows = new Map();
+    let ok = 0;
+    for (let i = 0; i < KILLS; i++) {
+      const r = await agentaoKillOnce(launch);
+      if (r.ok) ok++;
+      else console.error(`  agentao #${i}: recovered by ${r.how}, stored ${r.storedChars} chars, not equal`);
+      hows.set(r.how, (hows.get(r.how) ?? 0) + 1);
+    }
+    const by = [...hows].map(([how, n]) => `${how} ${n}`).join(', ');
+    say('| agent | recovered by | equal |');
+    say('|---|---|---|');
+    say(`| agentao ${PEER_PINS.agentao} | ${by} | ${ok} of ${KILLS} |`);
+    say();
+  } finally {
+    launch.llm.close();
+  }
 }
 
 // ---- 3. host kill -9 during a flood ------------------------------------
@@ -285,6 +376,7 @@ say();
 const only = process.argv[2];
 if (!only || only === 'flood') flood();
 if (!only || only === 'agent') await agentKills();
+if (!only || only === 'agentao') await agentaoKills();
 if (!only || only === 'host') await hostKills();
 if (!only || only === 'big') await bigStore();
 if (!only) writeFileSync(here('./RESULTS-store.md'), `${out.join('\n')}\n`);

@@ -6,11 +6,10 @@
 // Prints one JSON object: metrics and the final state (canonical JSON).
 // `stall` (the default) runs a 1 ms event-loop delay monitor and reports
 // the worst stall; `cpu` runs none. The monitor is not free: its timer
-// wakes the loop every idle millisecond (~40 µs each on the bench VM),
-// which a real host does not pay, and which weighs on a client in
-// proportion to how idle its loop is (+5-11% on the view's CPU, nothing
-// measurable on the SDK's, whose loop is always busy). So CPU comes from
-// `cpu` runs, stalls from `stall` runs.
+// wakes the loop every idle millisecond, which a real host does not pay,
+// and which weighs on a client in proportion to how idle its loop is (a
+// loop that is always busy barely pays it). So CPU comes from `cpu` runs,
+// stalls from `stall` runs.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -116,8 +115,8 @@ if (clientName === 'idle') {
 
 /**
  * CPU µs of the JS (main) thread (Linux; undefined elsewhere): from
- * schedstat, in ns (stat's utime + stime count 10 ms ticks: ±0.05
- * µs/chunk at this size).
+ * schedstat, in ns (stat's utime + stime count whole clock ticks, too
+ * coarse for the per-chunk cost).
  */
 function jsThreadCpuUs() {
   try {

@@ -352,7 +352,7 @@ export class Renderer {
     );
     if (toolCall.rawInput !== undefined)
       this.#write(`  ${this.#style('dim', `input: ${summary(JSON.stringify(toolCall.rawInput), 200)}`)}\n`);
-    optionLabels(options).forEach((label, i) => this.#write(`  ${i + 1}) ${label}\n`));
+    for (const [i, label] of optionLabels(options).entries()) this.#write(`  ${i + 1}) ${label}\n`);
   }
 
   /** A question from the agent (`_agentao.cn/ask_user`). */

@@ -9,7 +9,7 @@ import { startAgentao, agentText } from './helpers.mjs';
 
 /** A handler that never answers on its own: it waits until the client aborts it. */
 function waitForAbort(aborted) {
-  return (params, { signal }) =>
+  return (_params, { signal }) =>
     new Promise((_, reject) => {
       signal.addEventListener('abort', () => {
         aborted.push(signal.reason);

@@ -81,7 +81,7 @@ test('the example host: permission dialog, ask_user, stop button, quit, and resu
   // A shell command: the quick pick appears; "1" = Allow once.
   host.type('shell: touch made-by-host.txt');
   await host.until(
-    /\[permission\] run_shell_command touch made-by-host.txt\n  1\) Allow once\n  2\) Always allow\n  3\) Reject once\n  4\) Always reject/,
+    /\[permission\] run_shell_command touch made-by-host.txt\n {2}1\) Allow once\n {2}2\) Always allow\n {2}3\) Reject once\n {2}4\) Always reject/,
   );
   host.type('1');
   await host.until(/turn ended: end_turn/);

@@ -368,7 +368,7 @@ const gemini = {
     // The finish reason rides on the last chunk, as the real API sends it.
     const parts = [...texts.map((t) => [{ text: t }]), ...(calls.length ? [calls] : [])];
     if (parts.length === 0) parts.push([{ text: '' }]);
-    parts.forEach((p, i) => sse(res, chunk(p, i === parts.length - 1 ? 'STOP' : undefined)));
+    for (const [i, p] of parts.entries()) sse(res, chunk(p, i === parts.length - 1 ? 'STOP' : undefined));
     res.end();
   },
 };

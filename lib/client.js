@@ -48,8 +48,6 @@ function sessionIdOf(arg) {
 class AcpClient extends ConnectionBase {
   #agent = null; // the initialize result of the current process
   #views = new Map(); // sessionId → SessionView (lib/session-view.js)
-  /** Views the session store opened (the host may still choose their forwarding). */
-  #storeViews = new WeakSet();
   #recorded = new Map(); // sessionId → stored id, sessions recorded in options.store
   #titled = new Set(); // stored ids given a title by their first prompt
   #recording = false; // recover() records the session itself
@@ -188,15 +186,19 @@ class AcpClient extends ConnectionBase {
       check.string('storedId', storedId);
       const store = this[INTERNAL].options.store;
       if (!store) throw invalidArgument('options.store', 'is needed to recover a stored session');
-      this.emit('recovering', { storedId });
+      // Listeners isolated: one that throws is reported, and neither the
+      // other listeners nor the recovery lose the event.
+      const { emit } = this[INTERNAL];
+      emit('recovering', { storedId });
+      let result;
       try {
-        const result = await this.#recover(store, storedId);
-        this.emit('recovered', result);
-        return result;
+        result = await this.#recover(store, storedId);
       } catch (error) {
-        this.emit('recoveryFailed', { storedId, error });
+        emit('recoveryFailed', { storedId, error });
         throw error;
       }
+      emit('recovered', result);
+      return result;
     });
   }
 
@@ -378,15 +380,14 @@ class AcpClient extends ConnectionBase {
         report,
         closed: (v) => this.#views.get(sessionId) === v && this.#views.delete(sessionId),
       };
-      view = new SessionView(port, sessionId, opts);
+      view = new SessionView(port, sessionId, opts, byStore);
       this.#views.set(sessionId, view);
-      if (byStore) this.#storeViews.add(view);
       return view;
     }
     if (byStore) return view;
     // A view the store opened forwards; the host's explicit choice wins.
     const { forward, ...rest } = opts ?? {};
-    const fromStore = this.#storeViews.has(view);
+    const fromStore = view.openedByStore;
     const conflict = view.conflictingOption(fromStore ? rest : opts);
     if (conflict !== undefined) {
       throw invalidArgument(

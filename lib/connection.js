@@ -34,7 +34,8 @@ const VIEW_CHANGED = Symbol('acp-native.viewChanged');
 /** Test seam: `options[CONNECTION_FACTORY](nativeOptions, onBatch)` replaces the binding's AgentConnection. */
 const CONNECTION_FACTORY = Symbol.for('acp-native.connectionFactory');
 
-const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
+/** @type {typeof Symbol.asyncDispose} */
+const asyncDispose = Symbol.asyncDispose ?? /** @type {any} */ (Symbol.for('nodejs.asyncDispose'));
 
 /** `err` through a call's error hook, if it has one. */
 function settledBy(errorHook, err) {
@@ -369,6 +370,7 @@ class ConnectionBase extends EventEmitter {
     this.#finish(info);
   }
 
+  /** @param {{ attempt?: number, delayMs?: number }} decision RestartPolicy.next()'s restart */
   #scheduleRestart({ attempt, delayMs }, info) {
     setTimeout(() => {
       if (this.#done) return;
@@ -439,7 +441,7 @@ class ConnectionBase extends EventEmitter {
   [RESTARTED]() {}
 
   /** A session view changed (client.js owns the views). */
-  [VIEW_CHANGED]() {}
+  [VIEW_CHANGED](_id) {}
 
   /** For client.js and unit tests: state that belongs to this class. */
   get [INTERNAL]() {
@@ -453,6 +455,7 @@ class ConnectionBase extends EventEmitter {
       request: (method, params, callOptions, hooks) => this.#request(method, params, callOptions, hooks),
       nativeError: (err) => this.#nativeError(err),
       report: (err, where) => this.#report(err, where),
+      emit: (name, ...args) => this.#emit(name, ...args),
     };
     return this.#internal;
   }

@@ -9,9 +9,6 @@
 const { native } = require('./loader.js');
 const { AcpError, RpcError, fromRpcError, fromFailure, abortError } = require('./errors.js');
 
-// Agent requests answered with an outcome whatever the handler throws.
-const ALWAYS_AN_OUTCOME = new Set(['session/request_permission', 'elicitation/create']);
-
 // Item kinds, as the core numbers them (crates/acp-core/src/connection/event.rs).
 // Read from the binary when the first dispatcher is made, not at require
 // time: a bundle must be able to call loadNativeBinding first.
@@ -29,6 +26,15 @@ function readKinds() {
     k.trace,
     k.viewChanged,
   ];
+}
+
+/** The full params the core keeps while request `token` waits. */
+function fullParams(conn, token, method) {
+  const text = conn.fullParams(token);
+  if (text === null || text === undefined) {
+    throw new AcpError('ERR_ACP_CLOSED', `the request ${method} was answered: its full params are gone`);
+  }
+  return text;
 }
 
 function isThenable(v) {
@@ -157,8 +163,8 @@ class Dispatcher {
       return;
     }
     // Acknowledged once: by the handlers settling, or by closing(). Kept
-    // in a set only while it waits (a race against a Promise that settles
-    // at close kept every batch's reaction until then: ~0.4 KB each).
+    // in a set only while it waits, not in a race against a close Promise:
+    // that would keep every batch's reaction alive until the close.
     const ack = () => {
       if (this.#held.delete(ack)) this.#ack(conn);
     };
@@ -235,8 +241,12 @@ class Dispatcher {
     }
   }
 
-  #request(token, msg) {
+  #request(token, item) {
     const conn = this.#conn;
+    // Params over maxHandlerParamsBytes come cut, wrapped by the core (an
+    // agent's message always has a method, the wrapper never does).
+    const cut = item.method === undefined;
+    const msg = cut ? item.request : item;
     const handler = this.#handlers.requestHandler(msg.method);
     if (!handler) {
       conn.respondError(token, -32601, `Method not found: ${msg.method}`);
@@ -244,7 +254,13 @@ class Dispatcher {
     }
     const controller = new AbortController();
     this.#running.set(token, controller);
-    const context = { signal: controller.signal, method: msg.method, requestId: msg.id };
+    const context = {
+      signal: controller.signal,
+      method: msg.method,
+      requestId: msg.id,
+      paramsCut: cut,
+      rawParams: cut ? () => fullParams(conn, token, msg.method) : () => JSON.stringify(msg.params ?? null),
+    };
     let result;
     try {
       result = handler(msg.params, context);
@@ -275,20 +291,14 @@ class Dispatcher {
   }
 
   /**
-   * A handler failed. An `RpcError` is the host's chosen answer, sent as it
-   * is, except to a permission or elicitation request: those always get an
-   * outcome (`cancelled`, see the core's replies.rs), because real agents
-   * (codex-acp) take an error there as a broken turn and stop answering
-   * the session. Anything else is a fault: reported, and the agent gets
-   * -32603 without the host's message (permission, elicitation: cancelled).
+   * A handler failed. An `RpcError` is the host's chosen answer, forwarded
+   * as it is; anything else is a fault: reported, and the agent gets -32603
+   * without the host's message. Which methods get an outcome instead of
+   * an error (permission, elicitation) is the core's rule (replies.rs).
    */
   #replyError(conn, token, method, err) {
     this.#running.delete(token);
     if (err instanceof RpcError || (err?.name === 'RpcError' && Number.isInteger(err?.rpcCode))) {
-      if (ALWAYS_AN_OUTCOME.has(method)) {
-        conn.respondError(token, err.rpcCode, String(err.message));
-        return;
-      }
       let data;
       try {
         data = err.data === undefined ? undefined : JSON.stringify(err.data);

@@ -2,31 +2,16 @@
 
 /**
  * Every error this package produces: a plain `Error` with a stable `code`.
- *
- * | code | when | extra fields |
- * |---|---|---|
- * | ERR_ACP_RPC | the agent answered with a JSON-RPC error | rpcCode, data, method |
- * | ERR_ACP_SPAWN | the agent could not be started | errno, command |
- * | ERR_ACP_CLOSED | the agent exited (or was closed) before answering | exitCode, signal, stderrTail, reason, method |
- * | ERR_ACP_TIMEOUT | no answer within the timeout | method, timeoutMs, stderrTail (initialize) |
- * | ERR_ACP_PROTOCOL | the agent broke the protocol (e.g. wrong protocolVersion) | method, result |
- * | ERR_ACP_ABORTED | the caller's AbortSignal fired | method |
- * | ERR_ACP_BACKPRESSURE | the agent is not reading its stdin and the write queue is full | |
- * | ERR_ACP_INVALID_ARGUMENT | a call was made with arguments that cannot be sent | argument |
- * | ERR_ACP_NATIVE_BINDING | the native binary could not be loaded | platform, triple, tried |
- * | ERR_ACP_UNSAFE_PATH | a file to write has a symlink, FIFO, device… at its path | path, fileType |
- * | ERR_ACP_AGENT_INDEX | the agent index is malformed (after fallbacks: see AgentManager.index) | source |
- * | ERR_ACP_AGENT_NOT_FOUND | no agent of that id in the index or the presets | id |
- * | ERR_ACP_AGENT_NOT_INSTALLED | launch with `install: false` of an agent not installed | id, version |
- * | ERR_ACP_AGENT_DOWNLOAD | a download failed, stalled, was cut short, too big, or re-encoded | url, status, bytes, expectedBytes, maxBytes |
- * | ERR_ACP_AGENT_INTEGRITY | a download's SHA-256 is not the index's | url, expected, actual |
- * | ERR_ACP_AGENT_ARCHIVE | an archive breaks an extraction rule (path, link, device, caps) | |
- * | ERR_ACP_AGENT_INSTALL | npm/pip failed, no distribution for this platform, no entry to launch | id, output |
+ * The codes and their meanings are defined once, in
+ * crates/acp-core/src/vocabulary.rs; docs/error-codes.md lists them with
+ * the fields each carries.
  */
 class AcpError extends Error {
+  /** @type {'AcpError'} */
+  name = 'AcpError';
+
   constructor(code, message, fields) {
     super(message);
-    this.name = 'AcpError';
     this.code = code;
     if (fields) {
       for (const [k, v] of Object.entries(fields)) {

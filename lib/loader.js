@@ -48,7 +48,10 @@ function isMusl() {
     return readFileSync('/usr/bin/ldd', 'latin1').includes('musl');
   } catch {
     // No ldd (distroless images): a glibc Node reports its glibc version.
-    const header = process.report?.getReport?.().header;
+    const report = /** @type {{ header?: { glibcVersionRuntime?: string } } | undefined} */ (
+      process.report?.getReport?.()
+    );
+    const header = report?.header;
     return !header?.glibcVersionRuntime;
   }
 }

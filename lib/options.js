@@ -75,7 +75,9 @@ function normalize(options) {
   if (options.store !== undefined && !(options.store instanceof SessionStore)) {
     throw invalidArgument('options.store', 'must be a SessionStore (from SessionStore.open(dir))');
   }
-  const normalized = { ...DEFAULTS, ...options };
+  const normalized = { ...options };
+  // An option given as undefined is an option not given: it keeps its default.
+  for (const [name, value] of Object.entries(DEFAULTS)) if (normalized[name] === undefined) normalized[name] = value;
   // Checked here, with the defaults in: a bad value is always the caller's.
   for (const name of TIMEOUTS) {
     if (normalized[name] !== undefined) normalized[name] = check.timeout(`options.${name}`, normalized[name]);
@@ -84,6 +86,7 @@ function normalize(options) {
   normalized.builtins = { fs: fsOptions(options.fs), terminals: terminalOptions(options.terminals) };
   normalized.traceMaxPayloadBytes = bytesOption('traceMaxPayloadBytes', options.traceMaxPayloadBytes);
   normalized.historyMaxPayloadBytes = bytesOption('historyMaxPayloadBytes', options.historyMaxPayloadBytes);
+  normalized.maxHandlerParamsBytes = bytesOption('maxHandlerParamsBytes', options.maxHandlerParamsBytes);
   return normalized;
 }
 
@@ -103,6 +106,7 @@ function nativeOptions(o, hostMethods) {
     handlerTimeoutMs: o.handlerTimeoutMs,
     maxPendingAgentRequests: o.maxPendingAgentRequests,
     maxPendingAgentRequestBytes: o.maxPendingAgentRequestBytes,
+    maxHandlerParamsBytes: o.maxHandlerParamsBytes,
     builtinJobs: o.builtinJobs,
     closeGraceMs: o.closeGraceMs,
     termGraceMs: o.termGraceMs,

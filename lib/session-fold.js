@@ -1,7 +1,7 @@
 'use strict';
 
 // The plain JS reference fold of `session/update` streams: the same rules
-// as the core's `view` module (crates/acp-core/src/view/state.rs), which a
+// as the core's `view` module (crates/acp-core/src/view/fold.rs), which a
 // property test checks on random streams. Usable on its own by hosts that
 // fold updates themselves, and by the bench as the JS baseline.
 //
@@ -204,7 +204,7 @@ const MERGED = {
   usage_update: 'usage',
 };
 
-const hasOwn = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+const hasOwn = (o, k) => Object.hasOwn(o, k);
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Set an own property, even `__proto__`. */
@@ -245,6 +245,10 @@ function jsonEqual(a, b) {
   return true;
 }
 
+/** @typedef {import('../types/session-view').SessionFold} SessionFoldApi */
+/** @typedef {import('../types/session-view').SessionViewState} SessionViewState */
+
+/** @implements {SessionFoldApi} */
 class SessionFold {
   #limits;
   #next = 0;
@@ -257,7 +261,12 @@ class SessionFold {
   // maxTotalBytes (its keys are bounded by maxKeys, and a value is a line).
   #fieldBytes = { modes: 0, config: 0, commands: 0, info: 0, usage: 0 };
 
+  /**
+   * @param {string} sessionId
+   * @param {import('../types/session-view').SessionViewLimits} [limits]
+   */
   constructor(sessionId, limits = {}) {
+    /** @type {Record<keyof typeof DEFAULT_LIMITS, number>} */
     const l = { ...DEFAULT_LIMITS };
     for (const k of Object.keys(DEFAULT_LIMITS)) if (limits[k] !== undefined) l[k] = limits[k];
     l.maxEntries = Math.max(1, l.maxEntries);
@@ -265,12 +274,19 @@ class SessionFold {
     this.sessionId = sessionId;
     this.droppedEntries = 0;
     this.droppedKeys = 0;
+    /** @type {SessionViewState['plan']} */
     this.plan = null;
+    /** @type {SessionViewState['modes']} */
     this.modes = {};
+    /** @type {SessionViewState['config']} */
     this.config = {};
+    /** @type {SessionViewState['commands']} */
     this.commands = {};
+    /** @type {SessionViewState['info']} */
     this.info = {};
+    /** @type {SessionViewState['usage']} */
     this.usage = null;
+    /** @type {SessionViewState['stopReason']} */
     this.stopReason = null;
     this.running = false;
     this.pending = []; // { key, id, method, params }
@@ -417,7 +433,8 @@ class SessionFold {
       case 'plan': {
         const plan = {};
         for (const k of Object.keys(update)) if (k !== 'sessionUpdate') setKey(plan, k, update[k]);
-        this.plan = plan;
+        // Kept as the agent sent it: `entries` is not checked here.
+        this.plan = /** @type {SessionViewState['plan']} */ (plan);
         return;
       }
       case 'notice': {
@@ -541,6 +558,7 @@ class SessionFold {
   toJSON() {
     const entries = this.#entries.map(entryJSON);
     const keyed = (map) => {
+      /** @type {Record<string, any>} */
       const out = {};
       for (const [k, v] of map) setKey(out, k, v.fields);
       return out;
@@ -565,7 +583,9 @@ class SessionFold {
   }
 }
 
+/** @returns {import('../types/session-view').SessionEntry} */
 function entryJSON(e) {
+  /** @type {any} built field by field, by kind */
   const out = { index: e.index, kind: e.kind };
   switch (e.kind) {
     case 'tool_call':
@@ -589,6 +609,7 @@ function entryJSON(e) {
 }
 
 /** Default limits of a RecordingFold beyond the view's: sessions folded, prompts kept per session. */
+/** @type {Readonly<{ maxSessions: number, maxOpenRequests: number }>} */
 const RECORDING_LIMITS = Object.freeze({ maxSessions: 100, maxOpenRequests: 10_000 });
 
 /**
@@ -749,6 +770,10 @@ class RecordingFold {
  * Fold a recording (NDJSON trace records, as `acp-native record` and
  * `client.saveHistory()` write them) into `{ sessions: { id: state } }`,
  * every session in it, by the same rules as a live view.
+ *
+ * @param {string} text
+ * @param {import('../types/session-view').SessionViewLimits} [limits]
+ * @returns {{ sessions: Record<string, SessionViewState> }}
  */
 function foldRecording(text, limits) {
   const fold = new RecordingFold(limits, { maxSessions: Infinity, maxOpenRequests: Infinity });
@@ -762,6 +787,7 @@ function foldRecording(text, limits) {
     }
     fold.push(record);
   }
+  /** @type {Record<string, SessionViewState>} */
   const out = {};
   for (const sid of fold.sessionIds()) setKey(out, sid, fold.state(sid));
   return { sessions: out };
@@ -769,8 +795,8 @@ function foldRecording(text, limits) {
 
 /**
  * The number of the last change a view's state holds: not enumerable, so
- * a state compares and serializes as before; a copy made by JSON or
- * structuredClone loses it (then every change applies, as before).
+ * it stays out of comparisons and JSON; a copy made by JSON or
+ * structuredClone loses it (then every change applies to the copy).
  */
 function setSeq(state, seq) {
   Object.defineProperty(state, 'seq', { value: seq, writable: true, configurable: true, enumerable: false });

@@ -32,7 +32,7 @@ const FLUSH_MAX_EVENTS = 64;
  * longer in JSON than the bytes its limits count. The message texts come
  * apart, never escaped (`texts`): an entry's `$texts` lists `[block,
  * pieces]`, each block's text the next `pieces` texts joined
- * (crates/acp-core/src/view/state.rs, `snapshot_apart`).
+ * (crates/acp-core/src/view/json.rs, `snapshot_apart`).
  */
 function joinSnapshot(parts, texts) {
   const head = JSON.parse(parts[0]);
@@ -54,6 +54,7 @@ function joinSnapshot(parts, texts) {
     }
   }
   const keyed = (n) => {
+    /** @type {Record<string, any>} */
     const byId = {};
     for (let i = 0; i < n; i++) for (const [id, fields] of JSON.parse(parts[k++])) setKey(byId, id, fields);
     return byId;
@@ -113,6 +114,7 @@ function changesOf(parts) {
   return changes;
 }
 
+/** @extends {EventEmitter<import('../types/session-view').SessionViewEvents>} */
 class SessionView extends EventEmitter {
   #port; // { native(): the current native connection }
   #id;
@@ -127,10 +129,12 @@ class SessionView extends EventEmitter {
   #outbox = []; // changes taken, emitted from #next on
   #next = 0;
   #emitting = false;
+  #byStore; // opened by the session store (it forwards; the host's choice wins)
 
-  /** @internal Use `client.session()`. */
-  constructor(port, sessionId, options = {}) {
+  /** @internal Use `client.session()`; `byStore`: the session store opens it. */
+  constructor(port, sessionId, options = {}, byStore = false) {
     super();
+    this.#byStore = byStore;
     // Checked by client.session().
     const intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
     this.#port = port;
@@ -162,6 +166,11 @@ class SessionView extends EventEmitter {
       if (!ok(value)) return key;
     }
     return undefined;
+  }
+
+  /** @internal Opened by the session store, not by the host. */
+  get openedByStore() {
+    return this.#byStore;
   }
 
   /** @internal The view's id in the core (a restart gives a new one). */

@@ -7,7 +7,10 @@
 //                    any state → failed (unexpected exit, failed initialize)
 //   a restart goes back to starting.
 
+/** @typedef {import('../index').ClientState} ClientState */
+
 class StatusTracker {
+  /** @type {ClientState} */
   state = 'starting';
   sessions = new Set();
   promptsInFlight = 0;
@@ -20,6 +23,10 @@ class StatusTracker {
     this.#emit = emit;
   }
 
+  /**
+   * @param {ClientState} state
+   * @param {string} [reason]
+   */
   set(state, reason) {
     if (state === this.state) return;
     const previous = this.state;

@@ -98,7 +98,10 @@ class SessionStore {
     return settle(await this.#live().get(id, false));
   }
 
-  /** One stored session with its view and journal, as a self-describing object (JSON-safe). */
+  /**
+   * One stored session with its view and journal, as a self-describing object (JSON-safe).
+   * @returns {Promise<import('../types/session-store').SessionExport>}
+   */
   async export(id) {
     check.string('id', id);
     const session = settle(await this.#live().get(id, true));

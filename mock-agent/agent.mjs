@@ -73,9 +73,13 @@ const textChunk = (kind, text) => ({ sessionUpdate: kind, content: { type: 'text
 let nextRequest = 1;
 const waiting = new Map(); // our request id → resolve
 /** Send request METHOD (after the text `before`, in the same write). */
-function ask(method, params, before = '') {
+// `swap`: [placeholder JSON, text] put in the line as it is (a big value
+// costs the agent no tree).
+function ask(method, params, before = '', swap = undefined) {
   const id = stringIds ? `srv_${(nextRequest++).toString(16).padStart(16, '0')}` : nextRequest++;
-  process.stdout.write(before + JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+  let line = JSON.stringify({ jsonrpc: '2.0', id, method, params });
+  if (swap) line = line.replace(swap[0], () => swap[1]);
+  process.stdout.write(before + line + '\n');
   return new Promise((resolve) => waiting.set(JSON.stringify(id), resolve));
 }
 
@@ -236,16 +240,23 @@ async function runScript(id, params) {
           rawInput: { command: 'rm -rf build' },
         };
         send(update(sessionId, { sessionUpdate: 'tool_call', ...toolCall }));
-        const reply = await ask('session/request_permission', {
-          sessionId,
-          toolCall,
-          options: [
-            { optionId: 'allow_once', name: 'Allow once', kind: 'allow_once' },
-            { optionId: 'allow_always', name: 'Always allow', kind: 'allow_always' },
-            { optionId: 'reject_once', name: 'Reject', kind: 'reject_once' },
-            { optionId: 'reject_always', name: 'Always reject', kind: 'reject_always' },
-          ],
-        });
+        // `permission:N`: the request's rawInput is N zeros, `[0,0,…]`.
+        const zeros = Number(arg) > 0 ? ['"$zeros"', `[${'0,'.repeat(Number(arg) - 1)}0]`] : undefined;
+        const reply = await ask(
+          'session/request_permission',
+          {
+            sessionId,
+            toolCall: zeros ? { ...toolCall, rawInput: '$zeros' } : toolCall,
+            options: [
+              { optionId: 'allow_once', name: 'Allow once', kind: 'allow_once' },
+              { optionId: 'allow_always', name: 'Always allow', kind: 'allow_always' },
+              { optionId: 'reject_once', name: 'Reject', kind: 'reject_once' },
+              { optionId: 'reject_always', name: 'Always reject', kind: 'reject_always' },
+            ],
+          },
+          '',
+          zeros,
+        );
         const outcome = reply.result?.outcome;
         const allowed = outcome?.outcome === 'selected' && String(outcome.optionId).startsWith('allow');
         send(

@@ -3,7 +3,9 @@
 // their `@ts-expect-error` lines) and every code snippet of README.md and
 // docs/*.md, under TypeScript's node16, nodenext and bundler module
 // settings. Run by `npm test`. A snippet whose fence says `no-check` is
-// skipped (e.g. one showing both require and import).
+// skipped (e.g. one showing both require and import). Then the JS itself:
+// lib/ and index.js checked from their JSDoc (tsconfig.lib.json), and
+// their exports against index.d.ts (__test__/types/lib-exports.ts).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -83,5 +85,12 @@ for (const run of runs) {
   }
 }
 rmSync(out, { recursive: true, force: true });
+try {
+  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.lib.json')], { cwd: root, stdio: 'pipe' });
+  passed.push('lib/ (checkJs)');
+} catch (err) {
+  failed = true;
+  console.error(`types: lib/ (checkJs) FAILED\n${err.stdout}${err.stderr}`);
+}
 if (!failed) console.log(`✔ types: ${files.length} doc snippets and the type tests, under ${passed.join(', ')}`);
 process.exit(failed ? 1 : 0);

@@ -137,7 +137,7 @@ for (const [name, def] of Object.entries(defs)) {
   } else if (name.endsWith('Notification')) entry.notification = name;
   else entry.params = name;
 }
-const table = (title, side, pick) => {
+const table = (side, pick) => {
   const rows = Object.entries(byMethod)
     .filter(([, e]) => e.side === side && pick(e))
     .sort(([a], [b]) => a.localeCompare(b));
@@ -146,17 +146,17 @@ const table = (title, side, pick) => {
 out +=
   '\n/** Requests the client sends the agent, by method: params, result, and whether the result is empty (only `_meta`). */\n';
 out += 'export interface AgentRequests {\n';
-for (const [m, e] of table('', 'agent', (e) => e.params && e.result)) {
+for (const [m, e] of table('agent', (e) => e.params && e.result)) {
   out += `  ${JSON.stringify(m)}: { params: ${e.params}; result: ${e.result}; empty: ${e.empty} };\n`;
 }
 out += '}\n\n/** Notifications the client sends the agent, by method. */\nexport interface AgentNotifications {\n';
-for (const [m, e] of table('', 'agent', (e) => e.notification)) out += `  ${JSON.stringify(m)}: ${e.notification};\n`;
+for (const [m, e] of table('agent', (e) => e.notification)) out += `  ${JSON.stringify(m)}: ${e.notification};\n`;
 out += '}\n\n/** Requests the agent sends the client, by method. */\nexport interface ClientRequests {\n';
-for (const [m, e] of table('', 'client', (e) => e.params && e.result)) {
+for (const [m, e] of table('client', (e) => e.params && e.result)) {
   out += `  ${JSON.stringify(m)}: { params: ${e.params}; result: ${e.result}; empty: ${e.empty} };\n`;
 }
 out += '}\n\n/** Notifications the agent sends the client, by method. */\nexport interface ClientNotifications {\n';
-for (const [m, e] of table('', 'client', (e) => e.notification)) out += `  ${JSON.stringify(m)}: ${e.notification};\n`;
+for (const [m, e] of table('client', (e) => e.notification)) out += `  ${JSON.stringify(m)}: ${e.notification};\n`;
 out += '}\n';
 if (check) {
   let committed = '';

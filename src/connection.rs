@@ -1,5 +1,6 @@
 use std::sync::Arc;
 
+use acp_core::rpc::RequestId;
 use acp_core::{Connection, ConnectionConfig};
 use napi::bindgen_prelude::Function;
 use napi::threadsafe_function::UnknownReturnValue;
@@ -70,7 +71,7 @@ impl AgentConnection {
         let timeout = timeout_ms.and_then(crate::options::millis);
         self.conn
             .request(&method, params.as_deref(), timeout)
-            .map(|id| id as i64)
+            .map(|id| id.get() as i64)
             .map_err(call_error)
     }
 
@@ -84,7 +85,7 @@ impl AgentConnection {
     /// Stop waiting for request `id`; with `notifyAgent`, send `$/cancel_request`.
     #[napi]
     pub fn abandon(&self, id: i64, notify_agent: bool) -> bool {
-        self.conn.abandon(id as u64, notify_agent)
+        self.conn.abandon(RequestId::new(id as u64), notify_agent)
     }
 
     /// Answer agent request `token` with a result (JSON text).
@@ -106,9 +107,16 @@ impl AgentConnection {
             .respond_error(token as u64, code, &message, data.as_deref())
     }
 
+    /// The agent's full params (JSON text) of request `token` while it
+    /// waits, when its handler was given them cut; null otherwise.
+    #[napi]
+    pub fn full_params(&self, token: i64) -> Option<String> {
+        self.conn.full_params(token as u64).map(|p| p.to_string())
+    }
+
     /// Answer agent request `token` with the error the host chose (a thrown
-    /// `RpcError`), as it is. The facade never sends one to a permission or
-    /// elicitation request: those get an outcome (`respond_error`).
+    /// `RpcError`): as it is, except that a permission or elicitation
+    /// request gets its cancelled outcome (the core's rule).
     #[napi]
     pub fn respond_chosen_error(
         &self,

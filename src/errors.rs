@@ -5,6 +5,7 @@
 
 use acp_core::connection::CallError;
 use acp_core::transport::SpawnError;
+use acp_core::vocabulary::ErrorCode;
 
 /// The `code` of an error the binding throws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,10 +23,10 @@ pub enum AcpStatus {
 impl AsRef<str> for AcpStatus {
     fn as_ref(&self) -> &str {
         match self {
-            AcpStatus::Spawn => "ERR_ACP_SPAWN",
-            AcpStatus::Closed => "ERR_ACP_CLOSED",
-            AcpStatus::Backpressure => "ERR_ACP_BACKPRESSURE",
-            AcpStatus::InvalidArgument => "ERR_ACP_INVALID_ARGUMENT",
+            AcpStatus::Spawn => ErrorCode::Spawn.as_str(),
+            AcpStatus::Closed => ErrorCode::Closed.as_str(),
+            AcpStatus::Backpressure => ErrorCode::Backpressure.as_str(),
+            AcpStatus::InvalidArgument => ErrorCode::InvalidArgument.as_str(),
             AcpStatus::Store(code) => code,
             AcpStatus::Napi(status) => status.as_ref(),
         }

@@ -38,6 +38,13 @@ pub fn item_kinds() -> std::collections::HashMap<String, u32> {
         .collect()
 }
 
+/// Every error code and client event with its meaning, as JSON (see
+/// `acp_core::vocabulary`): what index.d.ts and the docs are checked against.
+#[napi]
+pub fn vocabulary() -> String {
+    acp_core::vocabulary::to_json()
+}
+
 /// Connections registered with this thread's environment cleanup hook
 /// (agents not yet released): for tests that no hook accumulates.
 #[napi]

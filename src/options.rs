@@ -27,6 +27,8 @@ pub struct ConnectionOptions {
     pub max_pending_agent_requests: Option<u32>,
     /// Bytes of agent requests waiting for an answer, at most.
     pub max_pending_agent_request_bytes: Option<u32>,
+    /// Params bigger than this reach a request handler cut.
+    pub max_handler_params_bytes: Option<u32>,
     /// Blocking built-in jobs (file I/O, output replies) at once, at most.
     pub builtin_jobs: Option<u32>,
     pub close_grace_ms: Option<u32>,
@@ -163,6 +165,7 @@ impl From<ConnectionOptions> for ConnectionConfig {
                 o.max_pending_agent_request_bytes,
                 d.max_pending_agent_request_bytes,
             ),
+            max_handler_params_bytes: size(o.max_handler_params_bytes, d.max_handler_params_bytes),
             close_grace: o.close_grace_ms.map_or(d.close_grace, ms),
             term_grace: o.term_grace_ms.map_or(d.term_grace, ms),
             batch_max_messages: size(o.batch_max_messages, d.batch_max_messages),

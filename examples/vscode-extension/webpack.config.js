@@ -3,6 +3,7 @@
 // copied next to the bundle (build.mjs) and loaded with loadNativeBinding.
 // Nothing here handles `.node` files: acp-native never `require`s one that
 // webpack could see.
+// biome-ignore lint/suspicious/noRedundantUseStrict: a CommonJS file (no "type": "module"), where the directive is not redundant
 'use strict';
 const path = require('node:path');
 const webpack = require('webpack');

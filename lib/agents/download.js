@@ -31,6 +31,10 @@ function shown(url) {
  * Fetch `url` (following at most `maxRedirects`) and return the response
  * whose status is 2xx/304, with `accept-encoding: identity`. `headers` are
  * added to each request (e.g. If-None-Match).
+ *
+ * @param {string} url
+ * @param {{ headers?: Record<string, string>, maxRedirects?: number, signal?: AbortSignal, fetchImpl?: typeof fetch }} [options]
+ * @returns {Promise<Response>}
  */
 async function fetchFollowing(
   url,
@@ -85,6 +89,11 @@ async function fetchFollowing(
  * Read a response body, calling `onChunk(buf)` for each chunk, within the
  * limits. Resolves with `{bytes, sha256}`; rejects ERR_ACP_AGENT_DOWNLOAD
  * on a stall, timeout, overlong or short body.
+ *
+ * @param {Response} res
+ * @param {{ url: string, maxBytes: number, stallMs: number, deadline: number, abort: () => void,
+ *   onChunk: (buf: Uint8Array) => void, onProgress?: (progress: { receivedBytes: number, totalBytes?: number }) => void }} limits
+ * @returns {Promise<{ bytes: number, sha256: string }>}
  */
 async function readBody(res, { url, maxBytes, stallMs, deadline, abort, onChunk, onProgress }) {
   const declared = res.headers.get('content-length');
@@ -108,7 +117,8 @@ async function readBody(res, { url, maxBytes, stallMs, deadline, abort, onChunk,
     return { bytes, sha256: hash.digest('hex') };
   }
   const reader = res.body.getReader();
-  let stalled = false;
+  // Set by the timer: why the read below was aborted.
+  let stalled = /** @type {false | 'timeout' | 'stall'} */ (false);
   let timer;
   const arm = () => {
     clearTimeout(timer);
@@ -164,8 +174,15 @@ async function readBody(res, { url, maxBytes, stallMs, deadline, abort, onChunk,
  * ERR_ACP_AGENT_INTEGRITY), `maxBytes`, `timeoutMs`, `stallMs`,
  * `maxRedirects`, `onProgress({receivedBytes, totalBytes})`, `signal`.
  * Resolves with `{bytes, sha256}`.
+ *
+ * @param {string} url
+ * @param {string} file
+ * @param {{ sha256?: string, maxBytes?: number, timeoutMs?: number, stallMs?: number, maxRedirects?: number,
+ *   onProgress?: (progress: { receivedBytes: number, totalBytes?: number }) => void, signal?: AbortSignal,
+ *   fetchImpl?: typeof fetch }} [options]
  */
 async function downloadToFile(url, file, options = {}) {
+  /** @type {typeof DEFAULTS & typeof options} */
   const o = { ...DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) };
   const controller = new AbortController();
   const abort = () => controller.abort();

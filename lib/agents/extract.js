@@ -53,9 +53,17 @@ const inside = (root, p) => p === root || p.startsWith(root.endsWith(path.sep) ?
 
 /** The state of one extraction: budgets, the real root, files written. */
 class Target {
+  /**
+   * @param {string} dir
+   * @param {{ maxEntries?: number, maxTotalBytes?: number }} [limits] an unset or undefined limit is the default
+   */
   constructor(dir, limits) {
     this.root = fs.realpathSync.native(dir);
-    this.limits = { ...DEFAULT_LIMITS, ...limits };
+    // `??`, not a spread: `{maxEntries: undefined}` (a manager given no limits) keeps the default cap.
+    this.limits = {
+      maxEntries: limits?.maxEntries ?? DEFAULT_LIMITS.maxEntries,
+      maxTotalBytes: limits?.maxTotalBytes ?? DEFAULT_LIMITS.maxTotalBytes,
+    };
     this.entries = 0;
     this.bytes = 0;
     this.files = new Set(); // relative paths of regular files written, for hardlinks
@@ -185,6 +193,7 @@ class Target {
 /** Decompressed bytes of `file` as an async iterable, capped. */
 function decompressed(file, kind, target) {
   const source = fs.createReadStream(file);
+  /** @type {import('node:stream').Readable} */
   let out = source;
   if (kind === 'tar.gz') out = stream.pipeline(source, zlib.createGunzip(), () => {});
   // unbzip2-stream is an old-style stream: a PassThrough makes it iterable.
@@ -361,6 +370,11 @@ function extractZip(file, target) {
 /**
  * Unpack `file` (a `kind` from archiveKind) into the empty directory `dir`.
  * A raw binary is copied to `rawName` with the execute bit.
+ *
+ * @param {string} file
+ * @param {string} kind
+ * @param {string} dir
+ * @param {{ limits?: { maxEntries?: number, maxTotalBytes?: number }, rawName?: string }} [options]
  */
 async function extractArchive(file, kind, dir, { limits, rawName } = {}) {
   const target = new Target(dir, limits);

@@ -29,6 +29,10 @@ const { AcpError } = require('../errors.js');
  * `{command, args, env}` for the installed version in `dir`. Options:
  * `node` (a Node executable for npx agents), `electron` (default: whether
  * this process is Electron).
+ *
+ * @param {any} record the install record (store.js)
+ * @param {string} dir
+ * @param {{ node?: string, electron?: boolean }} [options]
  */
 function launchOptions(record, dir, { node, electron = Boolean(process.versions.electron) } = {}) {
   const abs = (rel) => path.join(dir, ...String(rel).split('/'));

@@ -14,7 +14,10 @@ const { installNpx, installUvx, installBinary } = require('./install.js');
 const { launchOptions } = require('./launch.js');
 const { probeAgent } = require('./probe.js');
 
+/** @type {Array<'binary' | 'npx' | 'uvx'>} */
 const KINDS = ['binary', 'npx', 'uvx'];
+
+/** @typedef {import('../../types/agents').AgentManager} AgentManagerApi */
 
 const notFound = (id) =>
   new AcpError(
@@ -44,6 +47,7 @@ function checkPreset(id, p) {
   };
 }
 
+/** @implements {AgentManagerApi} */
 class AgentManager {
   #o;
   #store;
@@ -51,7 +55,7 @@ class AgentManager {
   #presets;
 
   /**
-   * @param {object} options `storeDir` (absolute; required), `index` (URL or
+   * @param {import('../../types/agents').AgentManagerOptions} options `storeDir` (absolute; required), `index` (URL or
    * index object; default the public registry), `presets` ({id: {command,
    * args, env, name} or an agent entry}), `offline`, `node`, `python`,
    * `npmCommand`, `prefer` (distribution order), `limits`,
@@ -86,7 +90,10 @@ class AgentManager {
     return this.#store.dir;
   }
 
-  /** The checked index (loaded once; `{refresh: true}` loads it again). */
+  /**
+   * The checked index (loaded once; `{refresh: true}` loads it again).
+   * @param {Parameters<AgentManagerApi['index']>[0]} [options]
+   */
   async index({ refresh = false, signal } = {}) {
     if (!this.#index || refresh) {
       const loading = loadIndex({
@@ -176,6 +183,9 @@ class AgentManager {
    * Install `id` (the pinned version, else the index's), unless it already
    * is. Options: `version` (npx/uvx: another exact version), `onProgress`,
    * `signal`. Resolves `{id, version, dir, kind, installed: boolean}`.
+   * @param {string} id
+   * @param {Parameters<AgentManagerApi['install']>[1]} [options]
+   * @returns {ReturnType<AgentManagerApi['install']>}
    */
   async install(id, { version, onProgress, signal } = {}) {
     const entry = await this.#entry(id);
@@ -249,6 +259,8 @@ class AgentManager {
    * Install the index's version of `id` unless it is pinned; older
    * versions are removed when `prune` is set. Resolves
    * `{id, from, to, updated}`.
+   * @param {string} id
+   * @param {Parameters<AgentManagerApi['update']>[1]} [options]
    */
   async update(id, { prune = false, onProgress, signal } = {}) {
     await this.index({ refresh: true, signal });
@@ -264,7 +276,11 @@ class AgentManager {
     return { id, from: before, to: result.version, updated: result.installed };
   }
 
-  /** Remove `id` (one `version`, or all); resolves whether anything was removed. */
+  /**
+   * Remove `id` (one `version`, or all); resolves whether anything was removed.
+   * @param {string} id
+   * @param {Parameters<AgentManagerApi['remove']>[1]} [options]
+   */
   async remove(id, { version } = {}) {
     check.string('id', id);
     return this.#store.remove(id, version);
@@ -284,6 +300,8 @@ class AgentManager {
    * AcpClient options (`{command, args, env}`) that run `id`, installed
    * first unless `install: false`. Spread them into `new AcpClient` /
    * `AcpClient.connect` with your own options.
+   * @param {string} id
+   * @param {Parameters<AgentManagerApi['launch']>[1]} [options]
    */
   async launch(id, { install = true, onProgress, signal } = {}) {
     const entry = await this.#entry(id);
@@ -305,6 +323,8 @@ class AgentManager {
    * version; `refresh: true` probes again. `env` (and `replaceEnv`) as
    * the host will launch it: a probe with other variables is another
    * question, so pass `refresh` when they change.
+   * @param {string} id
+   * @param {Parameters<AgentManagerApi['probe']>[1]} [options]
    */
   async probe(id, { refresh = false, cwd, timeoutMs, signal, env, replaceEnv } = {}) {
     const entry = await this.#entry(id);

@@ -21,7 +21,13 @@ function tail(text, max = 4096) {
   return s.length > max ? s.slice(-max) : s;
 }
 
-/** Probe the agent launched with `clientOptions`; never rejects. */
+/**
+ * Probe the agent launched with `clientOptions`; never rejects.
+ *
+ * @param {import('../../index').AcpClientOptions} clientOptions
+ * @param {{ cwd?: string, timeoutMs?: number, signal?: AbortSignal }} [options]
+ * @returns {Promise<import('../../types/agents').AgentProbe>}
+ */
 async function probeAgent(clientOptions, { cwd, timeoutMs = 30_000, signal } = {}) {
   const { AcpClient } = require('../client.js');
   // The probe's session gets a scratch directory of its own unless told: nothing an agent writes there stays.

@@ -52,7 +52,13 @@ function bundled() {
   return { ...checkIndex(require('./registry-snapshot.json'), 'the bundled snapshot'), source: 'bundled' };
 }
 
-/** Fetch `url` as text with the cached ETag; `{status: 200|304, text, etag}`. */
+/**
+ * Fetch `url` as text with the cached ETag; `{status: 200|304, text, etag}`.
+ *
+ * @param {string} url
+ * @param {string | undefined} etag
+ * @param {{ timeoutMs?: number, signal?: AbortSignal, fetchImpl?: typeof fetch }} [options]
+ */
 async function fetchIndex(url, etag, { timeoutMs = 30_000, signal, fetchImpl } = {}) {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
@@ -85,6 +91,9 @@ async function fetchIndex(url, etag, { timeoutMs = 30_000, signal, fetchImpl } =
  * The checked index: `{version, agents, problems, source, stale?, error?}`,
  * `source` one of 'object', 'network', 'cache', 'bundled'. With `offline`
  * the network is not tried. `error` says why a fallback was used.
+ *
+ * @param {{ index?: string | import('../../types/agents').RegistryIndex, cacheDir?: string, offline?: boolean,
+ *   timeoutMs?: number, signal?: AbortSignal, fetchImpl?: typeof fetch }} [options]
  */
 async function loadIndex({ index = DEFAULT_INDEX_URL, cacheDir, offline = false, timeoutMs, signal, fetchImpl } = {}) {
   if (index !== null && typeof index === 'object')

@@ -178,6 +178,13 @@ class Store {
   /**
    * Run `fn` holding the install lock of id@version. A lock whose holder
    * is dead (same host) or older than `staleMs` is taken over.
+   *
+   * @template T
+   * @param {string} id
+   * @param {string} version
+   * @param {() => Promise<T>} fn
+   * @param {{ staleMs?: number, pollMs?: number, signal?: AbortSignal }} [options]
+   * @returns {Promise<T>}
    */
   async withLock(id, version, fn, { staleMs = 15 * 60_000, pollMs = 200, signal } = {}) {
     this.ensure();

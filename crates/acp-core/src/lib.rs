@@ -13,6 +13,8 @@
 //!
 //! [`connection`] wires the three together and hands everything the agent
 //! says to a [`connection::DeliverySink`] as ordered batches of JSON text.
+//!
+//! [`vocabulary`] names every error code and client event, once.
 
 pub mod acp;
 pub mod builtin;
@@ -21,6 +23,7 @@ pub mod rpc;
 pub mod store;
 pub mod transport;
 pub mod view;
+pub mod vocabulary;
 
 pub use connection::{Connection, ConnectionConfig, DeliverySink, ExitInfo};
 pub use transport::AgentCommand;

@@ -6,18 +6,22 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use acp_core::connection::Batch;
+use acp_core::rpc::RequestId;
 use acp_core::{AgentCommand, Connection, ConnectionConfig, DeliverySink};
 use serde_json::{json, Value};
 
-/// How long to wait for a delivery before calling it a hang: 10 s, times
-/// `ACP_TEST_TIME_SCALE` under an emulator (scripts/platform-test.mjs).
-fn guard() -> Duration {
-    let scale = std::env::var("ACP_TEST_TIME_SCALE")
+/// `ACP_TEST_TIME_SCALE` under an emulator (scripts/platform-test.mjs), else 1.
+fn time_scale() -> u32 {
+    std::env::var("ACP_TEST_TIME_SCALE")
         .ok()
         .and_then(|s| s.parse::<u32>().ok())
         .unwrap_or(1)
-        .max(1);
-    Duration::from_secs(10) * scale
+        .max(1)
+}
+
+/// How long to wait for a delivery before calling it a hang.
+fn guard() -> Duration {
+    Duration::from_secs(10) * time_scale()
 }
 
 /// An agent that stays up and never reads its stdin.
@@ -65,8 +69,9 @@ impl Harness {
                 args: args.iter().map(|s| s.to_string()).collect(),
                 ..Default::default()
             },
-            close_grace: Duration::from_millis(300),
-            term_grace: Duration::from_millis(300),
+            // Long enough for an emulated agent to exit on EOF by itself.
+            close_grace: Duration::from_millis(300) * time_scale(),
+            term_grace: Duration::from_millis(300) * time_scale(),
             ..Default::default()
         };
         tune(&mut config);
@@ -111,11 +116,11 @@ impl Harness {
     }
 
     /// Items up to and including the answer to request `id`.
-    fn until_answer(&mut self, id: u64) -> Vec<Value> {
+    fn until_answer(&mut self, id: RequestId) -> Vec<Value> {
         let mut seen = Vec::new();
         loop {
             let item = self.next();
-            let done = (item[0] == 2 || item[0] == 3) && item[1] == id;
+            let done = (item[0] == 2 || item[0] == 3) && item[1] == id.get();
             seen.push(item);
             if done {
                 return seen;
@@ -313,7 +318,9 @@ fn an_agent_that_stops_reading_makes_sends_fail_with_backpressure() {
         matches!(err, acp_core::connection::CallError::Backpressure(_)),
         "{err}"
     );
-    // The pipe took some lines directly, the queue the rest up to its limit.
-    assert!(sent >= 4, "{sent}");
+    // The queue alone holds this many; whatever the pipe took already is on
+    // top (none yet, at times, under Wine).
+    let queue_holds = (1 << 20) / (big.len() + 1);
+    assert!(sent >= queue_holds, "{sent} < {queue_holds}");
     h.conn.kill();
 }

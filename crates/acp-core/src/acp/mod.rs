@@ -3,12 +3,17 @@
 //! check, and the answers owed to the agent when a request is cancelled.
 
 mod capabilities;
+mod handler_params;
 pub mod methods;
+mod params;
 mod replies;
 mod version;
 
 pub use capabilities::client_capabilities;
+pub use handler_params::bounded_request;
+pub use params::session_id_of;
 pub use replies::{
-    cancelled_reply, error_reply, failure_reply, is_cancellable, sanitize_reply, Reply,
+    cancelled_reply, chosen_error_reply, error_reply, failure_reply, is_cancellable,
+    sanitize_reply, Reply,
 };
 pub use version::{check_initialize_result, PROTOCOL_VERSION};

@@ -50,8 +50,7 @@ pub fn failure_reply(method: &str, message: &str) -> Reply {
 /// handler). A permission request then gets no error (agents treat that
 /// as a crash of the tool call): it is answered `cancelled` instead; so is
 /// a failed elicitation. An elicitation nobody handles gets -32601 like
-/// any unhandled request. (An error the host chose is sent as it is, see
-/// `Connection::respond_chosen_error`.)
+/// any unhandled request. (An error the host chose: [`chosen_error_reply`].)
 pub fn error_reply(method: &str, code: i64, message: &str, data: Option<&str>) -> Reply {
     match method {
         SESSION_REQUEST_PERMISSION => cancelled_reply(method),
@@ -62,6 +61,27 @@ pub fn error_reply(method: &str, code: i64, message: &str, data: Option<&str>) -
             data: data.map(str::to_string),
         },
     }
+}
+
+/// The reply for an error the host chose (an `RpcError` its handler
+/// threw): sent as it is, except to a request that always gets an
+/// outcome. Permission and elicitation requests are answered `cancelled`
+/// (`cancel`) whatever the host chose, because real agents take an error
+/// there as a broken turn (codex-acp stops answering the session).
+pub fn chosen_error_reply(method: &str, code: i64, message: &str, data: Option<&str>) -> Reply {
+    if always_an_outcome(method) {
+        return cancelled_reply(method);
+    }
+    Reply::Error {
+        code,
+        message: message.to_string(),
+        data: data.map(str::to_string),
+    }
+}
+
+/// Requests answered with an outcome whatever the host's handler does.
+fn always_an_outcome(method: &str) -> bool {
+    method == SESSION_REQUEST_PERMISSION || method == ELICITATION_CREATE
 }
 
 /// Check what a handler returned (as JSON text) before it goes on the wire.
@@ -175,6 +195,28 @@ mod tests {
         assert_eq!(
             error_reply(SESSION_REQUEST_PERMISSION, -32601, "x", None),
             Reply::Result(CANCELLED.into())
+        );
+    }
+
+    #[test]
+    fn a_chosen_error_is_sent_unless_the_method_always_gets_an_outcome() {
+        for code in [-32001, -32601, -32603] {
+            assert_eq!(
+                chosen_error_reply(SESSION_REQUEST_PERMISSION, code, "no", Some("{}")),
+                Reply::Result(CANCELLED.into())
+            );
+            assert_eq!(
+                chosen_error_reply(ELICITATION_CREATE, code, "no", None),
+                Reply::Result(r#"{"action":"cancel"}"#.into())
+            );
+        }
+        assert_eq!(
+            chosen_error_reply("_x/y", -32002, "not found", Some(r#"{"p":1}"#)),
+            Reply::Error {
+                code: -32002,
+                message: "not found".into(),
+                data: Some(r#"{"p":1}"#.into())
+            }
         );
     }
 

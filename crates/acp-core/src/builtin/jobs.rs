@@ -7,9 +7,9 @@
 //! checks between chunks.
 //!
 //! The machine's share of the CPU for such work ([`Machine`]) goes to
-//! connections in turn, not to jobs in arrival order: one agent's four
+//! connections round-robin, not to jobs in arrival order: one agent's four
 //! huge reads queued first must not make another agent's small read wait
-//! for all four. A job also gives its turn up between chunks
+//! for all four. A job also gives its CPU share up between chunks
 //! ([`Cancel::checkpoint`]) once it has computed for [`SLICE`] while another
 //! connection waits, so no single job holds the others back for long.
 
@@ -24,11 +24,11 @@ use tokio::task::JoinHandle;
 use super::error::BuiltinError;
 
 /// Raised when the request the work answers was settled without it; also
-/// carries the job's turn on the machine while the work computes.
+/// carries the job's CPU share on the machine while the work computes.
 #[derive(Debug, Clone, Default)]
 pub struct Cancel {
     flag: Arc<AtomicBool>,
-    turn: Arc<Mutex<Option<Turn>>>,
+    cpu_share: Arc<Mutex<Option<CpuShare>>>,
     commit: Arc<Mutex<Commit>>,
 }
 
@@ -68,10 +68,10 @@ impl Cancel {
     }
 
     /// Between chunks of work: let another connection's job compute if
-    /// this one has had its slice (blocks until its turn comes back), then
+    /// this one has had its slice (blocks until its CPU share comes back), then
     /// say whether the work is still wanted (true: stop).
     pub fn checkpoint(&self) -> bool {
-        Turn::share(&mut lock(&self.turn));
+        CpuShare::pass_on(&mut lock(&self.cpu_share));
         self.requested()
     }
 
@@ -101,15 +101,15 @@ impl Cancel {
         RaiseOnDrop(self.clone())
     }
 
-    /// The work computes with `turn` (none: it runs without one).
-    fn begin(&self, turn: Option<Turn>) {
-        *lock(&self.turn) = turn;
+    /// The work computes with `share` (none: it runs without one).
+    fn begin(&self, share: Option<CpuShare>) {
+        *lock(&self.cpu_share) = share;
     }
 
     /// The computing is done (what is left is waiting for the agent to
     /// read its reply): give the machine's share to another job.
-    pub fn end_turn(&self) {
-        lock(&self.turn).take();
+    pub fn end_cpu_share(&self) {
+        lock(&self.cpu_share).take();
     }
 }
 
@@ -157,26 +157,26 @@ pub fn lower_thread_priority() {
 /// the machine, between two of its checkpoints.
 const SLICE: Duration = Duration::from_millis(2);
 
-/// How long a new job of an agent holding no turn waits for one before it
-/// runs without (see [`Machine::gives_up`]): the job holding the turn may
+/// How long a new job of an agent holding no CPU share waits for one before it
+/// runs without (see [`Machine::gives_up`]): the job holding the CPU share may
 /// not reach its next checkpoint soon, stuck in the kernel (a read from a
 /// dead network mount) or merely not given a CPU by the OS on a busy
 /// machine, and another agent's built-in must not wait for that.
 const GUEST_WAIT: Duration = Duration::from_millis(10);
 
-/// How long a job that handed its turn over waits for the next before it
-/// runs without (its agent holding no turn meanwhile).
+/// How long a job that handed its CPU share over waits for the next before it
+/// runs without (its agent holding no CPU share meanwhile).
 const MACHINE_WAIT: Duration = Duration::from_secs(1);
 
-/// One job waiting for a turn.
+/// One job waiting for a CPU share.
 #[derive(Default)]
 struct Ticket {
-    /// Set under the machine's lock when the turn is given.
+    /// Set under the machine's lock when the CPU share is given.
     granted: AtomicBool,
     wake: Notify,
 }
 
-/// A connection's jobs waiting for turns, oldest first.
+/// A connection's jobs waiting for CPU shares, oldest first.
 struct Waiting {
     conn: u64,
     tickets: VecDeque<Arc<Ticket>>,
@@ -184,19 +184,19 @@ struct Waiting {
 
 struct MachineState {
     free: usize,
-    /// Connections with jobs waiting, in the order they get turns: one
-    /// that just had a turn goes to the back.
+    /// Connections with jobs waiting, in the order they get CPU shares: one
+    /// that just had a CPU share goes to the back.
     waiting: VecDeque<Waiting>,
-    /// Turns held, by connection.
+    /// CPU shares held, by connection.
     running: HashMap<u64, usize>,
 }
 
-/// Turns shared by every connection of the process: built-in work takes
+/// CPU shares for every connection of the process: built-in work takes
 /// all cores but one at most, so the JS thread and the runtime worker
-/// always have a core. (On 2 cores, two jobs of one agent scanning a
-/// sparse file kept the JS thread waiting for a CPU 70 ms at a time, even
-/// at a lower priority.) Fair between connections: a connection with no
-/// turn is served before one that has one, the others in turn.
+/// always have a core (a lower priority alone does not: the scheduler
+/// still lets jobs keep the JS thread waiting for a CPU). Fair between
+/// connections: a connection with no CPU share is served before one that
+/// has one, the others round-robin.
 pub struct Machine {
     state: Mutex<MachineState>,
     /// [`GUEST_WAIT`], unless a test says otherwise.
@@ -204,10 +204,10 @@ pub struct Machine {
 }
 
 impl Machine {
-    fn new(turns: usize, guest_wait: Duration) -> Self {
+    fn new(cpu_shares: usize, guest_wait: Duration) -> Self {
         Self {
             state: Mutex::new(MachineState {
-                free: turns.max(1),
+                free: cpu_shares.max(1),
                 waiting: VecDeque::new(),
                 running: HashMap::new(),
             }),
@@ -227,9 +227,9 @@ impl Machine {
         lock(&self.state)
     }
 
-    /// Wait for a turn for a new job of connection `conn`; `None` when
+    /// Wait for a CPU share for a new job of connection `conn`; `None` when
     /// none came in time (the job runs without one).
-    async fn turn(&'static self, conn: u64) -> Option<Turn> {
+    async fn cpu_share(&'static self, conn: u64) -> Option<CpuShare> {
         let wait = self.guest_wait;
         let ticket = Arc::new(Ticket::default());
         self.lock().enqueue(conn, &ticket);
@@ -239,7 +239,7 @@ impl Machine {
             ticket: Some(ticket.clone()),
         };
         // Aborted while waiting: `pending` withdraws the ticket (or gives
-        // back the turn granted meanwhile).
+        // back the CPU share granted meanwhile).
         while tokio::time::timeout(wait, ticket.wake.notified())
             .await
             .is_err()
@@ -251,11 +251,11 @@ impl Machine {
         pending.settle()
     }
 
-    /// A job of `conn` waited in vain for a turn: it runs without one
-    /// unless its own connection holds one. The turns are then held by
+    /// A job of `conn` waited in vain for a CPU share: it runs without one
+    /// unless its own connection holds one. The CPU shares are then held by
     /// jobs that did not reach their checkpoints in time, which must not
     /// hold up the other agents' built-ins; a job of an agent that holds
-    /// a turn only waits for its own agent's work.
+    /// a CPU share only waits for its own agent's work.
     fn gives_up(&self, conn: u64) -> bool {
         !self.lock().running.contains_key(&conn)
     }
@@ -273,7 +273,7 @@ impl MachineState {
         self.grant();
     }
 
-    /// Give the free turns to waiting jobs.
+    /// Give the free CPU shares to waiting jobs.
     fn grant(&mut self) {
         while self.free > 0 {
             let idle = self
@@ -307,7 +307,7 @@ impl MachineState {
         }
     }
 
-    /// A turn of `conn` ended: its waiting jobs go after the others'.
+    /// A CPU share of `conn` ended: its waiting jobs go after the others'.
     fn release(&mut self, conn: u64) {
         self.free += 1;
         if let Some(n) = self.running.get_mut(&conn) {
@@ -328,7 +328,7 @@ impl MachineState {
     }
 }
 
-/// A ticket being waited for: settled into a turn or withdrawn, also when
+/// A ticket being waited for: settled into a CPU share or withdrawn, also when
 /// the waiter is dropped.
 struct Pending {
     machine: &'static Machine,
@@ -337,11 +337,11 @@ struct Pending {
 }
 
 impl Pending {
-    fn settle(&mut self) -> Option<Turn> {
+    fn settle(&mut self) -> Option<CpuShare> {
         let ticket = self.ticket.take()?;
         let mut st = self.machine.lock();
         if ticket.granted.load(Ordering::Relaxed) {
-            return Some(Turn {
+            return Some(CpuShare {
                 machine: self.machine,
                 conn: self.conn,
                 since: Instant::now(),
@@ -354,14 +354,14 @@ impl Pending {
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        // A turn granted to a waiter gone is given back.
+        // A CPU share granted to a waiter gone is given back.
         drop(self.settle());
     }
 }
 
-/// A job's turn on the machine, given back when dropped.
+/// A job's CPU share on the machine, given back when dropped.
 #[derive(Debug)]
-pub struct Turn {
+pub struct CpuShare {
     machine: &'static Machine,
     conn: u64,
     since: Instant,
@@ -373,23 +373,23 @@ impl std::fmt::Debug for Machine {
     }
 }
 
-impl Turn {
-    /// Give the turn to another connection's job if this one has had its
-    /// slice and one waits; blocks (a blocking-pool thread) until a turn
+impl CpuShare {
+    /// Give the CPU share to another connection's job if this one has had its
+    /// slice and one waits; blocks (a blocking-pool thread) until a CPU share
     /// comes back (see [`Machine::gives_up`]).
-    fn share(slot: &mut Option<Turn>) {
-        let Some(turn) = slot.as_mut() else {
+    fn pass_on(slot: &mut Option<CpuShare>) {
+        let Some(share) = slot.as_mut() else {
             return;
         };
-        if turn.since.elapsed() < SLICE {
+        if share.since.elapsed() < SLICE {
             return;
         }
-        let (machine, conn) = (turn.machine, turn.conn);
+        let (machine, conn) = (share.machine, share.conn);
         let ticket = Arc::new(Ticket::default());
         {
             let mut st = machine.lock();
             if !st.others_wait(conn) {
-                turn.since = Instant::now();
+                share.since = Instant::now();
                 return;
             }
             // Given back here, under the same hold as the new ticket.
@@ -416,7 +416,7 @@ impl Turn {
     }
 }
 
-impl Drop for Turn {
+impl Drop for CpuShare {
     fn drop(&mut self) {
         self.machine.lock().release(self.conn);
     }
@@ -425,7 +425,7 @@ impl Drop for Turn {
 /// The job slots of one connection.
 pub struct Jobs {
     slots: Arc<Semaphore>,
-    /// This connection, for the machine's turns.
+    /// This connection, for the machine's CPU shares.
     id: u64,
     machine: &'static Machine,
     #[cfg(test)]
@@ -433,16 +433,17 @@ pub struct Jobs {
 }
 
 /// A job's right to run: one of its connection's slots and, while it
-/// computes, a turn on the machine.
+/// computes, a CPU share on the machine.
 pub struct Slot {
     _connection: OwnedSemaphorePermit,
-    turn: Option<Turn>,
+    cpu_share: Option<CpuShare>,
 }
 
 impl Slot {
-    /// The work starts: `cancel`'s checkpoints share the turn from now on.
+    /// The work starts: `cancel`'s checkpoints pass the CPU share on from now
+    /// on.
     pub fn begin(&mut self, cancel: &Cancel) {
-        cancel.begin(self.turn.take());
+        cancel.begin(self.cpu_share.take());
     }
 }
 
@@ -462,16 +463,16 @@ impl Jobs {
         }
     }
 
-    /// Wait for a free slot of this connection, then for a turn on the
+    /// Wait for a free slot of this connection, then for a CPU share on the
     /// machine (see [`Machine::gives_up`]); the work keeps the slot
     /// until it ends (even if the request was settled meanwhile, until it
     /// notices).
     pub async fn slot(&self) -> Option<Slot> {
         let connection = self.slots.clone().acquire_owned().await.ok()?;
-        let turn = self.machine.turn(self.id).await;
+        let cpu_share = self.machine.cpu_share(self.id).await;
         Some(Slot {
             _connection: connection,
-            turn,
+            cpu_share,
         })
     }
 
@@ -539,16 +540,19 @@ mod tests {
 
     /// Its waits are long: what a test sees does not depend on how soon
     /// a thread gets a CPU.
-    fn machine(turns: usize) -> &'static Machine {
-        Box::leak(Box::new(Machine::new(turns, Duration::from_secs(3600))))
+    fn machine(cpu_shares: usize) -> &'static Machine {
+        Box::leak(Box::new(Machine::new(
+            cpu_shares,
+            Duration::from_secs(3600),
+        )))
     }
 
     #[tokio::test]
-    async fn a_connection_waiting_gets_the_next_turn_before_one_that_had_it() {
+    async fn a_connection_waiting_gets_the_next_cpu_share_before_one_that_had_it() {
         let m = machine(1);
         let (a, b) = (Arc::new(Jobs::on(m, 4)), Arc::new(Jobs::on(m, 4)));
         let first = a.slot().await.unwrap();
-        assert!(first.turn.is_some());
+        assert!(first.cpu_share.is_some());
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut tasks = Vec::new();
         // A queues two more jobs, then B one: B is served next.
@@ -556,9 +560,9 @@ mod tests {
             let (jobs, order) = (Arc::clone(jobs), Arc::clone(&order));
             tasks.push(tokio::spawn(async move {
                 let slot = jobs.slot().await.unwrap();
-                lock(&order).push((name, slot.turn.is_some()));
+                lock(&order).push((name, slot.cpu_share.is_some()));
             }));
-            // It waits for its turn now (queued in this order).
+            // It waits for its CPU share now (queued in this order).
             tokio::task::yield_now().await;
         }
         assert!(lock(&order).is_empty());
@@ -570,14 +574,14 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_long_job_gives_its_turn_to_another_connection_at_a_checkpoint() {
+    async fn a_long_job_gives_its_cpu_share_to_another_connection_at_a_checkpoint() {
         let m = machine(1);
         let (a, b) = (Jobs::on(m, 1), Jobs::on(m, 1));
         let mut slot = a.slot().await.unwrap();
         let b_done = Arc::new(AtomicBool::new(false));
         let job_done = Arc::clone(&b_done);
-        // A job that would run until B has had a turn: it never ends
-        // unless its checkpoints hand the turn over.
+        // A job that would run until B has had a CPU share: it never ends
+        // unless its checkpoints hand the CPU share over.
         let job = tokio::task::spawn_blocking(move || {
             let cancel = Cancel::default();
             slot.begin(&cancel);
@@ -587,22 +591,22 @@ mod tests {
                 checkpoints += 1;
                 std::thread::sleep(Duration::from_micros(200));
             }
-            // Its turn came back after B's.
-            assert!(lock(&cancel.turn).is_some());
+            // Its CPU share came back after B's.
+            assert!(lock(&cancel.cpu_share).is_some());
             checkpoints
         });
         let got = b.slot().await.unwrap();
-        let had_turn = got.turn.is_some();
+        let had_cpu_share = got.cpu_share.is_some();
         b_done.store(true, Ordering::Relaxed);
         drop(got);
         assert!(job.await.unwrap() > 0);
-        // A turn, not the wait's end: the running job gave it.
-        assert!(had_turn);
-        assert_eq!(m.lock().free, 1, "every turn given back");
+        // A CPU share, not the wait's end: the running job gave it.
+        assert!(had_cpu_share);
+        assert_eq!(m.lock().free, 1, "every CPU share given back");
     }
 
     #[tokio::test]
-    async fn a_job_no_thread_can_run_gives_its_slot_and_turn_back_and_never_runs() {
+    async fn a_job_no_thread_can_run_gives_its_slot_and_cpu_share_back_and_never_runs() {
         let m = machine(1);
         let a = Jobs::on(m, 1);
         a.inject_no_thread();
@@ -614,23 +618,23 @@ mod tests {
             .unwrap_err();
         assert_eq!((err.reason, err.code), ("noThread", -32603));
         assert_eq!(a.free(), 1, "the connection's slot is free again");
-        assert_eq!(m.lock().free, 1, "and the machine's turn");
+        assert_eq!(m.lock().free, 1, "and the machine's CPU share");
         assert!(!ran.load(Ordering::Relaxed));
     }
 
     #[tokio::test(start_paused = true)]
-    async fn only_a_connection_holding_no_turn_runs_without_one_after_the_wait() {
+    async fn only_a_connection_holding_no_cpu_share_runs_without_one_after_the_wait() {
         let m = machine(1);
         let (a, b) = (Arc::new(Jobs::on(m, 2)), Jobs::on(m, 1));
         // A job that never reaches a checkpoint (stuck in the kernel).
         let stuck = a.slot().await.unwrap();
         let a2 = {
             let a = Arc::clone(&a);
-            tokio::spawn(async move { a.slot().await.map(|s| s.turn.is_some()) })
+            tokio::spawn(async move { a.slot().await.map(|s| s.cpu_share.is_some()) })
         };
-        // B waits its time, then runs without a turn.
+        // B waits its time, then runs without a CPU share.
         let b1 = b.slot().await.unwrap();
-        assert!(b1.turn.is_none());
+        assert!(b1.cpu_share.is_none());
         drop(b1);
         // A's second job waits for A's own work, however long.
         tokio::time::sleep(Duration::from_secs(3600 * 5)).await;
@@ -640,11 +644,11 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_waiter_dropped_gives_back_the_turn_it_was_granted() {
+    async fn a_waiter_dropped_gives_back_the_cpu_share_it_was_granted() {
         let m = machine(1);
         let (a, b) = (Jobs::on(m, 1), Jobs::on(m, 1));
         let first = a.slot().await.unwrap();
-        let waiting = tokio::spawn(async move { b.slot().await.map(|s| s.turn.is_some()) });
+        let waiting = tokio::spawn(async move { b.slot().await.map(|s| s.cpu_share.is_some()) });
         tokio::task::yield_now().await;
         // Granted to B as A gives it back, then B's task is gone.
         drop(first);

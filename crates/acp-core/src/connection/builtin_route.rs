@@ -4,7 +4,6 @@
 //! way (and stop the work); the handler timeout does not apply (a
 //! `terminal/wait_for_exit` may rightly take long).
 
-use crate::rpc::IncomingRequest;
 use std::sync::{Arc, Mutex};
 
 use serde_json::value::RawValue;
@@ -12,6 +11,7 @@ use serde_json::value::RawValue;
 use super::shared::Shared;
 use crate::acp::Reply;
 use crate::builtin::{lower_thread_priority, BuiltinError, Cancel, Started};
+use crate::rpc::IncomingRequest;
 
 /// Serve request `token` here if a built-in handles `method`; false leaves
 /// it to the host. Called by the reader, in wire order.
@@ -35,7 +35,10 @@ pub(super) fn try_serve(
             });
             // Whoever settles the request first stops the work (the task
             // taking its own entry is its last step: that abort is a no-op).
-            shared.incoming.set_timer(token, task.abort_handle());
+            shared
+                .requests
+                .incoming
+                .set_timer(token, task.abort_handle());
         }
         Started::Blocking(work) => {
             let task_shared = Arc::clone(shared);
@@ -54,7 +57,7 @@ pub(super) fn try_serve(
                 // answered, so -32800 always means the work was not done.
                 let claimed = Arc::new(Mutex::new(None));
                 let (claim_shared, claim_into) = (Arc::clone(&task_shared), Arc::clone(&claimed));
-                cancel.on_commit(move || match claim_shared.incoming.take(token) {
+                cancel.on_commit(move || match claim_shared.requests.incoming.take(token) {
                     Some(req) => {
                         *claim_into.lock().unwrap_or_else(|e| e.into_inner()) = Some(req);
                         true
@@ -73,8 +76,8 @@ pub(super) fn try_serve(
                     let reply =
                         work(&job_cancel).map_or_else(BuiltinError::into_reply, Reply::Result);
                     // An agent slow to read its reply holds its own slot,
-                    // not the machine's turn.
-                    job_cancel.end_turn();
+                    // not the machine's CPU share.
+                    job_cancel.end_cpu_share();
                     // Backpressure, not loss: a big reply waits (holding
                     // its slot) for an agent slow to read its stdin, until
                     // the connection ends. Not until `job_cancel`: taking
@@ -99,7 +102,10 @@ pub(super) fn try_serve(
                     answer(&task_shared, token, error.into_reply());
                 }
             });
-            shared.incoming.set_timer(token, task.abort_handle());
+            shared
+                .requests
+                .incoming
+                .set_timer(token, task.abort_handle());
         }
     }
     true
@@ -114,14 +120,14 @@ fn answer(shared: &Arc<Shared>, token: u64, reply: Reply) {
 
 /// The request `reply` answers, unless it was settled already.
 fn take_answered(shared: &Shared, token: u64, reply: &Reply) -> Option<IncomingRequest> {
-    let req = shared.incoming.take(token)?;
+    let req = shared.requests.incoming.take(token)?;
     Some(logged(shared, req, reply))
 }
 
 /// Refusals (an escape attempt among them) belong in the logs.
 fn logged(shared: &Shared, req: IncomingRequest, reply: &Reply) -> IncomingRequest {
     if let Reply::Error { code, message, .. } = reply {
-        tracing::warn!(pid = shared.pid, method = %req.method, code, "built-in refused: {message}");
+        tracing::warn!(pid = shared.pid(), method = %req.method, code, "built-in refused: {message}");
     }
     req
 }

@@ -26,6 +26,10 @@ pub struct ConnectionConfig {
     /// Bytes of agent requests waiting for an answer, at most (one request
     /// of any size is always taken when none is waiting).
     pub max_pending_agent_request_bytes: usize,
+    /// Params of an agent request bigger than this (by the views'
+    /// `jsonSize`) reach a host handler cut with `$omitted` markers; the
+    /// full text stays available while the request waits.
+    pub max_handler_params_bytes: usize,
     /// How long a host handler may take to answer an agent request.
     pub handler_timeout: Option<Duration>,
     /// `close()`: how long to wait after stdin EOF before SIGTERM.
@@ -59,12 +63,14 @@ impl Default for ConnectionConfig {
             max_write_queue_bytes: 64 * 1024 * 1024,
             max_pending_agent_requests: 1024,
             max_pending_agent_request_bytes: 32 * 1024 * 1024,
+            max_handler_params_bytes: 4 * 1024 * 1024,
             handler_timeout: Some(Duration::from_secs(300)),
             close_grace: Duration::from_secs(2),
             term_grace: Duration::from_secs(1),
             batch_max_messages: 1024,
-            // Under V8's large-object size (128 KiB): measured fastest for
-            // both small and 16 KB messages, and the lowest peak RSS.
+            // Under V8's large-object size (128 KiB): a batch is then an
+            // ordinary string to the host, and bigger ones only hold more
+            // memory without delivering faster.
             batch_max_bytes: 64 * 1024,
             in_flight_batches: 2,
             builtins: BuiltinConfig::default(),

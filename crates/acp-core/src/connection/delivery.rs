@@ -33,8 +33,8 @@ pub(super) struct BatchLimits {
 /// Drain events into batches: one event when the stream is idle, as many
 /// as are ready (up to the limits) when there is a backlog. A batch is only
 /// built once an in-flight slot is free, so a slow host stops this task,
-/// which fills the channel, which stops the reader, which leaves the agent
-/// blocked on its stdout pipe: memory stays flat.
+/// which leaves the queue budget spent, which stops the reader, which
+/// leaves the agent blocked on its stdout pipe: memory stays flat.
 pub(super) async fn run_delivery(
     mut rx: mpsc::UnboundedReceiver<Event>,
     sink: Arc<dyn DeliverySink>,

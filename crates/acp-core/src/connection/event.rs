@@ -16,7 +16,7 @@
 
 use std::fmt::Write;
 
-use crate::rpc::push_json_str;
+use crate::rpc::{push_json_str, RequestId};
 
 /// What an item is: the first of its three values. The binding hands
 /// these numbers to JS (`itemKinds()`), so they are written down once.
@@ -97,11 +97,11 @@ pub enum Event {
         raw: Line,
     },
     Response {
-        id: u64,
+        id: RequestId,
         raw: Line,
     },
     Failed {
-        id: u64,
+        id: RequestId,
         error: String,
     },
     RequestSettled {
@@ -246,11 +246,11 @@ mod tests {
                 raw: r#"{"id":"a","method":"m"}"#.into(),
             },
             Event::Response {
-                id: 3,
+                id: RequestId::new(3),
                 raw: r#"{"id":3,"result":null}"#.into(),
             },
             Event::Failed {
-                id: 4,
+                id: RequestId::new(4),
                 error: r#"{"code":"ERR_ACP_TIMEOUT"}"#.into(),
             },
             Event::RequestSettled {

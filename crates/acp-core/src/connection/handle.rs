@@ -1,27 +1,32 @@
 //! The host's side of a connection: calls that never block, whose results
 //! arrive later through the [`DeliverySink`].
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::runtime::Handle;
-use tokio::sync::{mpsc, Notify, Semaphore};
 
 use super::config::ConnectionConfig;
 use super::delivery::{run_delivery, BatchLimits, DeliverySink};
-use super::event::QUEUE_BUDGET_BYTES;
 use super::exit::ExitInfo;
+use super::host_queue::HostQueue;
+use super::lifecycle::Lifecycle;
 use super::reader::run_reader;
-use super::shared::{PendingCaps, Shared};
+use super::requests::Requests;
+use super::shared::Shared;
 use super::stderr::run_stderr;
+use super::stderr_log::StderrLog;
 use super::supervisor::{supervise, Supervised};
 use super::trace::{Direction, Kind, Tracer, WireMeta};
+use super::views::{ViewBusy, ViewSnapshot};
+use super::wire::Wire;
 use crate::acp::{self, methods};
 use crate::builtin::Builtins;
 use crate::rpc::json_str;
-use crate::rpc::{self, OutgoingRequest};
-use crate::transport::{run_writer, spawn_agent, Outbox, OutboxError, SpawnError, StderrRing};
+use crate::rpc::{self, OutgoingRequest, RequestId};
+use crate::transport::{run_writer, spawn_agent, Outbox, OutboxError, SpawnError};
+use crate::view::{Drained, ViewOptions};
 
 /// Why a call could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -56,47 +61,23 @@ impl Connection {
         };
         tracing::info!(pid = agent.pid, program = %config.command.program, "agent started");
         let (outbox, writer_queue) = Outbox::new(agent.stdin, config.max_write_queue_bytes);
-        let (events, events_rx) = mpsc::unbounded_channel();
-        let slots = Arc::new(Semaphore::new(config.in_flight_batches.max(1)));
-        let queue_budget = Arc::new(Semaphore::new(QUEUE_BUDGET_BYTES as usize));
+        let (queue, queue_end) = HostQueue::new(config.in_flight_batches);
         let shared = Arc::new(Shared {
             rt: rt.clone(),
-            pid: agent.pid,
-            tree: agent.control,
-            outbox,
-            outgoing: Default::default(),
-            given_up: Default::default(),
-            incoming: Default::default(),
-            events,
-            slots: slots.clone(),
-            queue_budget: queue_budget.clone(),
-            next_id: AtomicU64::new(1),
-            next_token: AtomicU64::new(1),
-            handler_timeout: config.handler_timeout.filter(|d| !d.is_zero()),
-            pending_caps: PendingCaps {
-                count: config.max_pending_agent_requests.max(1),
-                bytes: config.max_pending_agent_request_bytes,
-            },
-            refusing: AtomicBool::new(false),
-            refused: AtomicU64::new(0),
-            stderr: Mutex::new(StderrRing::new(config.stderr_tail_bytes)),
-            noise_lines: AtomicU64::new(0),
-            stderr_dropped: AtomicU64::new(0),
-            closing: AtomicBool::new(false),
-            stop_reason: Mutex::new(None),
-            stop_requested: Notify::new(),
-            exit: OnceLock::new(),
+            life: Lifecycle::new(agent.pid, agent.control),
+            wire: Wire::new(outbox, Tracer::new(config.trace.clone())),
+            requests: Requests::new(&config),
+            queue,
+            stderr: StderrLog::new(config.stderr_tail_bytes),
             builtins: Builtins::new(config.builtins.clone()),
-            tracer: Tracer::new(config.trace.clone()),
             views: Default::default(),
-            cancelled_results: config.cancelled_results.clone(),
         });
 
         rt.spawn(run_delivery(
-            events_rx,
+            queue_end.events,
             sink,
-            slots,
-            queue_budget,
+            queue_end.slots,
+            queue_end.budget,
             Arc::new(AtomicBool::new(false)),
             BatchLimits {
                 max_messages: config.batch_max_messages.max(1),
@@ -128,20 +109,21 @@ impl Connection {
     }
 
     pub fn pid(&self) -> u32 {
-        self.shared.pid
+        self.shared.pid()
     }
 
-    pub(super) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
+    /// A handle that does not keep the connection alive.
+    pub fn downgrade(&self) -> WeakConnection {
+        WeakConnection(Arc::downgrade(&self.shared))
     }
 
     /// The exit report, once the agent is gone.
     pub fn exit_info(&self) -> Option<ExitInfo> {
-        self.shared.exit.get().cloned()
+        self.shared.life.exit().cloned()
     }
 
     fn check_open(&self) -> Result<(), CallError> {
-        if self.shared.closing.load(Ordering::SeqCst) {
+        if self.shared.life.is_closing() {
             return Err(CallError::Closed(self.exit_info()));
         }
         Ok(())
@@ -154,13 +136,13 @@ impl Connection {
         method: &str,
         params: Option<&str>,
         timeout: Option<Duration>,
-    ) -> Result<u64, CallError> {
+    ) -> Result<RequestId, CallError> {
         self.check_open()?;
         check_json_text(params)?;
         let shared = &self.shared;
-        let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let id = shared.requests.ids.next();
         let at = Instant::now();
-        shared.outgoing.insert(
+        shared.requests.outgoing.insert(
             id,
             OutgoingRequest {
                 method: method.into(),
@@ -168,7 +150,10 @@ impl Connection {
                 timer: None,
             },
         );
-        shared.builtins.sessions().on_request(id, method, params);
+        shared
+            .builtins
+            .sessions()
+            .on_request(id.get(), method, params);
         if shared.views.any() {
             // Before the line goes out: the answer cannot come first.
             if let Some(event) = shared.views.on_request(id, method, params) {
@@ -185,7 +170,7 @@ impl Connection {
             request_at: None,
         };
         if let Err(e) = shared.send_line(rpc::request(id, method, params), meta) {
-            shared.outgoing.take(id);
+            shared.requests.outgoing.take(id);
             if shared.views.any() {
                 // Never sent: a view must not show this prompt as running.
                 if let Some(event) = shared.views.on_response(id, None) {
@@ -212,7 +197,7 @@ impl Connection {
     fn send_failed(&self, e: OutboxError) -> CallError {
         if let OutboxError::Full { queued, .. } = e {
             tracing::warn!(
-                pid = self.shared.pid,
+                pid = self.shared.pid(),
                 queued,
                 "agent is not reading its stdin; call refused"
             );
@@ -226,8 +211,8 @@ impl Connection {
     /// Stop waiting for request `id` (the caller gave up on it). With
     /// `notify_agent`, the agent is told with `$/cancel_request`.
     /// Its late answer is traced, not reported as a protocol error.
-    pub fn abandon(&self, id: u64, notify_agent: bool) -> bool {
-        let taken = self.shared.outgoing.take(id).is_some();
+    pub fn abandon(&self, id: RequestId, notify_agent: bool) -> bool {
+        let taken = self.shared.requests.outgoing.take(id).is_some();
         if taken {
             self.shared.give_up(id, notify_agent);
         }
@@ -238,7 +223,7 @@ impl Connection {
     /// Results of known methods are checked; a malformed one is replaced
     /// by the method's failure reply. False if it was already answered.
     pub fn respond(&self, token: u64, result: &str) -> bool {
-        let Some(req) = self.shared.incoming.take(token) else {
+        let Some(req) = self.shared.requests.incoming.take(token) else {
             return false;
         };
         self.view_settled(token);
@@ -246,11 +231,17 @@ impl Connection {
             .send_reply(&req, acp::sanitize_reply(&req.method, result))
     }
 
+    /// The full params of agent request `token` while it waits, if its
+    /// handler was given them cut (see `acp::bounded_request`).
+    pub fn full_params(&self, token: u64) -> Option<std::sync::Arc<str>> {
+        self.shared.requests.incoming.full_params(token)
+    }
+
     /// Answer the agent's request `token` with an error. Permission and
     /// elicitation requests are answered `cancelled` instead: agents treat
     /// an error there as a failed tool call.
     pub fn respond_error(&self, token: u64, code: i64, message: &str, data: Option<&str>) -> bool {
-        let Some(req) = self.shared.incoming.take(token) else {
+        let Some(req) = self.shared.requests.incoming.take(token) else {
             return false;
         };
         self.view_settled(token);
@@ -259,9 +250,8 @@ impl Connection {
     }
 
     /// Answer agent request `token` with the error the host chose (an
-    /// `RpcError` it threw): sent as it is, whatever the method, where
-    /// [`Connection::respond_error`] answers a permission request
-    /// `cancelled` (a fault, or no handler).
+    /// `RpcError` it threw): see [`acp::chosen_error_reply`] (a permission
+    /// or elicitation request still gets its outcome).
     pub fn respond_chosen_error(
         &self,
         token: u64,
@@ -269,15 +259,11 @@ impl Connection {
         message: &str,
         data: Option<&str>,
     ) -> bool {
-        let Some(req) = self.shared.incoming.take(token) else {
+        let Some(req) = self.shared.requests.incoming.take(token) else {
             return false;
         };
         self.view_settled(token);
-        let reply = acp::Reply::Error {
-            code,
-            message: message.to_string(),
-            data: data.map(str::to_string),
-        };
+        let reply = acp::chosen_error_reply(&req.method, code, message, data);
         self.shared.send_reply(&req, reply)
     }
 
@@ -288,10 +274,11 @@ impl Connection {
         self.check_open()?;
         let taken = self
             .shared
+            .requests
             .incoming
             .take_session(session_id, acp::is_cancellable);
         // Settle events are queued before anything reaches the agent, so
-        // the host sees them before the turn's `cancelled` answer.
+        // the host sees them before the prompt turn's `cancelled` answer.
         for (token, _) in &taken {
             for event in self.shared.settled(*token, "cancelled") {
                 self.shared.emit(event);
@@ -301,7 +288,7 @@ impl Connection {
         self.notify(methods::SESSION_CANCEL, Some(&params))?;
         for (_, req) in &taken {
             self.shared
-                .send_reply(req, self.shared.cancelled_reply(&req.method));
+                .send_reply(req, self.shared.requests.cancelled_reply(&req.method));
         }
         Ok(taken.len())
     }
@@ -315,7 +302,7 @@ impl Connection {
 
     /// The host finished processing one delivered batch.
     pub fn ack(&self) {
-        self.shared.slots.add_permits(1);
+        self.shared.queue.ack();
     }
 
     /// Graceful stop: stdin EOF (while stdout is still read), then SIGTERM
@@ -324,8 +311,8 @@ impl Connection {
     pub fn close(&self) {
         // Why first: an agent that exits the moment it sees EOF must be
         // reported "closed", not "exited".
-        self.shared.request_stop("closed");
-        self.shared.outbox.close();
+        self.shared.life.request_stop("closed");
+        self.shared.wire.outbox.close();
     }
 
     /// Immediate SIGKILL of the agent and everything it started,
@@ -335,9 +322,7 @@ impl Connection {
         // Reason first, so the exit is reported as "killed" however fast
         // the process dies; the supervisor sends no SIGTERM for this reason
         // (and leaves stdin open until the agent is gone).
-        self.shared.note_stop_reason("killed");
-        self.shared.tree.kill();
-        self.shared.stop_requested.notify_one();
+        self.shared.life.kill();
         self.shared.builtins.shutdown();
     }
 
@@ -359,20 +344,20 @@ impl Connection {
 
     /// Requests we sent that are still unanswered.
     pub fn pending_requests(&self) -> usize {
-        self.shared.outgoing.len()
+        self.shared.requests.outgoing.len()
     }
 
     /// The recent-message history, oldest first, as a JSON array of trace
     /// records (see the `trace` module).
     pub fn history_json(&self) -> String {
-        self.shared.tracer.history_json()
+        self.shared.wire.tracer.history_json()
     }
 
     /// Counters and pending requests as a JSON object, for status panels:
     /// `{pid, messagesIn, messagesOut, bytesIn, bytesOut, noiseLines,
     /// pendingRequests: {method: n}, pendingAgentRequests: {method: n}}`.
     pub fn status_json(&self) -> String {
-        let c = &self.shared.tracer.counters;
+        let c = &self.shared.wire.tracer.counters;
         let counts = |pairs: Vec<(String, usize)>| {
             let body: Vec<String> = pairs
                 .iter()
@@ -382,32 +367,82 @@ impl Connection {
         };
         format!(
             r#"{{"pid":{},"messagesIn":{},"messagesOut":{},"bytesIn":{},"bytesOut":{},"noiseLines":{},"stderrDropped":{},"refusedAgentRequests":{},"pendingRequests":{},"pendingAgentRequests":{}}}"#,
-            self.shared.pid,
+            self.shared.pid(),
             c.messages_in.load(Ordering::Relaxed),
             c.messages_out.load(Ordering::Relaxed),
             c.bytes_in.load(Ordering::Relaxed),
             c.bytes_out.load(Ordering::Relaxed),
             self.noise_lines(),
-            self.shared.stderr_dropped.load(Ordering::Relaxed),
-            self.shared.refused.load(Ordering::Relaxed),
-            counts(self.shared.outgoing.count_by(|r| &r.method)),
-            counts(self.shared.incoming.count_by(|r| &r.method)),
+            self.shared.stderr.dropped(),
+            self.shared.requests.refused(),
+            counts(self.shared.requests.outgoing.count_by(|r| &r.method)),
+            counts(self.shared.requests.incoming.count_by(|r| &r.method)),
         )
     }
 
     /// The last bytes the agent wrote to stderr (the ring behind
     /// `ExitInfo::stderr_tail`), while it runs or after.
     pub fn stderr_tail(&self) -> String {
-        self.shared
-            .stderr
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .tail()
+        self.shared.stderr.tail()
     }
 
     /// Non-JSON lines seen on stdout so far.
     pub fn noise_lines(&self) -> u64 {
-        self.shared.noise_lines.load(Ordering::Relaxed)
+        self.shared.wire.noise_lines()
+    }
+
+    /// Open a live view of `session_id` (or return the one already open):
+    /// from now on its `session/update`s are folded in the core, and
+    /// delivered one by one as well only with `forward`. Open it before
+    /// `session/load`/`session/resume` to fold their replay.
+    pub fn open_view(&self, session_id: &str, options: ViewOptions, forward: bool) -> u32 {
+        self.shared.views.open(session_id, options, forward)
+    }
+
+    /// Fold a `session/new|load|resume` result (modes, config options)
+    /// into view `id`; false if the view or the JSON is not valid.
+    pub fn seed_view(&self, id: u32, result: &str) -> bool {
+        self.shared.views.seed(id, result)
+    }
+
+    /// The whole state of view `id` after draining what changed, in the
+    /// same hold of the views, so a copy of it stays exact under later
+    /// changes; the host emits the drains first.
+    pub fn view_snapshot(&self, id: u32, max_text: usize) -> Option<ViewSnapshot> {
+        self.shared.views.snapshot(id, max_text)
+    }
+
+    /// What changed in view `id` since the last drain, at most about
+    /// `max_text` bytes of message text; `Ok(None)` when nothing did.
+    /// Unless `wait`, a reader busy folding into the views is not waited
+    /// for: `Err(ViewBusy)`, try again later.
+    pub fn drain_view(
+        &self,
+        id: u32,
+        max_text: usize,
+        wait: bool,
+    ) -> Result<Option<Drained>, ViewBusy> {
+        self.shared.views.drain(id, max_text, wait)
+    }
+
+    /// Fold a stored view (JSON text) into view `id` after what it holds;
+    /// with `interrupted`, a notice marks the stored last prompt turn as
+    /// cut. How many entries were restored; `None` if the view is gone or
+    /// the JSON not valid.
+    pub fn restore_view(&self, id: u32, stored: &str, interrupted: Option<&str>) -> Option<usize> {
+        self.shared.views.restore(id, stored, interrupted)
+    }
+
+    /// The whole state of view `id` as one JSON text, with its revision,
+    /// unless it is still at revision `since` (or the view is gone).
+    pub fn view_json_since(&self, id: u32, since: u64) -> Option<(u64, String)> {
+        self.shared.views.json_since(id, since)
+    }
+
+    /// Close view `id`: its session's updates are delivered one by one
+    /// again. False if it was not open.
+    pub fn close_view(&self, id: u32) -> bool {
+        self.shared.views.close(id)
     }
 }
 
@@ -439,12 +474,6 @@ fn check_json_text(params: Option<&str>) -> Result<(), CallError> {
 #[derive(Clone)]
 pub struct WeakConnection(std::sync::Weak<Shared>);
 
-impl Connection {
-    pub fn downgrade(&self) -> WeakConnection {
-        WeakConnection(Arc::downgrade(&self.shared))
-    }
-}
-
 impl WeakConnection {
     /// The connection, if it still exists.
     pub fn upgrade(&self) -> Option<Connection> {
@@ -454,7 +483,7 @@ impl WeakConnection {
     /// Kill the agent if the connection still exists and is not done.
     pub fn kill(&self) {
         if let Some(shared) = self.0.upgrade() {
-            if shared.exit.get().is_none() {
+            if shared.life.exit().is_none() {
                 Connection { shared }.kill();
             }
         }

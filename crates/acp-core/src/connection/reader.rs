@@ -2,8 +2,6 @@
 //! against the pending table and queue everything, in wire order, for the
 //! host.
 
-use std::borrow::Cow;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -16,42 +14,38 @@ use super::event::{Event, Line};
 use super::shared::Shared;
 use super::text_run::TextRun;
 use super::trace::{Kind, WireMeta};
-use super::turn;
-use crate::acp::{self, methods};
+use super::worker_slice;
+use crate::acp::{self, methods, session_id_of};
 use crate::rpc::json_str;
-use crate::rpc::{self, Full, Inbound, IncomingRequest, Invalid};
+use crate::rpc::{self, AgentRequestId, Full, Inbound, IncomingRequest, Invalid, RequestId};
 use crate::transport::{Frame, LineFramer};
 use crate::view;
 
 /// A read of short lines takes up to this much of the pipe (it is widened
-/// to 1 MiB at spawn): against an agent flooding short lines, 32 KiB
-/// reads spent a fifth of the reader's time in the kernel waiting on the
-/// pipe's lock while the agent refilled it, woken each read (bench:ui
-/// reader thread 72.9 -> 56.9 ms per 200k chunks). Long lines are read 32
-/// KiB at a time: a bigger read left them cold in memory by the time they
-/// were framed (`npm run bench`, 16 KB updates: up to a fifth fewer
-/// msg/s at 1 MiB).
+/// to 1 MiB at spawn): against an agent flooding short lines, small reads
+/// spend the reader's time in the kernel, waiting on the pipe's lock while
+/// the agent refills it and woken each read. Long lines are read a worker
+/// slice at a time: a bigger read leaves them cold in memory by the time
+/// they are framed.
 const READ_BYTES: usize = 1024 * 1024;
 /// Lines shorter than this on average (in the last read) let the next read
 /// grow: the per-read cost is then spread over more lines than the cache
 /// cost of a big read adds.
 const SHORT_LINE_BYTES: usize = 1024;
-/// What is handled per worker turn, at most: the other connections'
-/// readers run between turns, so this bounds how long a flooding agent
-/// holds the worker (bench:attack, 60k refused requests: a victim's worst
-/// delay 75-160 ms with 256 KiB turns, 10-16 ms with 32 KiB; no
-/// throughput change in `npm run bench`, where 32 KiB carries ~200
-/// messages).
-const TURN_BYTES: usize = 32 * 1024;
+/// What is handled per worker slice, at most: the other connections'
+/// readers run between slices, so this bounds how long a flooding agent
+/// holds the worker, while a slice still carries enough messages that the
+/// yields cost nothing measurable.
+const SLICE_BYTES: usize = 32 * 1024;
 /// How much of a bad line is quoted back in an event.
 const QUOTE_BYTES: usize = 200;
 
 pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max_line: usize) {
     let mut framer = LineFramer::new(max_line);
-    let mut buf = vec![0u8; TURN_BYTES];
+    let mut buf = vec![0u8; SLICE_BYTES];
     // How much the next read takes (see READ_BYTES): doubles while reads
-    // of short lines come back full, back to a turn's worth otherwise.
-    let mut want = TURN_BYTES;
+    // of short lines come back full, back to a slice's worth otherwise.
+    let mut want = SLICE_BYTES;
     let mut ready: Vec<Event> = Vec::with_capacity(256);
     let mut failed = None;
     let mut run = TextRun::default();
@@ -60,7 +54,7 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
             Ok(0) => break,
             Ok(n) => n,
             Err(e) => {
-                failed = Some(read_error(&shared, "stdout", &e));
+                failed = Some(shared.read_error("stdout", &e));
                 break;
             }
         };
@@ -68,28 +62,29 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
         let at = Instant::now();
         let full = n == want;
         let mut lines = 0;
-        for turn in buf[..n].chunks(TURN_BYTES) {
-            framer.push(turn, |frame| {
+        for slice in buf[..n].chunks(SLICE_BYTES) {
+            framer.push(slice, |frame| {
                 lines += 1;
                 let big = matches!(frame, Frame::Line(line) if line.len() >= BIG_LINE_BYTES);
                 off_worker_if(big, || on_frame(&shared, frame, at, &mut run, &mut ready));
             });
             run.flush(&shared, &mut ready);
             for event in ready.drain(..) {
-                if !queue(&shared, event).await {
+                if !shared.queue.queue(event).await {
                     return;
                 }
             }
-            // One turn's bytes at a time: while an agent floods, the other
+            // One slice's bytes at a time: while an agent floods, the other
             // connections' tasks on the shared worker still run between
-            // (tokio's own budget allowed ~128 reads, 32 MiB, a turn), and
-            // the host's event loop gets the CPU when it waits for it.
-            turn::end().await;
+            // (tokio's own cooperative budget lets one task go on for far
+            // longer), and the host's event loop gets the CPU when it
+            // waits for it.
+            worker_slice::yield_point().await;
         }
         want = if full && n < SHORT_LINE_BYTES * lines {
             (want * 2).min(READ_BYTES)
         } else {
-            TURN_BYTES
+            SLICE_BYTES
         };
         if buf.len() < want {
             buf.resize(want, 0);
@@ -100,7 +95,7 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
     run.flush(&shared, &mut ready);
     ready.extend(failed);
     for event in ready.drain(..) {
-        queue(&shared, event).await;
+        shared.queue.queue(event).await;
     }
 }
 
@@ -123,37 +118,6 @@ fn off_worker_if(big: bool, handle: impl FnOnce()) {
         tokio::task::block_in_place(handle);
     } else {
         handle();
-    }
-}
-
-/// Wait for room in the queue budget, then queue. This wait is the
-/// backpressure: while the host is behind, stdout is not read.
-async fn queue(shared: &Shared, event: Event) -> bool {
-    let bytes = event.queued_bytes();
-    if bytes > 0 {
-        match shared.queue_budget.acquire_many(bytes).await {
-            Ok(permit) => permit.forget(),
-            Err(_) => return false,
-        }
-    }
-    shared.events.send(event).is_ok()
-}
-
-/// A failed read of one of the agent's pipes: said, not taken for EOF.
-pub(super) fn read_error(shared: &Shared, stream: &str, e: &std::io::Error) -> Event {
-    tracing::warn!(
-        pid = shared.pid,
-        stream,
-        "reading the agent's {stream} failed: {e}"
-    );
-    Event::Host {
-        name: "readError",
-        payload: format!(
-            r#"{{"stream":{},"message":{}}}"#,
-            json_str(stream),
-            json_str(&e.to_string())
-        ),
-        budgeted: false,
     }
 }
 
@@ -197,8 +161,7 @@ fn on_frame(
         Err(e) => {
             run.flush(shared, out);
             let lossy = String::from_utf8_lossy(line);
-            trace(
-                shared,
+            shared.trace_received(
                 WireMeta::received(at, Kind::Invalid, None, None),
                 &lossy,
                 out,
@@ -225,8 +188,7 @@ fn on_frame(
     match rpc::classify(text.as_bytes()) {
         Inbound::Blank => {}
         Inbound::Notification { method, params } => {
-            trace(
-                shared,
+            shared.trace_received(
                 WireMeta::received(at, Kind::Notification, Some(&method), None),
                 text,
                 out,
@@ -248,30 +210,31 @@ fn on_frame(
             }
         }
         Inbound::Request { id, method, params } => {
-            trace(
-                shared,
+            shared.trace_received(
                 WireMeta::received(at, Kind::Request, Some(&method), Some(id.get())),
                 text,
                 out,
             );
-            let token = shared.next_token.fetch_add(1, Ordering::Relaxed);
+            let token = shared.requests.next_token();
             let req = IncomingRequest {
-                raw_id: id.get().into(),
+                id: AgentRequestId::new(id.get()),
                 method: method.as_ref().into(),
                 session_id: params.and_then(|p| session_id_of(p.get())),
                 received: at,
                 bytes: line.len(),
                 timer: None,
+                full_params: None,
             };
-            let caps = shared.pending_caps;
+            let caps = shared.requests.caps;
             if let Err((full, req)) = shared
+                .requests
                 .incoming
                 .insert_within(token, req, caps.count, caps.bytes)
             {
                 refuse(shared, &req, full, out);
                 return;
             }
-            shared.refusing.store(false, Ordering::Relaxed);
+            shared.requests.taken_in();
             if builtin_route::try_serve(shared, token, method.as_ref(), params) {
                 return;
             }
@@ -284,17 +247,26 @@ fn on_frame(
                 );
             }
             shared.arm_handler_timeout(token);
-            out.push(Event::Request {
-                token,
-                raw: line_of(text),
-            });
+            let raw = match params.and_then(|p| {
+                let cut = acp::bounded_request(id.get(), &method, p.get(), caps.handler_params)?;
+                Some((p.get(), cut))
+            }) {
+                Some((full, cut)) => {
+                    // The handler gets the params cut; the full text waits
+                    // with the request for the host to ask for.
+                    shared.requests.incoming.keep_params(token, full);
+                    Line {
+                        ascii: cut.is_ascii(),
+                        text: format!(r#"{{"paramsBytes":{},"request":{cut}}}"#, full.len()),
+                    }
+                }
+                None => line_of(text),
+            };
+            out.push(Event::Request { token, raw });
         }
         Inbound::Response { id, result, error } => {
-            let pending = id
-                .get()
-                .parse::<u64>()
-                .ok()
-                .and_then(|n| shared.outgoing.take(n).map(|req| (n, req)));
+            let pending = RequestId::from_wire(id.get())
+                .and_then(|n| shared.requests.outgoing.take(n).map(|req| (n, req)));
             let kind = if error.is_some() {
                 Kind::Error
             } else {
@@ -305,18 +277,16 @@ fn on_frame(
                 meta.method = Some(&req.method);
                 meta.request_at = Some(req.sent);
             }
-            trace(shared, meta, text, out);
+            shared.trace_received(meta, text, out);
             let Some((id, req)) = pending else {
-                let given_up = id
-                    .get()
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|n| shared.given_up.take(*n));
+                let given_up =
+                    RequestId::from_wire(id.get()).filter(|n| shared.requests.given_up.take(*n));
                 if let Some(n) = given_up {
                     // Cancelled or timed out: the spec says it is still answered.
-                    tracing::debug!(pid = shared.pid, id = %id.get(), "late answer to a request given up on");
+                    tracing::debug!(pid = shared.pid(), id = %id.get(), "late answer to a request given up on");
                     if shared.views.any() {
-                        // The turn is over for a view too (no answer to show).
+                        // The request is over for a view too (no answer to
+                        // show): a prompt turn shows as ended.
                         out.extend(shared.views.on_response(n, None));
                     }
                     return;
@@ -331,7 +301,7 @@ fn on_frame(
             };
             if &*req.method == methods::SESSION_NEW {
                 let answer = result.map(|r| r.get());
-                shared.builtins.sessions().on_response(id, answer);
+                shared.builtins.sessions().on_response(id.get(), answer);
             }
             if &*req.method == methods::INITIALIZE {
                 if let Some(Err(message)) = result.map(|r| acp::check_initialize_result(r.get())) {
@@ -354,12 +324,7 @@ fn on_frame(
             });
         }
         Inbound::Invalid(invalid) => {
-            trace(
-                shared,
-                WireMeta::received(at, Kind::Invalid, None, None),
-                text,
-                out,
-            );
+            shared.trace_received(WireMeta::received(at, Kind::Invalid, None, None), text, out);
             on_invalid(shared, invalid, line, out);
         }
     }
@@ -368,7 +333,7 @@ fn on_frame(
 /// Too many agent requests wait already: answer this one with a typed
 /// error at once, and tell the host (once per episode).
 fn refuse(shared: &Arc<Shared>, req: &IncomingRequest, full: Full, out: &mut Vec<Event>) {
-    let caps = shared.pending_caps;
+    let caps = shared.requests.caps;
     let (what, pending) = match full {
         Full::Count(n) => (format!("{n} requests"), format!(r#""pendingRequests":{n}"#)),
         Full::Bytes(b) => (
@@ -390,9 +355,9 @@ fn refuse(shared: &Arc<Shared>, req: &IncomingRequest, full: Full, out: &mut Vec
             data: Some(data.clone()),
         },
     );
-    let total = shared.refused.fetch_add(1, Ordering::Relaxed) + 1;
-    if !shared.refusing.swap(true, Ordering::Relaxed) {
-        tracing::warn!(pid = shared.pid, method = %req.method, "agent requests refused: too many wait for an answer");
+    let (total, first_of_episode) = shared.requests.refused_one();
+    if first_of_episode {
+        tracing::warn!(pid = shared.pid(), method = %req.method, "agent requests refused: too many wait for an answer");
         out.push(Event::Host {
             name: "requestRefused",
             payload: format!(
@@ -415,8 +380,8 @@ fn fold_into_view(shared: &Shared, params: Option<&str>, out: &mut Vec<Event>) -
 fn on_invalid(shared: &Shared, invalid: Invalid, line: &[u8], out: &mut Vec<Event>) {
     match invalid {
         Invalid::Noise => {
-            let count = shared.noise_lines.fetch_add(1, Ordering::Relaxed) + 1;
-            tracing::debug!(pid = shared.pid, count, "non-JSON line on stdout ignored");
+            let count = shared.wire.noise_line();
+            tracing::debug!(pid = shared.pid(), count, "non-JSON line on stdout ignored");
             out.push(Event::Host {
                 name: "protocolNoise",
                 payload: format!(r#"{{"line":{},"count":{count}}}"#, json_str(&quote(line))),
@@ -457,8 +422,9 @@ fn cancel_incoming(shared: &Arc<Shared>, text: &str, out: &mut Vec<Event>) {
         return;
     };
     if let Some((token, req)) = shared
+        .requests
         .incoming
-        .take_by_raw_id(cancel.params.request_id.get())
+        .take_by_wire_id(cancel.params.request_id.get())
     {
         shared.send_reply(
             &req,
@@ -472,36 +438,13 @@ fn cancel_incoming(shared: &Arc<Shared>, text: &str, out: &mut Vec<Event>) {
     }
 }
 
-/// The trace item goes just before the message's own item: wire order.
-pub(super) fn trace(shared: &Shared, meta: WireMeta<'_>, text: &str, out: &mut Vec<Event>) {
-    if let Some(record) = shared.tracer.record(meta, text) {
-        out.push(Event::Trace {
-            record,
-            budgeted: true,
-        });
-    }
-}
-
-/// The `sessionId` of a request's params, if it names one.
-pub(super) fn session_id_of(params: &str) -> Option<Box<str>> {
-    #[derive(Deserialize)]
-    struct P<'a> {
-        #[serde(rename = "sessionId", borrow)]
-        session_id: Option<Cow<'a, str>>,
-    }
-    serde_json::from_str::<P<'_>>(params)
-        .ok()?
-        .session_id
-        .map(|s| s.as_ref().into())
-}
-
 fn quote(line: &[u8]) -> String {
     let cut = line.len().min(QUOTE_BYTES);
     String::from_utf8_lossy(&line[..cut]).into_owned()
 }
 
 fn protocol_error(shared: &Shared, kind: &str, message: &str, line: &[u8]) -> Event {
-    tracing::warn!(pid = shared.pid, kind, "{message}");
+    tracing::warn!(pid = shared.pid(), kind, "{message}");
     Event::Host {
         name: "protocolError",
         payload: format!(

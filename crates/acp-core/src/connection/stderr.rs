@@ -3,15 +3,14 @@
 //! forwarded one line per event when the host has room for them (agents
 //! such as gemini-cli write several lines at once, or a line in pieces).
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use tokio::io::AsyncReadExt;
 use tokio::process::ChildStderr;
 
 use super::event::Event;
-use super::reader::read_error;
 use super::shared::Shared;
+use super::worker_slice;
 use crate::rpc::json_str;
 
 /// A line longer than this is forwarded in pieces of at least this size.
@@ -25,16 +24,12 @@ pub(super) async fn run_stderr(mut stderr: ChildStderr, shared: Arc<Shared>, for
             Ok(0) => break,
             Ok(n) => n,
             Err(e) => {
-                shared.emit(read_error(&shared, "stderr", &e));
+                shared.emit(shared.read_error("stderr", &e));
                 break;
             }
         };
         let chunk = &buf[..n];
-        shared
-            .stderr
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(chunk);
+        shared.stderr.push(chunk);
         if !forward {
             continue;
         }
@@ -52,10 +47,10 @@ pub(super) async fn run_stderr(mut stderr: ChildStderr, shared: Arc<Shared>, for
             start = cut;
         }
         partial.drain(..start);
-        // One chunk per turn, as the stdout reader: a flood of stderr must
-        // not hold the worker other connections share for a whole coop
-        // budget (128 reads, 8 MiB).
-        super::turn::end().await;
+        // One chunk per worker slice, as the stdout reader: a flood of
+        // stderr must not hold the worker other connections share for all
+        // of tokio's cooperative budget.
+        worker_slice::yield_point().await;
     }
     if forward && !partial.is_empty() {
         forward_text(&shared, &partial);
@@ -86,8 +81,8 @@ fn unfinished_char(bytes: &[u8]) -> usize {
 fn forward_text(shared: &Shared, bytes: &[u8]) {
     // The escaped text is at least as long as the bytes: with less room
     // than that it would be dropped anyway, so skip escaping it.
-    if shared.queue_budget.available_permits() < bytes.len() {
-        shared.stderr_dropped.fetch_add(1, Ordering::Relaxed);
+    if !shared.queue.has_room(bytes.len()) {
+        shared.stderr.note_dropped();
         return;
     }
     let event = Event::Host {
@@ -95,14 +90,9 @@ fn forward_text(shared: &Shared, bytes: &[u8]) {
         payload: json_str(&String::from_utf8_lossy(bytes)),
         budgeted: true,
     };
-    match shared.queue_budget.try_acquire_many(event.queued_bytes()) {
-        Ok(permit) => permit.forget(),
-        Err(_) => {
-            shared.stderr_dropped.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
+    if !shared.queue.try_queue(event) {
+        shared.stderr.note_dropped();
     }
-    shared.emit(event);
 }
 
 #[cfg(test)]

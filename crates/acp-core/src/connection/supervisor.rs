@@ -2,7 +2,6 @@
 //! and then settles everything that was still waiting.
 
 use std::process::ExitStatus;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,20 +42,20 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
                 // stdout closed but the process lingers: it can no longer
                 // talk to us, so stop it.
                 Err(_) => {
-                    shared.request_stop("stdout-closed");
+                    shared.life.request_stop("stdout-closed");
                     stop(&shared, &mut s.tree, Duration::ZERO, s.term_grace).await
                 }
             }
         }
-        _ = shared.stop_requested.notified() => {
-            let status = if stop_reason(&shared) == "killed" {
+        _ = shared.life.stop_requested() => {
+            let status = if shared.life.stop_reason() == "killed" {
                 // kill() already sent SIGKILL; a SIGTERM from here could
                 // race it and become the reported signal. Its stdin stays
                 // open until it is gone: the SIGKILL goes through the
-                // reaper, and an agent that saw EOF first would do its
-                // EOF work (agentao saved its session, 1 CI run in ~10).
+                // reaper, and an agent that saw EOF first could still do
+                // its EOF work (such as saving its session).
                 let status = s.tree.wait().await.ok();
-                shared.outbox.close();
+                shared.wire.outbox.close();
                 status
             } else {
                 stop(&shared, &mut s.tree, s.close_grace, s.term_grace).await
@@ -67,9 +66,9 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
     };
     // Whatever the agent left behind goes with it, and so do the
     // terminals it had us start. The exit is reported once the tree is
-    // cleaned up (the reaper gone: a host that saw `exit` and then looked
-    // for its children found the reaper still at work), within a bound.
-    shared.tree.release();
+    // cleaned up (the reaper gone, so a host that saw `exit` finds no
+    // child of the agent's left), within a bound.
+    shared.life.tree.release();
     // The terminals go at once, not after the tree's cleanup.
     shared.builtins.shutdown();
     let _ = timeout(TREE_CLEANUP, s.tree.gone()).await;
@@ -78,33 +77,29 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
     }
     let _ = timeout(EXIT_AFTER_EOF, &mut s.stderr).await;
 
-    let reason = if shared.closing.load(Ordering::SeqCst) {
-        stop_reason(&shared)
+    let reason = if shared.life.is_closing() {
+        shared.life.stop_reason()
     } else {
         "exited"
     };
-    let tail = shared
-        .stderr
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .tail();
+    let tail = shared.stderr.tail();
     let mut info = ExitInfo::from_status(status, reason, tail);
     info.reaper = s.tree.trouble();
-    let pending = shared.outgoing.len();
+    let pending = shared.requests.outgoing.len();
     if reason == "exited" {
-        tracing::warn!(pid = shared.pid, status = %info.describe(), pending, "agent exited unexpectedly");
+        tracing::warn!(pid = shared.pid(), status = %info.describe(), pending, "agent exited unexpectedly");
     } else {
-        tracing::info!(pid = shared.pid, status = %info.describe(), reason, "agent stopped");
+        tracing::info!(pid = shared.pid(), status = %info.describe(), reason, "agent stopped");
     }
-    shared.closing.store(true, Ordering::SeqCst);
-    shared.outbox.close();
-    let _ = shared.exit.set(info.clone());
+    shared.life.refuse_calls();
+    shared.wire.outbox.close();
+    shared.life.set_exit(info.clone());
 
-    for (id, req) in shared.outgoing.drain() {
+    for (id, req) in shared.requests.outgoing.drain() {
         let error = info.closed_error(&req.method);
         shared.emit(Event::Failed { id, error });
     }
-    for (token, _) in shared.incoming.drain() {
+    for (token, _) in shared.requests.incoming.drain() {
         for event in shared.settled(token, "closed") {
             shared.emit(event);
         }
@@ -116,14 +111,6 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
     });
 }
 
-fn stop_reason(shared: &Shared) -> &'static str {
-    shared
-        .stop_reason
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .unwrap_or("closed")
-}
-
 /// stdin EOF (already sent) → grace → SIGTERM the group → grace → SIGKILL
 /// the whole tree.
 async fn stop(
@@ -132,27 +119,27 @@ async fn stop(
     grace: Duration,
     term_grace: Duration,
 ) -> Option<ExitStatus> {
-    shared.outbox.close();
+    shared.wire.outbox.close();
     tracing::debug!(
-        pid = shared.pid,
+        pid = shared.pid(),
         "stdin closed; waiting for the agent to exit"
     );
     if let Ok(status) = timeout(grace, tree.wait()).await {
         return status.ok();
     }
     tracing::warn!(
-        pid = shared.pid,
+        pid = shared.pid(),
         grace_ms = grace.as_millis() as u64,
         "agent still running after stdin EOF; sending SIGTERM to its group"
     );
-    shared.tree.terminate();
+    shared.life.tree.terminate();
     if let Ok(status) = timeout(term_grace, tree.wait()).await {
         return status.ok();
     }
     tracing::warn!(
-        pid = shared.pid,
+        pid = shared.pid(),
         "agent survived SIGTERM; sending SIGKILL to its group"
     );
-    shared.tree.kill();
+    shared.life.tree.kill();
     tree.wait().await.ok()
 }

@@ -1,7 +1,6 @@
 //! The plain-text chunk lines of one read, handled together: a streaming
 //! agent sends them by the hundred per read, and per line the locks and
-//! lookups cost more than the work (a fifth of the reader's time went to
-//! the history's lock and counters alone). Their trace records go into
+//! lookups would cost more than the work. Their trace records go into
 //! the history under one lock, and consecutive chunks of one message fold
 //! into its view under one lock, each chunk still folded on its own.
 //!
@@ -13,14 +12,14 @@
 use std::time::Instant;
 
 use super::event::Event;
-use super::reader::trace;
 use super::shared::Shared;
 use super::trace::{Kind, TraceBatch, WireMeta};
 use crate::view::{EntryKind, Shape, TextLine};
 
 /// A chunk's text longer than this is folded at once, not copied aside.
 const COPY_MAX_BYTES: usize = 16 * 1024;
-/// The most pending-text capacity kept between turns (a turn is 32 KiB).
+/// The most pending-text capacity kept between reads (more than a worker
+/// slice's worth: a read's chunks fit without growing it again).
 const KEPT_TEXT_BYTES: usize = 64 * 1024;
 
 #[derive(Default)]
@@ -72,11 +71,12 @@ impl TextRun {
         out: &mut Vec<Event>,
     ) {
         if !shared
+            .wire
             .tracer
             .defer(&mut self.trace, at, text, chunk.raw, chunk.shape)
         {
             let meta = WireMeta::received(at, Kind::Notification, Some(chunk.method()), None);
-            trace(shared, meta, text, out);
+            shared.trace_received(meta, text, out);
         }
         if !self.fold.as_ref().is_some_and(|f| f.continues(chunk)) {
             self.fold_pending(shared, out);
@@ -123,7 +123,7 @@ impl TextRun {
     /// change item, if one is due. Before any other line, and after each
     /// read.
     pub fn flush(&mut self, shared: &Shared, out: &mut Vec<Event>) {
-        shared.tracer.commit(&mut self.trace);
+        shared.wire.tracer.commit(&mut self.trace);
         self.fold_pending(shared, out);
         self.fold = None;
     }

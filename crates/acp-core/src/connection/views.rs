@@ -1,5 +1,5 @@
 //! Live session views: the registry the reader folds into, on its side of
-//! the ordered stream, and the host's calls on it.
+//! the ordered stream, and what the host's calls on it do.
 //!
 //! Zero cost without views: every hook first reads one atomic counter.
 //! With a view, its session's `session/update` notifications are folded
@@ -20,9 +20,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::event::Event;
-use super::handle::Connection;
-use super::reader::session_id_of;
-use crate::acp::methods;
+use crate::acp::{methods, session_id_of};
+use crate::rpc::RequestId;
 use crate::view::{
     parse_bounded, Caps, DrainText, Drained, EntryKind, SessionState, UpdateParams, ViewOptions,
 };
@@ -71,7 +70,7 @@ struct Inner {
     by_session: HashMap<Box<str>, u32>,
     views: HashMap<u32, View, BuildHasherDefault<IdHasher>>,
     /// Our requests whose answers a view folds, by id.
-    requests: BTreeMap<u64, Tracked>,
+    requests: BTreeMap<RequestId, Tracked>,
     /// Agent requests waiting for the host, by token: view.
     waiting: HashMap<u64, u32>,
     /// The session last found in `by_session`, and its view: a stream is
@@ -94,7 +93,8 @@ pub(super) struct Views {
     inner: Mutex<Inner>,
 }
 
-/// [`Connection::view_snapshot`]: the drains taken first, then the state.
+/// [`super::Connection::view_snapshot`]: the drains taken first, then the
+/// state.
 pub struct ViewSnapshot {
     pub drained: Vec<Drained>,
     /// The state's JSON texts ([`SessionState::snapshot_apart`]).
@@ -103,7 +103,8 @@ pub struct ViewSnapshot {
     pub texts: Vec<DrainText>,
 }
 
-/// [`Connection::drain_view`] without waiting found the views in use.
+/// [`super::Connection::drain_view`] without waiting found the views in
+/// use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ViewBusy;
 
@@ -218,7 +219,7 @@ impl Views {
     }
 
     /// We are sending request `id`: remember the ones a view folds.
-    pub fn on_request(&self, id: u64, method: &str, params: Option<&str>) -> Option<Event> {
+    pub fn on_request(&self, id: RequestId, method: &str, params: Option<&str>) -> Option<Event> {
         let method = match method {
             methods::SESSION_PROMPT => methods::SESSION_PROMPT,
             methods::SESSION_LOAD => methods::SESSION_LOAD,
@@ -236,8 +237,8 @@ impl Views {
             None
         };
         if inner.requests.len() >= MAX_TRACKED_REQUESTS {
-            // Ids grow: the first is the oldest. (Clearing all forgot the
-            // prompts still running, and their views stayed "running".)
+            // Ids grow: the first is the oldest. Only that one is
+            // forgotten: the prompts still running keep their views right.
             inner.requests.pop_first();
         }
         inner.requests.insert(
@@ -257,7 +258,7 @@ impl Views {
 
     /// The answer to our request `id` (`result` is `None` for an error),
     /// folded where it is in the stream, after the updates sent before it.
-    pub fn on_response(&self, id: u64, result: Option<&str>) -> Option<Event> {
+    pub fn on_response(&self, id: RequestId, result: Option<&str>) -> Option<Event> {
         let (tracked, caps) = {
             let mut inner = self.lock();
             let tracked = inner.requests.remove(&id)?;
@@ -354,14 +355,13 @@ fn mode_id_of(params: &str) -> Option<String> {
 /// call per entry, far below V8's string cap.
 const SNAPSHOT_PART_BYTES: usize = 1 << 20;
 
-impl Connection {
+impl Views {
     /// Open a live view of `session_id` (or return the one already open):
     /// from now on its `session/update`s are folded in the core, and
     /// delivered one by one as well only with `forward`. Open it before
     /// `session/load`/`session/resume` to fold their replay.
-    pub fn open_view(&self, session_id: &str, options: ViewOptions, forward: bool) -> u32 {
-        let views = &self.shared().views;
-        let mut inner = views.lock();
+    pub fn open(&self, session_id: &str, options: ViewOptions, forward: bool) -> u32 {
+        let mut inner = self.lock();
         if let Some(&id) = inner.by_session.get(session_id) {
             if let Some(view) = inner.views.get_mut(&id) {
                 view.forward = forward;
@@ -380,17 +380,17 @@ impl Connection {
                 revision: 0,
             },
         );
-        views.open.fetch_add(1, Ordering::Relaxed);
+        self.open.fetch_add(1, Ordering::Relaxed);
         id
     }
 
     /// Fold a `session/new|load|resume` result (modes, config options)
     /// into view `id`; false if the view or the JSON is not valid.
-    pub fn seed_view(&self, id: u32, result: &str) -> bool {
+    pub fn seed(&self, id: u32, result: &str) -> bool {
         if serde_json::from_str::<serde::de::IgnoredAny>(result).is_err() {
             return false;
         }
-        let mut inner = self.shared().views.lock();
+        let mut inner = self.lock();
         match inner.views.get_mut(&id) {
             Some(view) => {
                 let result = parse_bounded(result, Caps::of(view.state.options()));
@@ -405,14 +405,13 @@ impl Connection {
     /// The whole state of view `id` as JSON texts, entries and tool calls
     /// by about 1 MiB, its message texts apart
     /// ([`SessionState::snapshot_apart`]: shared, never escaped), after
-    /// draining what changed (as [`Connection::drain_view`], `max_text` at
+    /// draining what changed (as [`Views::drain`], `max_text` at
     /// a time) in the same hold of the views: the snapshot holds exactly
     /// the changes drained so far, which its `$seq` numbers, so a copy of
     /// it stays exact under the later ones. The host emits the drains
     /// first.
-    pub fn view_snapshot(&self, id: u32, max_text: usize) -> Option<ViewSnapshot> {
-        let shared = self.shared();
-        let mut inner = shared.views.lock();
+    pub fn snapshot(&self, id: u32, max_text: usize) -> Option<ViewSnapshot> {
+        let mut inner = self.lock();
         let view = inner.views.get_mut(&id)?;
         view.signalled = false;
         // Ends: each drain takes text or whole entries out of a finite
@@ -436,25 +435,19 @@ impl Connection {
     /// folding into the views is not waited for: `Err(ViewBusy)`, try
     /// again later (the host's event loop is not held up by a reader
     /// thread the OS paused while it held the views).
-    pub fn drain_view(
-        &self,
-        id: u32,
-        max_text: usize,
-        wait: bool,
-    ) -> Result<Option<Drained>, ViewBusy> {
-        let shared = self.shared();
+    pub fn drain(&self, id: u32, max_text: usize, wait: bool) -> Result<Option<Drained>, ViewBusy> {
         let mut inner = if wait {
-            shared.views.lock()
+            self.lock()
         } else {
-            shared.views.try_lock().ok_or(ViewBusy)?
+            self.try_lock().ok_or(ViewBusy)?
         };
         let Some(view) = inner.views.get_mut(&id) else {
             return Ok(None);
         };
         let drained = view.state.drain_parts(max_text);
         // Cut by the budget: the host is told (`$more`) and drains again
-        // at once, so a change meanwhile needs no change item; one woke
-        // the host's loop after nearly every drain of a flood.
+        // at once, so a change meanwhile needs no change item (it would
+        // only wake the host's loop again during a flood).
         view.signalled = drained.as_ref().is_some_and(|d| d.more);
         Ok(drained)
     }
@@ -464,9 +457,9 @@ impl Connection {
     /// `interrupted`, a notice marks the stored last turn as cut. Returns
     /// how many entries were restored; `None` if the view is gone or the
     /// JSON not valid.
-    pub fn restore_view(&self, id: u32, stored: &str, interrupted: Option<&str>) -> Option<usize> {
+    pub fn restore(&self, id: u32, stored: &str, interrupted: Option<&str>) -> Option<usize> {
         let stored = serde_json::from_str::<Value>(stored).ok()?;
-        let mut inner = self.shared().views.lock();
+        let mut inner = self.lock();
         let view = inner.views.get_mut(&id)?;
         let restored = view.state.restore(&stored, interrupted);
         // No change item: the host called this, and drains after it.
@@ -477,8 +470,8 @@ impl Connection {
     /// The whole state of view `id` as one JSON text, with its revision,
     /// unless it is still at revision `since` (or the view is gone).
     /// Leaves the host's drains alone: a session store's copy.
-    pub fn view_json_since(&self, id: u32, since: u64) -> Option<(u64, String)> {
-        let inner = self.shared().views.lock();
+    pub fn json_since(&self, id: u32, since: u64) -> Option<(u64, String)> {
+        let inner = self.lock();
         let view = inner.views.get(&id)?;
         if view.revision == since {
             return None;
@@ -489,9 +482,8 @@ impl Connection {
 
     /// Close view `id`: its session's updates are delivered one by one
     /// again. False if it was not open.
-    pub fn close_view(&self, id: u32) -> bool {
-        let views = &self.shared().views;
-        let mut inner = views.lock();
+    pub fn close(&self, id: u32) -> bool {
+        let mut inner = self.lock();
         let Some(view) = inner.views.remove(&id) else {
             return false;
         };
@@ -499,7 +491,7 @@ impl Connection {
         inner.last_found = None;
         inner.requests.retain(|_, t| t.view != id);
         inner.waiting.retain(|_, v| *v != id);
-        views.open.fetch_sub(1, Ordering::Relaxed);
+        self.open.fetch_sub(1, Ordering::Relaxed);
         true
     }
 }

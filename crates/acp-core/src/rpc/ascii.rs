@@ -2,8 +2,8 @@
 //! text is valid UTF-8 as it is and goes to JS as Latin-1, a plain copy.
 
 /// Whether `bytes` are all ASCII. Eight bytes at a time, with no early
-/// exit: lines are nearly always ASCII, so all of one is read anyway (the
-/// standard library's check went byte by byte through these short lines).
+/// exit: lines are nearly always ASCII, so all of one is read anyway, and
+/// a short line is not left to a byte-by-byte check.
 pub fn all_ascii(bytes: &[u8]) -> bool {
     let mut words = bytes.chunks_exact(8);
     let mut high = 0u64;

@@ -6,6 +6,8 @@
 use std::collections::{HashSet, VecDeque};
 use std::sync::Mutex;
 
+use super::RequestId;
+
 /// Given-up ids remembered, at most (the oldest are forgotten first).
 pub const GIVEN_UP_CAPACITY: usize = 1024;
 
@@ -16,12 +18,12 @@ pub struct GivenUp {
 
 #[derive(Debug, Default)]
 struct Inner {
-    ids: HashSet<u64>,
-    order: VecDeque<u64>,
+    ids: HashSet<RequestId>,
+    order: VecDeque<RequestId>,
 }
 
 impl GivenUp {
-    pub fn insert(&self, id: u64) {
+    pub fn insert(&self, id: RequestId) {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if !inner.ids.insert(id) {
             return;
@@ -35,7 +37,7 @@ impl GivenUp {
     }
 
     /// Was `id` given up on? Forgets it: a second answer is a real error.
-    pub fn take(&self, id: u64) -> bool {
+    pub fn take(&self, id: RequestId) -> bool {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if !inner.ids.remove(&id) {
             return false;
@@ -52,13 +54,14 @@ mod tests {
     #[test]
     fn remembers_once_and_forgets_the_oldest() {
         let g = GivenUp::default();
-        g.insert(1);
-        assert!(g.take(1));
-        assert!(!g.take(1), "a second answer is not expected");
-        for id in 0..(GIVEN_UP_CAPACITY as u64 + 10) {
-            g.insert(id);
+        let id = RequestId::new;
+        g.insert(id(1));
+        assert!(g.take(id(1)));
+        assert!(!g.take(id(1)), "a second answer is not expected");
+        for n in 0..(GIVEN_UP_CAPACITY as u64 + 10) {
+            g.insert(id(n));
         }
-        assert!(!g.take(5), "the oldest were forgotten");
-        assert!(g.take(GIVEN_UP_CAPACITY as u64 + 9));
+        assert!(!g.take(id(5)), "the oldest were forgotten");
+        assert!(g.take(id(GIVEN_UP_CAPACITY as u64 + 9)));
     }
 }

@@ -5,6 +5,7 @@ mod ascii;
 mod codes;
 mod envelope;
 mod given_up;
+mod id;
 mod json_text;
 mod outgoing;
 mod pending;
@@ -13,6 +14,7 @@ pub use ascii::all_ascii;
 pub use codes::ErrorCode;
 pub use envelope::{classify, Inbound, Invalid};
 pub use given_up::GivenUp;
+pub use id::{AgentRequestId, RequestId, RequestIds};
 pub use json_text::{
     floor_char_boundary, json_str, json_str_len, push_json_str, push_json_str_in_pieces,
     ENVELOPE_SLACK,

@@ -2,13 +2,14 @@
 //! (already serialised by the caller) and are spliced in unchanged.
 
 use super::json_str as quoted;
+use super::{AgentRequestId, RequestId};
 
 fn finish(mut line: String) -> String {
     line.push('\n');
     line
 }
 
-pub fn request(id: u64, method: &str, params: Option<&str>) -> String {
+pub fn request(id: RequestId, method: &str, params: Option<&str>) -> String {
     with_params(
         format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{}"#, quoted(method)),
         params,
@@ -33,21 +34,20 @@ fn with_params(mut line: String, params: Option<&str>) -> String {
     finish(line)
 }
 
-/// `raw_id` is the agent's id exactly as it appeared on the wire. The
-/// envelope is put around `result` in its own buffer: a reply of tens of
+/// `id` is echoed exactly as it appeared on the wire. The envelope is put around `result` in its own buffer: a reply of tens of
 /// megabytes is not copied (a buffer made with [`super::ENVELOPE_SLACK`]
 /// spare bytes is not even reallocated).
-pub fn response(raw_id: &str, mut result: String) -> String {
-    let head = format!(r#"{{"jsonrpc":"2.0","id":{raw_id},"result":"#);
+pub fn response(id: &AgentRequestId, mut result: String) -> String {
+    let head = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#);
     result.reserve(head.len() + 2);
     result.insert_str(0, &head);
     result.push('}');
     finish(result)
 }
 
-pub fn error_response(raw_id: &str, code: i64, message: &str, data: Option<&str>) -> String {
+pub fn error_response(id: &AgentRequestId, code: i64, message: &str, data: Option<&str>) -> String {
     let mut line = format!(
-        r#"{{"jsonrpc":"2.0","id":{raw_id},"error":{{"code":{code},"message":{}"#,
+        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":{}"#,
         quoted(message)
     );
     if let Some(d) = data {
@@ -64,12 +64,17 @@ mod tests {
 
     #[test]
     fn lines_are_compact_json_with_one_newline() {
-        let r = request(3, "session/new", Some(r#"{"cwd":"/x"}"#));
+        let r = request(RequestId::new(3), "session/new", Some(r#"{"cwd":"/x"}"#));
         assert_eq!(
             r.as_bytes(),
             b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/new\",\"params\":{\"cwd\":\"/x\"}}\n"
         );
-        let e = error_response("\"srv_ab\"", -32601, "no \"such\" method", None);
+        let e = error_response(
+            &AgentRequestId::new("\"srv_ab\""),
+            -32601,
+            "no \"such\" method",
+            None,
+        );
         let v: serde_json::Value = serde_json::from_str(&e).unwrap();
         assert_eq!(v["id"], "srv_ab");
         assert_eq!(v["error"]["message"], "no \"such\" method");

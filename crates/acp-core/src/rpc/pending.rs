@@ -1,15 +1,18 @@
 //! The two tables of unanswered requests: ours to the agent (keyed by the
-//! numeric id we chose) and the agent's to us (keyed by a token we hand to
-//! the host, because the agent's ids may be any JSON value). Each entry may
+//! [`RequestId`] we chose) and the agent's to us (keyed by a token we hand
+//! to the host, because the agent's ids may be any JSON value). Each entry may
 //! carry a timer; whoever takes the entry first (answer, timeout,
 //! cancellation) wins and the timer is stopped, so every request is
 //! settled exactly once.
 
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use tokio::task::AbortHandle;
+
+use super::{AgentRequestId, RequestId};
 
 /// A request we sent and still wait on.
 #[derive(Debug)]
@@ -23,14 +26,18 @@ pub struct OutgoingRequest {
 /// A request from the agent the host has not answered yet.
 #[derive(Debug)]
 pub struct IncomingRequest {
-    /// The agent's id, exactly as it was on the wire.
-    pub raw_id: Box<str>,
+    /// The agent's id, echoed in the answer.
+    pub id: AgentRequestId,
     pub method: Box<str>,
     pub session_id: Option<Box<str>>,
     pub received: Instant,
     /// Size of the request line: what it holds while it waits.
     pub bytes: usize,
     pub timer: Option<AbortHandle>,
+    /// The agent's params, kept when the host's handler was given them
+    /// cut (see `acp::bounded_request`): the host reads them on demand.
+    /// Counted in `bytes` already (they are part of the line).
+    pub full_params: Option<std::sync::Arc<str>>,
 }
 
 pub trait Timed {
@@ -56,37 +63,38 @@ impl Timed for IncomingRequest {
         &mut self.timer
     }
     fn alias(&self) -> Option<&str> {
-        Some(&self.raw_id)
+        Some(self.id.as_str())
     }
     fn weight(&self) -> usize {
         self.bytes
     }
 }
 
-struct Inner<T> {
-    map: HashMap<u64, T>,
+struct Inner<K, T> {
+    map: HashMap<K, T>,
     /// alias → key, for entries that have one: a lookup by wire id must
     /// not scan the table (an agent can send thousands of cancels).
-    aliases: HashMap<Box<str>, u64>,
+    aliases: HashMap<Box<str>, K>,
     /// Sum of the entries' weights.
     weight: usize,
 }
 
-/// Unanswered requests keyed by a number, each with an optional timer.
-pub struct PendingTable<T> {
-    inner: Mutex<Inner<T>>,
+/// Unanswered requests keyed by an id, each with an optional timer.
+pub struct PendingTable<K, T> {
+    inner: Mutex<Inner<K, T>>,
 }
 
-impl<T> std::fmt::Debug for PendingTable<T> {
+impl<K, T> std::fmt::Debug for PendingTable<K, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("PendingTable")
     }
 }
 
-pub type OutgoingTable = PendingTable<OutgoingRequest>;
-pub type IncomingTable = PendingTable<IncomingRequest>;
+pub type OutgoingTable = PendingTable<RequestId, OutgoingRequest>;
+/// Keyed by the token the host answers with.
+pub type IncomingTable = PendingTable<u64, IncomingRequest>;
 
-impl<T> Default for PendingTable<T> {
+impl<K, T> Default for PendingTable<K, T> {
     fn default() -> Self {
         Self {
             inner: Mutex::new(Inner {
@@ -105,8 +113,13 @@ fn stopped<T: Timed>(mut entry: T) -> T {
     entry
 }
 
-impl<T: Timed> Inner<T> {
-    fn remove(&mut self, key: u64) -> Option<T> {
+/// What a table can be keyed by.
+pub trait Key: Copy + Eq + Hash + Ord {}
+
+impl<K: Copy + Eq + Hash + Ord> Key for K {}
+
+impl<K: Key, T: Timed> Inner<K, T> {
+    fn remove(&mut self, key: K) -> Option<T> {
         let entry = self.map.remove(&key)?;
         if let Some(alias) = entry.alias() {
             if self.aliases.get(alias) == Some(&key) {
@@ -127,12 +140,12 @@ pub enum Full {
     Bytes(usize),
 }
 
-impl<T: Timed> PendingTable<T> {
-    fn lock(&self) -> MutexGuard<'_, Inner<T>> {
+impl<K: Key, T: Timed> PendingTable<K, T> {
+    fn lock(&self) -> MutexGuard<'_, Inner<K, T>> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn insert(&self, key: u64, entry: T) {
+    pub fn insert(&self, key: K, entry: T) {
         let mut inner = self.lock();
         if let Some(alias) = entry.alias() {
             inner.aliases.insert(alias.into(), key);
@@ -148,7 +161,7 @@ impl<T: Timed> PendingTable<T> {
     /// so a single big request is never refused).
     pub fn insert_within(
         &self,
-        key: u64,
+        key: K,
         entry: T,
         max_count: usize,
         max_bytes: usize,
@@ -167,21 +180,21 @@ impl<T: Timed> PendingTable<T> {
 
     /// Attach the timer after the entry was registered (it may already be
     /// gone: then the timer is stopped at once).
-    pub fn set_timer(&self, key: u64, timer: AbortHandle) {
+    pub fn set_timer(&self, key: K, timer: AbortHandle) {
         match self.lock().map.get_mut(&key) {
             Some(entry) => *entry.timer() = Some(timer),
             None => timer.abort(),
         }
     }
 
-    pub fn take(&self, key: u64) -> Option<T> {
+    pub fn take(&self, key: K) -> Option<T> {
         self.lock().remove(key)
     }
 
     /// Take every entry `pick` selects, in key order.
-    pub fn take_where(&self, pick: impl Fn(&T) -> bool) -> Vec<(u64, T)> {
+    pub fn take_where(&self, pick: impl Fn(&T) -> bool) -> Vec<(K, T)> {
         let mut inner = self.lock();
-        let mut keys: Vec<u64> = inner
+        let mut keys: Vec<K> = inner
             .map
             .iter()
             .filter(|(_, e)| pick(e))
@@ -194,7 +207,7 @@ impl<T: Timed> PendingTable<T> {
     }
 
     /// Take everything, in key order.
-    pub fn drain(&self) -> Vec<(u64, T)> {
+    pub fn drain(&self) -> Vec<(K, T)> {
         self.take_where(|_| true)
     }
 
@@ -217,7 +230,7 @@ impl<T: Timed> PendingTable<T> {
 
     /// Take the entry whose alias is exactly `alias` (the newest, should
     /// an agent reuse a wire id while the first is still pending).
-    pub fn take_by_alias(&self, alias: &str) -> Option<(u64, T)> {
+    pub fn take_by_alias(&self, alias: &str) -> Option<(K, T)> {
         let mut inner = self.lock();
         let key = *inner.aliases.get(alias)?;
         inner.remove(key).map(|e| (key, e))
@@ -225,6 +238,18 @@ impl<T: Timed> PendingTable<T> {
 }
 
 impl IncomingTable {
+    /// Keep the full params of request `key` (delivered cut to the host).
+    pub fn keep_params(&self, key: u64, params: &str) {
+        if let Some(entry) = self.lock().map.get_mut(&key) {
+            entry.full_params = Some(params.into());
+        }
+    }
+
+    /// The full params kept for request `key`, while it waits.
+    pub fn full_params(&self, key: u64) -> Option<std::sync::Arc<str>> {
+        self.lock().map.get(&key)?.full_params.clone()
+    }
+
     /// Take every request of `session_id` whose method `pick` selects.
     pub fn take_session(
         &self,
@@ -234,9 +259,9 @@ impl IncomingTable {
         self.take_where(|r| r.session_id.as_deref() == Some(session_id) && pick(&r.method))
     }
 
-    /// Take the request whose wire id is exactly `raw_id`.
-    pub fn take_by_raw_id(&self, raw_id: &str) -> Option<(u64, IncomingRequest)> {
-        self.take_by_alias(raw_id)
+    /// Take the request whose wire id is exactly `id` (raw JSON).
+    pub fn take_by_wire_id(&self, id: &str) -> Option<(u64, IncomingRequest)> {
+        self.take_by_alias(id)
     }
 }
 
@@ -244,14 +269,15 @@ impl IncomingTable {
 mod tests {
     use super::*;
 
-    fn req(raw_id: &str, bytes: usize) -> IncomingRequest {
+    fn req(id: &str, bytes: usize) -> IncomingRequest {
         IncomingRequest {
-            raw_id: raw_id.into(),
+            id: AgentRequestId::new(id),
             method: "m".into(),
             session_id: None,
             received: Instant::now(),
             bytes,
             timer: None,
+            full_params: None,
         }
     }
 
@@ -262,16 +288,16 @@ mod tests {
         t.insert(2, req("7", 10));
         // A reused wire id finds the newest entry; the older one stays.
         t.insert(3, req("7", 10));
-        assert_eq!(t.take_by_raw_id("7").map(|(k, _)| k), Some(3));
-        assert_eq!(t.take_by_raw_id("7").map(|(k, _)| k), None);
+        assert_eq!(t.take_by_wire_id("7").map(|(k, _)| k), Some(3));
+        assert_eq!(t.take_by_wire_id("7").map(|(k, _)| k), None);
         assert_eq!(t.take(2).map(|r| r.bytes), Some(10));
-        assert!(t.take_by_raw_id("\"b\"").is_none());
+        assert!(t.take_by_wire_id("\"b\"").is_none());
         // Caps: count, then bytes; an empty table takes anything.
         assert!(matches!(
             t.insert_within(4, req("4", 10), 1, 100),
             Err((Full::Count(1), _))
         ));
-        assert_eq!(t.take_by_raw_id("\"a\"").map(|(k, _)| k), Some(1));
+        assert_eq!(t.take_by_wire_id("\"a\"").map(|(k, _)| k), Some(1));
         assert!(t.insert_within(5, req("5", 1000), 2, 100).is_ok());
         assert!(matches!(
             t.insert_within(6, req("6", 1), 2, 100),

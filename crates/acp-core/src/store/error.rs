@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use crate::vocabulary::ErrorCode;
+
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum StoreError {
     /// The file is not an SQLite database, or SQLite found it damaged.
@@ -39,16 +41,17 @@ pub enum StoreError {
 impl StoreError {
     /// The stable code of the error, for hosts.
     pub fn code(&self) -> &'static str {
-        match self {
-            StoreError::Corrupt { .. } => "ERR_ACP_STORE_CORRUPT",
-            StoreError::Foreign { .. } => "ERR_ACP_STORE_FOREIGN",
-            StoreError::Newer { .. } => "ERR_ACP_STORE_NEWER",
-            StoreError::Busy(_) => "ERR_ACP_STORE_BUSY",
-            StoreError::Full(_) => "ERR_ACP_STORE_FULL",
-            StoreError::NotFound(_) => "ERR_ACP_STORE_NOT_FOUND",
-            StoreError::Closed => "ERR_ACP_STORE_CLOSED",
-            StoreError::Io(_) => "ERR_ACP_STORE_IO",
-        }
+        let code = match self {
+            StoreError::Corrupt { .. } => ErrorCode::StoreCorrupt,
+            StoreError::Foreign { .. } => ErrorCode::StoreForeign,
+            StoreError::Newer { .. } => ErrorCode::StoreNewer,
+            StoreError::Busy(_) => ErrorCode::StoreBusy,
+            StoreError::Full(_) => ErrorCode::StoreFull,
+            StoreError::NotFound(_) => ErrorCode::StoreNotFound,
+            StoreError::Closed => ErrorCode::StoreClosed,
+            StoreError::Io(_) => ErrorCode::StoreIo,
+        };
+        code.as_str()
     }
 
     /// An SQLite failure of the store at `path`, by kind.

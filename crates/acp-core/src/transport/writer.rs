@@ -281,10 +281,9 @@ async fn write_all(pipe: &Pipe, mut buf: &[u8]) -> bool {
             Ok(n) => buf = &buf[n..],
         }
         if !buf.is_empty() {
-            // One pipe-full per worker turn: an agent that reads fast
-            // would otherwise keep the shared worker for tokio's whole
-            // coop budget (128 writes, up to 128 MiB) while a 100 MB reply
-            // goes out.
+            // One pipe-full per worker slice: an agent that reads fast
+            // would otherwise keep the shared worker for all of tokio's
+            // cooperative budget while a huge reply goes out.
             tokio::task::yield_now().await;
         }
     }

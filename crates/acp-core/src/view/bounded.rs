@@ -13,8 +13,8 @@
 //! than twice `max_total_bytes`, the biggest array or object, ties by key
 //! bytes, is replaced first, decided before anything is parsed); anything else
 //! becomes a marker `{"$omitted": "size" | "depth", "bytes": <its size>}`.
-//! So a 57 MB `rawInput` of `[0,0,…]` costs a scan, not a gigabyte of
-//! tree, and a tool call whose `rawInput` nests 200 deep is still a tool
+//! So a huge `rawInput` of `[0,0,…]` costs a scan, not a tree many times
+//! its size, and a tool call whose `rawInput` nests 200 deep is still a tool
 //! call. What one parse builds is at most 2 × `max_total_bytes` of arrays
 //! and objects by size (a tree takes about 1.3 to 3 times its size), plus
 //! strings no longer than the text. (`session/update` params of up to 64

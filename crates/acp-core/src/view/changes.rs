@@ -33,12 +33,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::apart::{Apart, Seg, Walk, WalkFields};
+use super::json::{pending_json, ChangedFieldsById, EntryJson, FieldsById};
 use super::lent::DrainText;
 use super::size;
-use super::state::{
-    pending_json, text_only, text_only_mut, ChangedFieldsById, Entry, EntryJson, FieldsById, Keyed,
-    Pending, SessionState,
-};
+use super::state::{text_only, text_only_mut, Entry, Keyed, Pending, SessionState};
 use crate::rpc::floor_char_boundary;
 
 #[derive(Debug, Default)]
@@ -1021,7 +1019,7 @@ mod tests {
                         }
                     }
                     let (parts, texts) = s.snapshot_apart(1 << 16);
-                    let apart = crate::view::state::tests::join_apart(&parts, &texts);
+                    let apart = crate::view::json::tests::join_apart(&parts, &texts);
                     assert!(
                         apart == plain.snapshot_value(),
                         "the apart snapshot differs"

@@ -241,7 +241,7 @@ impl SessionState {
         });
         let index = entry.index;
         // The entry's text bytes, and here the total: all the hot path adds.
-        self.total_bytes += super::state::append_text(entry, text, None, &options);
+        self.total_bytes += super::fold::append_text(entry, text, None, &options);
         self.fit(index);
     }
 }

@@ -2,7 +2,9 @@
 //! typed state a UI can render, plus what changed since the host last
 //! looked, so it can render incrementally without diffing.
 //!
-//! - [`state`]: the state and the fold (one update at a time, in order);
+//! - [`state`]: the folded state of a session and what it counts;
+//! - [`fold`]: the rules that fold one update at a time, in order;
+//! - [`json`]: the state as JSON (snapshots, and the pieces drains write);
 //! - [`changes`]: the coalesced change description since the last drain;
 //! - [`lent`]: message text a drain shares with the host, not copies;
 //! - [`apart`]: long strings of tool calls and blocks a drain carries
@@ -21,6 +23,8 @@ mod apart;
 mod bounded;
 mod changes;
 mod fast;
+mod fold;
+mod json;
 mod lent;
 mod replay;
 mod restore;
@@ -28,7 +32,7 @@ mod scan;
 mod size;
 mod state;
 
-pub(crate) use bounded::{parse as parse_bounded, Caps};
+pub(crate) use bounded::{measure, parse as parse_bounded, Caps, OMITTED};
 pub use changes::Drained;
 #[cfg(test)]
 pub(crate) use fast::TextParams;
@@ -36,5 +40,6 @@ pub use fast::{ParamsUpdate, UpdateParams};
 pub use lent::{DrainText, LEND_MIN_BYTES};
 pub use replay::fold_recording;
 pub(crate) use scan::{scan_text_line, Shape, TextLine};
+pub(crate) use size::ITEM;
 pub(crate) use state::EntryKind;
 pub use state::{SessionState, ViewOptions};

@@ -210,7 +210,7 @@ pub fn fold_recording(text: &str, options: ViewOptions) -> String {
         }
     }
     // Serialized from the states where they are: a copy as JSON values
-    // first held every session twice (up to `maxTotalBytes` each).
+    // would hold every session twice (up to `maxTotalBytes` each).
     #[derive(Serialize)]
     struct Out<'a> {
         #[serde(serialize_with = "whole_states")]

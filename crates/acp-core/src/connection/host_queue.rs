@@ -1,0 +1,90 @@
+//! The producers' side of the one ordered stream to the host, and the two
+//! budgets that bound it: batches the host holds, and bytes of agent
+//! output waiting between the reader and the host.
+
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, Semaphore};
+
+use super::event::{Event, QUEUE_BUDGET_BYTES};
+
+pub(super) struct HostQueue {
+    /// Unbounded in slots so that every producer queues in the order things
+    /// happened: a bounded channel would make a sender that found it full
+    /// retry later, behind newer items. Its memory is bounded by `budget`,
+    /// which everything the agent can cause in any number is counted
+    /// against (see `Event::queued_bytes`).
+    events: mpsc::UnboundedSender<Event>,
+    /// Batches the host may hold at once; the host gives one back per ack.
+    slots: Arc<Semaphore>,
+    /// Bytes of agent output allowed to wait for delivery.
+    budget: Arc<Semaphore>,
+}
+
+/// The consumer's side, for `run_delivery`.
+pub(super) struct QueueEnd {
+    pub events: mpsc::UnboundedReceiver<Event>,
+    pub slots: Arc<Semaphore>,
+    pub budget: Arc<Semaphore>,
+}
+
+impl HostQueue {
+    pub fn new(in_flight_batches: usize) -> (Self, QueueEnd) {
+        let (events, rx) = mpsc::unbounded_channel();
+        let slots = Arc::new(Semaphore::new(in_flight_batches.max(1)));
+        let budget = Arc::new(Semaphore::new(QUEUE_BUDGET_BYTES as usize));
+        let end = QueueEnd {
+            events: rx,
+            slots: Arc::clone(&slots),
+            budget: Arc::clone(&budget),
+        };
+        (
+            Self {
+                events,
+                slots,
+                budget,
+            },
+            end,
+        )
+    }
+
+    /// Queue an event, in order, without waiting (gone only once delivery
+    /// has stopped, when nobody is listening any more).
+    pub fn emit(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+
+    /// Wait for room in the budget, then queue. This wait is the
+    /// backpressure: while the host is behind, stdout is not read. False
+    /// once delivery has stopped.
+    pub async fn queue(&self, event: Event) -> bool {
+        let bytes = event.queued_bytes();
+        if bytes > 0 {
+            match self.budget.acquire_many(bytes).await {
+                Ok(permit) => permit.forget(),
+                Err(_) => return false,
+            }
+        }
+        self.events.send(event).is_ok()
+    }
+
+    /// Is there room for `bytes` in the budget now?
+    pub fn has_room(&self, bytes: usize) -> bool {
+        self.budget.available_permits() >= bytes
+    }
+
+    /// Queue `event` if the budget has room for it now; never waits.
+    pub fn try_queue(&self, event: Event) -> bool {
+        match self.budget.try_acquire_many(event.queued_bytes()) {
+            Ok(permit) => permit.forget(),
+            Err(_) => return false,
+        }
+        self.emit(event);
+        true
+    }
+
+    /// The host finished processing one delivered batch.
+    pub fn ack(&self) {
+        self.slots.add_permits(1);
+    }
+}
