@@ -12,9 +12,9 @@ import { SessionStore } from '../index.mjs';
 import { MOCK_AGENT, mockClient } from './helpers.mjs';
 
 const CLI = fileURLToPath(new URL('../cli/acp-native.mjs', import.meta.url));
-const run = (args, input) =>
+const run = (args, input, env = process.env) =>
   new Promise((resolve) => {
-    const child = execFile(process.execPath, [CLI, ...args], { timeout: 60_000 }, (err, stdout, stderr) =>
+    const child = execFile(process.execPath, [CLI, ...args], { timeout: 60_000, env }, (err, stdout, stderr) =>
       resolve({ code: err ? err.code : 0, stdout, stderr }),
     );
     if (input !== undefined) child.stdin.end(input);
@@ -85,6 +85,24 @@ test('sessions resume continues a stored session in a chat', async (t) => {
     .map((e) => e.content[0].text)
     .join('|');
   assert.match(text, /capybara.*again$/);
+});
+
+test('chat --save records the session in the store that sessions lists and resumes', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-cli-store-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const env = { ...process.env, ACP_NATIVE_STORE: dir };
+  const chat = await run(['chat', '--save', '--', process.execPath, MOCK_AGENT], 'say:saved_walrus\n', env);
+  assert.equal(chat.code, 0, chat.stderr);
+  assert.match(chat.stdout, /saved_walrus/);
+  const list = await run(['sessions', 'list', '--json'], undefined, env);
+  assert.equal(list.code, 0, list.stderr);
+  const sessions = JSON.parse(list.stdout);
+  assert.equal(sessions.length, 1);
+  const search = await run(['sessions', 'search', 'saved_walrus'], undefined, env);
+  assert.match(search.stdout, /\[saved_walrus\]/);
+  // Without --save nothing is recorded.
+  await run(['chat', '--', process.execPath, MOCK_AGENT], 'say:unsaved_otter\n', env);
+  assert.equal(JSON.parse((await run(['sessions', 'list', '--json'], undefined, env)).stdout).length, 1);
 });
 
 test('a bad sessions command is a usage error', async () => {

@@ -125,12 +125,12 @@ test("index.d.ts's AcpClientEvents is exactly the core's client events", () => {
 
 test('every event the core or the facade emits is in the vocabulary, and each is emitted', () => {
   // The core's host events (`Event::Host { name: "…" }`) and the facade's
-  // own `emit('…')` calls on the client.
+  // own `emit('…')` calls on the client (its isolated `emit` included).
   const core = sources('crates/acp-core/src/connection', ['.rs']).flatMap((file) =>
     [...read(file).matchAll(/\bname: "([a-zA-Z]+)"/g)].map((m) => m[1]),
   );
   const facade = ['lib/connection.js', 'lib/client.js'].flatMap((file) =>
-    [...read(file).matchAll(/(?:#emit|\.emit)\(\s*'([a-zA-Z]+)'/g)].map((m) => m[1]),
+    [...read(file).matchAll(/(?:#emit|\.emit|\bemit)\(\s*'([a-zA-Z]+)'/g)].map((m) => m[1]),
   );
   const emitted = new Set([...core, ...facade]);
   assert.deepEqual(

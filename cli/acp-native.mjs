@@ -42,12 +42,19 @@ async function main(argv) {
         agent = { command: launch.command, args: launch.args };
         env = launch.env;
       }
-      return runChat({
-        agent,
-        cwd: options.cwd,
-        showStderr: options.stderr === true,
-        clientOptions: { ...builtins(options), ...(env ? { env } : {}) },
-      });
+      // --save: the session goes to the session store (--store is the agent store here).
+      const store = options.save === true ? await openSessionStore() : null;
+      if (store === 1) return 1;
+      try {
+        return await runChat({
+          agent,
+          cwd: options.cwd,
+          showStderr: options.stderr === true,
+          clientOptions: { ...builtins(options), ...(env ? { env } : {}), ...(store ? { store } : {}) },
+        });
+      } finally {
+        await store?.close();
+      }
     }
     case 'agents': {
       const { runAgents } = await import('./agents.mjs');
@@ -81,6 +88,13 @@ async function main(argv) {
     }
   }
   return 2;
+}
+
+/** The session store `chat --save` records into, or 1 (said why) if it cannot open. */
+async function openSessionStore() {
+  const { storeDir } = await import('./sessions.mjs');
+  const { SessionStore } = createRequire(import.meta.url)('../lib/store.js');
+  return reportingOwnErrors(() => SessionStore.open(storeDir({})));
 }
 
 /** An error of ours (a bad index, a refused archive…): its message, not a stack. */

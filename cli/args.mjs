@@ -2,8 +2,8 @@
 // small (a subcommand, a few options, then `--` and the agent command).
 
 export const USAGE = `Usage:
-  acp-native chat [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
-  acp-native chat --agent ID [--store DIR] [--index URL|FILE] [--offline] [--cwd DIR] [--stderr] [--fs] [--terminals]
+  acp-native chat [--save] [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
+  acp-native chat --agent ID [--save] [--store DIR] [--index URL|FILE] [--offline] [--cwd DIR] [--stderr] [--fs] [--terminals]
   acp-native agents list|info ID|install ID|remove ID|probe ID [--store DIR] [--index URL|FILE] [--offline] [--json]
   acp-native record --out FILE [--cwd DIR] [--stderr] [--fs] [--terminals] -- <agent command> [args...]
   acp-native replay [--realtime] FILE
@@ -49,6 +49,9 @@ Options:
                 --max-line-bytes N (128 MiB): longer lines, lines nested
                 deeper than 512 and later sessions are skipped (and said)
   --agent ID    (chat) run the registry agent ID, installed first if needed
+  --save        (chat) record the session in the session store
+                ($ACP_NATIVE_STORE, else a per-user data directory), for
+                "acp-native sessions" to list, search and resume
   --store DIR   (agents) the agent store (default: $ACP_NATIVE_AGENTS_DIR,
                 else a per-user data directory); (sessions) the session
                 store's directory
@@ -68,7 +71,7 @@ export class UsageError extends Error {}
 const SPECS = {
   chat: {
     values: ['--cwd', '--agent', '--store', '--index'],
-    flags: ['--stderr', '--fs', '--terminals', '--offline'],
+    flags: ['--stderr', '--fs', '--terminals', '--offline', '--save'],
     agent: true,
   },
   record: { values: ['--cwd', '--out'], flags: ['--stderr', '--fs', '--terminals'], agent: true, required: ['--out'] },

@@ -102,8 +102,12 @@ class AcpClient extends ConnectionBase {
     return Object.fromEntries(this.#recorded);
   }
 
-  /** Record `sessionId` under `storedId` (new unless given): its view, from now on. */
-  #record(sessionId, cwd, storedId, forkedFrom) {
+  /**
+   * Record `sessionId` under `storedId` (new unless given): its view, from
+   * now on. `setup`: what session/new answered, which seeds the view as a
+   * host's `session(id, { setup })` would (so the host can open it so too).
+   */
+  #record(sessionId, cwd, storedId, forkedFrom, setup) {
     const rec = this.#recorder;
     if (!rec || typeof sessionId !== 'string') return null;
     const agent = this.#agent;
@@ -133,7 +137,7 @@ class AcpClient extends ConnectionBase {
           state: 'open',
         });
       }
-      const view = this.#view(sessionId, { forward: true }, true);
+      const view = this.#view(sessionId, setup ? { forward: true, setup } : { forward: true }, true);
       rec.recordView(storedId, this[INTERNAL].conn(), view.id);
       this.#recorded.set(sessionId, storedId);
       if (!this.#watchingExit) {
@@ -479,7 +483,10 @@ class AcpClient extends ConnectionBase {
       this[INTERNAL].request('session/new', sessionParams(params, false), options, {
         result: (result) => {
           if (typeof result?.sessionId === 'string') this[INTERNAL].status.sessions.add(result.sessionId);
-          if (!this.#recording) this.#record(result?.sessionId, params?.cwd ?? process.cwd());
+          if (!this.#recording && typeof result?.sessionId === 'string') {
+            const { sessionId, ...setup } = result;
+            this.#record(sessionId, params?.cwd ?? process.cwd(), undefined, undefined, setup);
+          }
           return result;
         },
       }),
