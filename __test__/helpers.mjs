@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { AcpClient } from '../index.mjs';
@@ -65,6 +65,48 @@ export function procStat(pid) {
   } catch {
     return null;
   }
+}
+
+/** binfmt_misc's interpreters (qemu-user), each with whether it keeps the program's argv[0] (flag P). */
+let interpreters;
+function binfmtInterpreters() {
+  if (interpreters) return interpreters;
+  interpreters = new Map();
+  const dir = '/proc/sys/fs/binfmt_misc';
+  for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+    try {
+      const entry = readFileSync(`${dir}/${name}`, 'utf8');
+      const interpreter = /^interpreter (.*)$/m.exec(entry)?.[1];
+      if (interpreter) interpreters.set(interpreter, /^flags: .*P/m.test(entry));
+    } catch {
+      // register, status: not entries
+    }
+  }
+  return interpreters;
+}
+
+/** The kernel's /proc/<pid>/cmdline, split. */
+function rawArgv(pid) {
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
+}
+
+/**
+ * The arguments process `pid` runs with (Linux), argv[0] first. The kernel
+ * shows an emulated process (qemu-user through binfmt_misc) as its
+ * interpreter, the program's file, then (flag P) its argv[0] and the rest:
+ * that is undone here.
+ */
+export function argvOf(pid) {
+  const argv = rawArgv(pid);
+  const keepsArgv0 = binfmtInterpreters().get(argv[0]);
+  if (keepsArgv0 === undefined) return argv;
+  return keepsArgv0 ? argv.slice(2) : argv.slice(1);
+}
+
+/** The executable process `pid` runs (Linux): the emulated program, not qemu, under qemu-user. */
+export function programOf(pid) {
+  const argv = rawArgv(pid);
+  return realpathSync(binfmtInterpreters().has(argv[0]) ? argv[1] : `/proc/${pid}/exe`);
 }
 
 /**
