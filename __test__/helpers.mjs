@@ -10,12 +10,39 @@ import { AcpClient } from '../index.mjs';
  */
 export const TIME_SCALE = Number(process.env.ACP_TEST_TIME_SCALE) || 1;
 
+/** The emulator this run is under ('qemu-user', 'wine'; set by scripts/platform-test.mjs), else undefined. */
+export const EMULATOR = process.env.ACP_TEST_EMULATOR || undefined;
+
+/**
+ * A skip reason under an emulator for a test whose workload is sized for
+ * native speed and whose code is the same on every platform; false natively.
+ */
+export function nativeOnly(why) {
+  return EMULATOR
+    ? `${why}: too slow under ${EMULATOR}; runs natively (Linux x64, the release workflow's runners)`
+    : false;
+}
+
+/**
+ * The library's own default timeouts of `initialize` and of requests,
+ * stretched by TIME_SCALE (nothing natively): spread under a test's own
+ * options wherever a test starts a client, so that an emulated agent is
+ * not given up on for its speed.
+ */
+export const SCALED_TIMEOUTS = (() => {
+  if (TIME_SCALE === 1) return {};
+  const defaults = createRequire(import.meta.url)('../lib/options.js').normalize({ command: 'x' });
+  return Object.fromEntries(
+    ['initializeTimeoutMs', 'requestTimeoutMs'].map((k) => [k, defaults[k] && defaults[k] * TIME_SCALE]),
+  );
+})();
+
 export const MOCK_AGENT = fileURLToPath(new URL('../mock-agent/agent.mjs', import.meta.url));
 export const HOSTILE_AGENT = fileURLToPath(new URL('./fixtures/hostile-agent.mjs', import.meta.url));
 
 /** A client on a fresh mock agent process. */
 export function mockClient(options = {}, agentArgs = []) {
-  return new AcpClient({ command: process.execPath, args: [MOCK_AGENT, ...agentArgs], ...options });
+  return new AcpClient({ command: process.execPath, args: [MOCK_AGENT, ...agentArgs], ...SCALED_TIMEOUTS, ...options });
 }
 
 /** Client + initialize + session/new; collects every session/update. */

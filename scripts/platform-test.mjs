@@ -305,6 +305,8 @@ function windows({ core, files, coreFilter }) {
     WINEPATH: winPath(nodeDir),
     // Guards against a hang (never timing assertions) get this much longer.
     ACP_TEST_TIME_SCALE: '3',
+    // Tests whose workload is sized for native speed skip (helpers.mjs nativeOnly).
+    ACP_TEST_EMULATOR: 'wine',
   };
   if (!existsSync(join(prefix, 'system.reg'))) {
     log('creating the Wine prefix');
@@ -425,6 +427,7 @@ function arm64({ core, files, coreFilter }) {
     PATH: `${join(node, '..')}:${process.env.PATH}`,
     // Emulated arm64 runs several times slower: guards against a hang wait longer.
     ACP_TEST_TIME_SCALE: '10',
+    ACP_TEST_EMULATOR: 'qemu-user',
   };
   const buildEnv = { ...process.env, CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER: 'aarch64-linux-gnu-gcc' };
   const results = [];
