@@ -516,9 +516,8 @@ const CI = {
   // The integration tests and the process tree (the reaper forks, and
   // its syscalls are per-architecture); the terminals (process groups,
   // killed with the host) and doctor on the release-toolchain binary.
-  // Not lifecycle / process-tree: their agents must answer initialize
-  // within the library's 30 s, which emulated Node on a busy machine
-  // does not always do (the whole run has them).
+  // Not lifecycle / process-tree: many agents each, too long under qemu
+  // for CI's budget (the whole run has them).
   arm64: { coreFilter: ['transport::'], files: ['__test__/builtin-terminal.test.mjs', '__test__/doctor.test.mjs'] },
 };
 
