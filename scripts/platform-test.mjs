@@ -23,8 +23,9 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CACHE = join(ROOT, '.cache', 'platforms');
 const NODE_VERSION = '20.20.2';
 const BINARY = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).napi.binaryName;
-// Generous: a hung run ends here, not in CI's own timeout.
-const SUITE_TIMEOUT_MS = 40 * 60_000;
+// Generous: a hung run ends here, not in CI's own timeout. Stretched by
+// the emulation factor (the whole JS suite under qemu outlasts 40 minutes).
+const suiteTimeoutMs = (env) => 15 * 60_000 * Number(env.ACP_TEST_TIME_SCALE);
 
 class Failed extends Error {}
 
@@ -175,7 +176,7 @@ function coreSuite(platform, triple, buildEnv, runEnv, prefix, filter = [], skip
       [...prefix, exe, '--test-threads=2', ...only, ...skipArgs],
       runEnv,
       logFile,
-      SUITE_TIMEOUT_MS,
+      suiteTimeoutMs(runEnv),
     );
     const text = readFileSync(logFile, 'utf8');
     const counts = libtestCounts(text) ?? {
@@ -242,12 +243,12 @@ function jsSuite(platform, node, runEnv, prefix, files) {
     ],
     runEnv,
     logFile,
-    SUITE_TIMEOUT_MS,
+    suiteTimeoutMs(runEnv),
   );
   const text = existsSync(tap) ? readFileSync(tap, 'utf8') : '';
   const counts = tapCounts(text);
   if (Number.isNaN(counts.passed)) {
-    // Stopped before its summary (SUITE_TIMEOUT_MS): what finished, counted
+    // Stopped before its summary (suiteTimeoutMs): what finished, counted
     // from the report's lines (a file's or a suite's own line included).
     const passed = [...text.matchAll(/^\s*ok \d+ - (?!.*# SKIP)/gm)].length;
     const failures = [
