@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { alive, procStat, processes, reported, MOCK_AGENT, TIME_SCALE, SCALED_TIMEOUTS } from './helpers.mjs';
+import { alive, procStat, processes, reported, MOCK_AGENT, TIME_SCALE, SCALED_TIMEOUTS, EMULATOR } from './helpers.mjs';
 import { AcpClient } from '../index.mjs';
 import { builtinSession, eventually, tempTree, termArg } from './builtin-helpers.mjs';
 
@@ -104,7 +104,13 @@ async function hostileReady(shape, mark, host) {
 
 describe('no survivors: host death mode × process shape', { ...linuxOnly, concurrency: 4 }, () => {
   for (const [shape, mode] of CASES) {
-    it(`${shape} agent, host ends by ${mode}`, { timeout: 60_000 * TIME_SCALE }, async () => {
+    // qemu-user 7.2 refuses prctl(PR_SET_CHILD_SUBREAPER): a setsid daemon
+    // goes to pid 1, out of the emulated reaper's reach.
+    const noSubreaper =
+      EMULATOR === 'qemu-user' &&
+      (shape === 'daemon' || shape === 'terminal') &&
+      'qemu-user refuses prctl(PR_SET_CHILD_SUBREAPER): the daemon is reparented to pid 1, not to the emulated reaper; runs natively (Linux x64, the arm64 runner)';
+    it(`${shape} agent, host ends by ${mode}`, { timeout: 60_000 * TIME_SCALE, skip: noSubreaper }, async () => {
       const mark = randomUUID();
       const tree = tempTree(`tree-${shape}-${mode}`);
       const host = spawn(process.execPath, [HOST, shape, mode, tree.root], {
