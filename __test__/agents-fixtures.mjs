@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { argvOf, programOf } from './helpers.mjs';
 import { crc32, gzipSync } from 'node:zlib';
 
 export const MOCK_AGENT = fileURLToPath(new URL('../mock-agent/agent.mjs', import.meta.url));
@@ -174,14 +175,13 @@ export function assertNoWrapper(assert, pid) {
     const s = readFileSync(`/proc/${p}/stat`, 'utf8');
     return s.slice(s.lastIndexOf(')') + 2).split(' ');
   };
-  const cmdline = (p) => readFileSync(`/proc/${p}/cmdline`, 'utf8');
-  assert.equal(realpathSync(`/proc/${pid}/exe`), realpathSync(process.execPath), 'the agent pid runs node itself');
+  assert.equal(programOf(pid), realpathSync(process.execPath), 'the agent pid runs node itself');
   const parent = Number(stat(pid)[1]);
   if (parent === process.pid) return;
   assert.equal(Number(stat(parent)[1]), process.pid, 'the parent is a child of this process');
   assert.equal(
-    cmdline(parent),
-    cmdline(process.pid),
+    argvOf(parent).join(' '),
+    argvOf(process.pid).join(' '),
     'the parent is the reaper (a fork of this process), not a wrapper',
   );
 }

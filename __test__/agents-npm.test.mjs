@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { AcpClient, AgentManager } from '../index.mjs';
 import { MOCK_AGENT, assertNoWrapper, serve, tar } from './agents-fixtures.mjs';
+import { argvOf } from './helpers.mjs';
 
 const LINUX = process.platform === 'linux';
 const NAME = '@fixture/mock-acp-agent';
@@ -90,7 +91,7 @@ describe('npx distributions (fixture npm registry)', () => {
     if (LINUX) {
       const pid = client.pid;
       assertNoWrapper(assert, pid);
-      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      const argv = argvOf(pid);
       assert.equal(argv[1], launch.args[0], 'node runs the entry itself');
     }
     await client.close();

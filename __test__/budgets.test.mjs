@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AcpClient } from '../index.mjs';
 import { tempTree, pidsWithArg, eventually } from './builtin-helpers.mjs';
-import { HOSTILE_AGENT as HOSTILE } from './helpers.mjs';
+import { HOSTILE_AGENT as HOSTILE, nativeOnly } from './helpers.mjs';
 
 // The answers' `bytes` (from fixtures/hostile-agent.mjs) are UTF-8 bytes.
 
@@ -170,7 +170,7 @@ for (const [shape, lineBytes] of [
   ['empty lines', 1],
 ])
   test(`stderr waits in the byte budget: a flood of ${shape} while the event loop is busy does not grow the host`, {
-    skip: !linux && 'needs /proc',
+    skip: (!linux && 'needs /proc') || (lineBytes === 1 && nativeOnly('200 M stderr lines, one event each')),
   }, async () => {
     const { client, attack } = await session();
     let events = 0;
@@ -189,7 +189,7 @@ for (const [shape, lineBytes] of [
   });
 
 test('concurrent reads of a big file of control characters are bounded in flight', {
-  skip: !linux && 'needs /proc',
+  skip: (!linux && 'needs /proc') || nativeOnly('40 reads of 4 MiB of control characters'),
 }, async () => {
   const tree = tempTree('reads');
   try {

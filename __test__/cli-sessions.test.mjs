@@ -9,13 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SessionStore } from '../index.mjs';
-import { MOCK_AGENT, mockClient } from './helpers.mjs';
+import { MOCK_AGENT, mockClient, TIME_SCALE } from './helpers.mjs';
 
 const CLI = fileURLToPath(new URL('../cli/acp-native.mjs', import.meta.url));
 const run = (args, input, env = process.env) =>
   new Promise((resolve) => {
-    const child = execFile(process.execPath, [CLI, ...args], { timeout: 60_000, env }, (err, stdout, stderr) =>
-      resolve({ code: err ? err.code : 0, stdout, stderr }),
+    const child = execFile(
+      process.execPath,
+      [CLI, ...args],
+      { timeout: 60_000 * TIME_SCALE, env },
+      (err, stdout, stderr) => resolve({ code: err ? err.code : 0, stdout, stderr }),
     );
     if (input !== undefined) child.stdin.end(input);
   });

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MOCK_AGENT } from './helpers.mjs';
+import { argvOf, MOCK_AGENT } from './helpers.mjs';
 import { Terminal, requireTmux } from './tmux.mjs';
 
 const CLI = fileURLToPath(new URL('../cli/acp-native.mjs', import.meta.url));
@@ -32,12 +32,11 @@ function processesWith(tag) {
     const found = [];
     for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
       try {
-        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        const argv = argvOf(pid);
         const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
         const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-        // `node MOCK_AGENT`; under qemu-user the emulator's path comes first.
-        const at = argv[1] === MOCK_AGENT ? 1 : /qemu/.test(argv[0]) && argv[2] === MOCK_AGENT ? 2 : -1;
-        const isAgent = at > 0 && argv[at + 1] === '--tag' && argv[at + 2] === tag;
+        // `node MOCK_AGENT --tag tag` (argvOf: as the program sees it, under qemu-user too).
+        const isAgent = argv[1] === MOCK_AGENT && argv[2] === '--tag' && argv[3] === tag;
         if (isAgent && state !== 'Z') found.push(argv.join(' '));
       } catch {
         // exited while we looked

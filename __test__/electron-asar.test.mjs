@@ -10,7 +10,9 @@ import assert from 'node:assert/strict';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { once } from 'node:events';
 import { createRequire } from 'node:module';
+import { Writable } from 'node:stream';
 import { MOCK_AGENT } from './helpers.mjs';
 import { copyPackage, ROOT, runIn, SESSION } from './package-copy.mjs';
 
@@ -39,7 +41,12 @@ function appSource(dir) {
 /** Pack `src` into resources/app.asar, then lay out Electron's view of it under view/. */
 async function electronView(dir, src, options) {
   const archive = join(dir, 'resources', 'app.asar');
-  await asar.createPackageWithOptions(src, archive, options);
+  // The promise settles once the files are written, before the archive is
+  // closed (@electron/asar returns the still open write stream): wait for
+  // the close, or on Windows the open archive keeps resources/ from being
+  // removed (ENOTEMPTY), as a sync rmSync never lets the stream close.
+  const out = await asar.createPackageWithOptions(src, archive, options);
+  if (out instanceof Writable && !out.closed) await once(out, 'close');
   const view = join(dir, 'view');
   asar.extractAll(archive, join(view, 'app.asar'));
   const removeBinaries = (d) => {
@@ -60,8 +67,7 @@ function session(app, binary = '') {
 
 function tempDir(t) {
   const dir = mkdtempSync(join(tmpdir(), 'acp-native-asar-'));
-  // Windows keeps a DLL's file busy a moment after the process that loaded it exited.
-  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10 }));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 

@@ -5,12 +5,13 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { TIME_SCALE } from './helpers.mjs';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 test('the demo prints a chat transcript, not JSON-RPC', async () => {
-  const { stdout } = await run(process.execPath, ['examples/demo.mjs'], { cwd: ROOT, timeout: 60_000 });
+  const { stdout } = await run(process.execPath, ['examples/demo.mjs'], { cwd: ROOT, timeout: 60_000 * TIME_SCALE });
   assert.doesNotMatch(stdout, /jsonrpc|[{]"/, stdout);
   assert.match(
     stdout,
@@ -30,7 +31,7 @@ test("the test reporter prints the failure, its file's output and a summary; not
   const result = await run(process.execPath, ['--test', '--test-reporter=./scripts/test-reporter.mjs', fixture], {
     cwd: ROOT,
     env,
-    timeout: 60_000,
+    timeout: 60_000 * TIME_SCALE,
   }).then(
     () => assert.fail('a failing test must fail the run'),
     (err) => err,

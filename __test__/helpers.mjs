@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { AcpClient } from '../index.mjs';
@@ -10,12 +10,39 @@ import { AcpClient } from '../index.mjs';
  */
 export const TIME_SCALE = Number(process.env.ACP_TEST_TIME_SCALE) || 1;
 
+/** The emulator this run is under ('qemu-user', 'wine'; set by scripts/platform-test.mjs), else undefined. */
+export const EMULATOR = process.env.ACP_TEST_EMULATOR || undefined;
+
+/**
+ * A skip reason under an emulator for a test whose workload is sized for
+ * native speed and whose code is the same on every platform; false natively.
+ */
+export function nativeOnly(why) {
+  return EMULATOR
+    ? `${why}: too slow under ${EMULATOR}; runs natively (Linux x64, the release workflow's runners)`
+    : false;
+}
+
+/**
+ * The library's own default timeouts of `initialize` and of requests,
+ * stretched by TIME_SCALE (nothing natively): spread under a test's own
+ * options wherever a test starts a client, so that an emulated agent is
+ * not given up on for its speed.
+ */
+export const SCALED_TIMEOUTS = (() => {
+  if (TIME_SCALE === 1) return {};
+  const defaults = createRequire(import.meta.url)('../lib/options.js').normalize({ command: 'x' });
+  return Object.fromEntries(
+    ['initializeTimeoutMs', 'requestTimeoutMs'].map((k) => [k, defaults[k] && defaults[k] * TIME_SCALE]),
+  );
+})();
+
 export const MOCK_AGENT = fileURLToPath(new URL('../mock-agent/agent.mjs', import.meta.url));
 export const HOSTILE_AGENT = fileURLToPath(new URL('./fixtures/hostile-agent.mjs', import.meta.url));
 
 /** A client on a fresh mock agent process. */
 export function mockClient(options = {}, agentArgs = []) {
-  return new AcpClient({ command: process.execPath, args: [MOCK_AGENT, ...agentArgs], ...options });
+  return new AcpClient({ command: process.execPath, args: [MOCK_AGENT, ...agentArgs], ...SCALED_TIMEOUTS, ...options });
 }
 
 /** Client + initialize + session/new; collects every session/update. */
@@ -65,6 +92,48 @@ export function procStat(pid) {
   } catch {
     return null;
   }
+}
+
+/** binfmt_misc's interpreters (qemu-user), each with whether it keeps the program's argv[0] (flag P). */
+let interpreters;
+function binfmtInterpreters() {
+  if (interpreters) return interpreters;
+  interpreters = new Map();
+  const dir = '/proc/sys/fs/binfmt_misc';
+  for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+    try {
+      const entry = readFileSync(`${dir}/${name}`, 'utf8');
+      const interpreter = /^interpreter (.*)$/m.exec(entry)?.[1];
+      if (interpreter) interpreters.set(interpreter, /^flags: .*P/m.test(entry));
+    } catch {
+      // register, status: not entries
+    }
+  }
+  return interpreters;
+}
+
+/** The kernel's /proc/<pid>/cmdline, split. */
+function rawArgv(pid) {
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
+}
+
+/**
+ * The arguments process `pid` runs with (Linux), argv[0] first. The kernel
+ * shows an emulated process (qemu-user through binfmt_misc) as its
+ * interpreter, the program's file, then (flag P) its argv[0] and the rest:
+ * that is undone here.
+ */
+export function argvOf(pid) {
+  const argv = rawArgv(pid);
+  const keepsArgv0 = binfmtInterpreters().get(argv[0]);
+  if (keepsArgv0 === undefined) return argv;
+  return keepsArgv0 ? argv.slice(2) : argv.slice(1);
+}
+
+/** The executable process `pid` runs (Linux): the emulated program, not qemu, under qemu-user. */
+export function programOf(pid) {
+  const argv = rawArgv(pid);
+  return realpathSync(binfmtInterpreters().has(argv[0]) ? argv[1] : `/proc/${pid}/exe`);
 }
 
 /**

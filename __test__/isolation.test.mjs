@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempTree } from './builtin-helpers.mjs';
+import { TIME_SCALE } from './helpers.mjs';
 
 const PIDS_HOST = fileURLToPath(new URL('./fixtures/pids-host.mjs', import.meta.url));
 
@@ -45,7 +46,7 @@ test('with no thread to be had, a built-in read is answered with a typed error',
     const out = execFileSync(process.execPath, [PIDS_HOST, tree.root], {
       encoding: 'utf8',
       env: { ...process.env, ACP_PIDS_CGROUP: cg.path },
-      timeout: 60_000,
+      timeout: 60_000 * TIME_SCALE,
     });
     const got = JSON.parse(out.trim().split('\n').at(-1));
     assert.equal(got.timedOut, undefined, `the read got no answer: ${JSON.stringify(got)}`);

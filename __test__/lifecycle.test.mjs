@@ -5,7 +5,16 @@ import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { mockClient, mockSession, alive, identify, reported, processes, MOCK_AGENT } from './helpers.mjs';
+import {
+  mockClient,
+  mockSession,
+  alive,
+  identify,
+  reported,
+  processes,
+  MOCK_AGENT,
+  SCALED_TIMEOUTS,
+} from './helpers.mjs';
 import { AcpClient } from '../index.mjs';
 
 // Process groups and PDEATHSIG are POSIX/Linux; the wrapper is an `sh` script.
@@ -86,6 +95,7 @@ test('a ref()ed client keeps the host alive; close() after that ends it', UNIX_O
 
 test('close() stops a wrapper whose grandchild ignores EOF and SIGTERM', UNIX_ONLY, async () => {
   const client = new AcpClient({
+    ...SCALED_TIMEOUTS,
     command: 'sh',
     args: ['-c', `"${process.execPath}" "${MOCK_AGENT}" --ignore-eof --ignore-sigterm; true`],
     closeGraceMs: 100,

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AcpClient } from '../index.js';
+import { TIME_SCALE } from './helpers.mjs';
 
 // Every call the host is awaiting settles before the client says it is
 // finished: its Promise's handlers run before the `exit` event, the
@@ -44,7 +45,9 @@ function follow(p, log, name) {
 }
 
 for (const [name, call] of Object.entries(CALLS)) {
-  test(`${name}() settles before close() resolves, before exit and closed`, { timeout: 30_000 }, async () => {
+  test(`${name}() settles before close() resolves, before exit and closed`, {
+    timeout: 30_000 * TIME_SCALE,
+  }, async () => {
     const log = [];
     const c = client(SILENT, log);
     follow(call(c), log, name);
@@ -54,7 +57,7 @@ for (const [name, call] of Object.entries(CALLS)) {
   });
 }
 
-test('kill(): every pending call settles before exit and closed', { timeout: 30_000 }, async () => {
+test('kill(): every pending call settles before exit and closed', { timeout: 30_000 * TIME_SCALE }, async () => {
   const log = [];
   const c = client(SILENT, log);
   for (const [name, call] of Object.entries(CALLS)) follow(call(c), log, name);
@@ -65,7 +68,7 @@ test('kill(): every pending call settles before exit and closed', { timeout: 30_
 });
 
 test('an agent that exits on its own: every pending call settles before exit and closed', {
-  timeout: 30_000,
+  timeout: 30_000 * TIME_SCALE,
 }, async () => {
   const log = [];
   const c = client(CRASHING, log);
@@ -78,7 +81,7 @@ test('an agent that exits on its own: every pending call settles before exit and
 });
 
 test('close() after the exit was seen but before it was announced still waits for the announcement', {
-  timeout: 30_000,
+  timeout: 30_000 * TIME_SCALE,
 }, async () => {
   const log = [];
   const c = client(CRASHING, log);

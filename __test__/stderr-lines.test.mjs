@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AcpClient } from '../index.js';
+import { TIME_SCALE } from './helpers.mjs';
 
 // `stderr` events carry one line each, with its `\n`, however the agent
 // wrote them: several lines in one write (gemini-cli does), a line in
@@ -32,14 +33,14 @@ async function stderrEvents(writes) {
 }
 
 test('stderr: several lines in one write are several events, a line split across writes is one', {
-  timeout: 30_000,
+  timeout: 30_000 * TIME_SCALE,
 }, async () => {
   const events = await stderrEvents(['one\ntwo\nthree\n', 'par', 'tial\nfour', '\n\nlast line, no newline']);
   assert.deepEqual(events, ['one\n', 'two\n', 'three\n', 'partial\n', 'four\n', '\n', 'last line, no newline']);
 });
 
 test('stderr: a line longer than 64 KiB comes in pieces of 64 KiB or more, never joined with the next', {
-  timeout: 30_000,
+  timeout: 30_000 * TIME_SCALE,
 }, async () => {
   const long = 'x'.repeat(200 * 1024);
   const events = await stderrEvents([['x', 1000], ['x', 200 * 1024 - 1000], '\nnext\n']);
@@ -53,7 +54,7 @@ test('stderr: a line longer than 64 KiB comes in pieces of 64 KiB or more, never
 });
 
 test('stderr: a long line of multi-byte characters is cut between characters, never inside one', {
-  timeout: 30_000,
+  timeout: 30_000 * TIME_SCALE,
 }, async () => {
   // 3-byte and 4-byte characters: 64 KiB is a multiple of neither.
   const long = '€'.repeat(100_000) + '😀'.repeat(50_000);

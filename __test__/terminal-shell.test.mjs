@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { builtinSession, eventually, tempTree, termArg } from './builtin-helpers.mjs';
-import { processes } from './helpers.mjs';
+import { processes, TIME_SCALE } from './helpers.mjs';
 
 // A `command` without `args` is a command line, run by the shell as Zed runs
 // it (claude-code-acp sends these). The lines are POSIX `sh`.
-const GUARD = { timeout: 60_000, skip: process.platform === 'win32' && 'runs sh lines' };
+const GUARD = { timeout: 60_000 * TIME_SCALE, skip: process.platform === 'win32' && 'runs sh lines' };
 const linuxOnly = { skip: process.platform !== 'linux' && 'scans /proc (Linux)' };
 
 /** The last `kind=` report of the mock agent, parsed. */
@@ -102,7 +102,7 @@ test(
 );
 
 test('terminal shell line (Windows): cmd.exe runs redirection, chaining, pipes and %VAR% in the cwd', {
-  timeout: 120_000,
+  timeout: 120_000 * TIME_SCALE,
   skip: process.platform !== 'win32' && 'cmd.exe',
 }, async () => {
   const t = tempTree('term-cmd');

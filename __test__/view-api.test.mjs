@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { canonical } from './fold-gen.mjs';
-import { MOCK_AGENT } from './helpers.mjs';
+import { MOCK_AGENT, TIME_SCALE } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { AcpClient } = require('../index.js');
@@ -38,7 +38,7 @@ const agentText = (state) =>
     .join('');
 
 test('await view.settled(): a backlog past flush()’s cap reaches the copy whole, without a flush loop', {
-  timeout: 120_000,
+  timeout: 120_000 * TIME_SCALE,
 }, async (t) => {
   const { client, sessionId, view } = await heldView(t);
   const copy = view.snapshot();

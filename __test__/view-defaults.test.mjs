@@ -9,13 +9,16 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { canonical } from './fold-gen.mjs';
 import { turns, REAL } from '../bench/real-turns.mjs';
+import { TIME_SCALE } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { AcpClient } = require('../index.js');
 const { SessionFold } = require('../lib/session-fold.js');
 const FLOOD_AGENT = fileURLToPath(new URL('../bench/flood-agent.mjs', import.meta.url));
 
-test('100 realistic turns fold with the default limits and nothing dropped', { timeout: 600_000 }, async (t) => {
+test('100 realistic turns fold with the default limits and nothing dropped', {
+  timeout: 600_000 * TIME_SCALE,
+}, async (t) => {
   const client = await AcpClient.connect({ command: process.execPath, args: [FLOOD_AGENT, '--real', 'turns'] });
   t.after(() => client.kill());
   const { sessionId } = await client.newSession({ cwd: process.cwd() });

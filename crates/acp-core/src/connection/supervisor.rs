@@ -30,6 +30,10 @@ pub(super) struct Supervised {
 }
 
 pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
+    // Set when stdout closed and the process had ended by itself after
+    // all, its exit seen only after EOF_EXIT (the reaper relays it; late
+    // on a loaded or emulated machine): reported as exited, not stopped.
+    let mut ended_by_itself = false;
     let status = tokio::select! {
         status = s.tree.wait() => {
             // Give stdout a moment to deliver what the agent wrote last.
@@ -43,7 +47,11 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
                 // talk to us, so stop it.
                 Err(_) => {
                     shared.life.request_stop("stdout-closed");
-                    stop(&shared, &mut s.tree, Duration::ZERO, s.term_grace).await
+                    let status = stop(&shared, &mut s.tree, Duration::ZERO, s.term_grace).await;
+                    // No signal in its status: our stop did not end it.
+                    ended_by_itself =
+                        status.is_some_and(|st| crate::transport::exit_parts(&st).1.is_none());
+                    status
                 }
             }
         }
@@ -77,7 +85,7 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
     }
     let _ = timeout(EXIT_AFTER_EOF, &mut s.stderr).await;
 
-    let reason = if shared.life.is_closing() {
+    let reason = if shared.life.is_closing() && !ended_by_itself {
         shared.life.stop_reason()
     } else {
         "exited"

@@ -84,16 +84,25 @@ pub(crate) mod windows_job {
     //! Everything goes through handles, never a pid: a handle names one
     //! process (or job) for as long as it is open, and while a handle to
     //! the leader is open Windows does not give its pid to another process.
+    //!
+    //! The leader is created suspended and resumed only once it is in its
+    //! job ([`Job::start`]): a process it starts in its first instant is
+    //! then in the job too, never outside it.
 
     use windows_sys::Win32::Foundation::{
-        CloseHandle, DuplicateHandle, DUPLICATE_SAME_ACCESS, FALSE, HANDLE,
+        CloseHandle, DuplicateHandle, DUPLICATE_SAME_ACCESS, FALSE, HANDLE, INVALID_HANDLE_VALUE,
+    };
+    use windows_sys::Win32::System::Diagnostics::ToolHelp::{
+        CreateToolhelp32Snapshot, Thread32First, Thread32Next, TH32CS_SNAPTHREAD, THREADENTRY32,
     };
     use windows_sys::Win32::System::JobObjects::{
         AssignProcessToJobObject, CreateJobObjectW, JobObjectExtendedLimitInformation,
         SetInformationJobObject, TerminateJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
         JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
     };
-    use windows_sys::Win32::System::Threading::{GetCurrentProcess, TerminateProcess};
+    use windows_sys::Win32::System::Threading::{
+        GetCurrentProcess, OpenThread, ResumeThread, TerminateProcess, THREAD_SUSPEND_RESUME,
+    };
 
     /// The exit code of every process of a tree we stop ("ACPK"): told
     /// apart from a process that exits 1 by itself.
@@ -117,6 +126,34 @@ pub(crate) mod windows_job {
                 leader: duplicate(process),
                 job: new_job(process),
             }
+        }
+
+        /// Let the leader run: resume the threads of the process `pid`
+        /// (created suspended, and held by our handle, so the pid is its).
+        /// A new process has one thread; resuming one that is not
+        /// suspended does nothing.
+        pub fn start(&self, pid: u32) -> std::io::Result<()> {
+            let mut resumed = 0;
+            for thread in threads_of(pid)? {
+                // SAFETY: a thread id from a snapshot of our own child,
+                // opened, resumed and closed here.
+                unsafe {
+                    let handle = OpenThread(THREAD_SUSPEND_RESUME, FALSE, thread);
+                    if handle.is_null() {
+                        continue;
+                    }
+                    if ResumeThread(handle) != u32::MAX {
+                        resumed += 1;
+                    }
+                    CloseHandle(handle);
+                }
+            }
+            if resumed == 0 {
+                return Err(std::io::Error::other(
+                    "the agent was created suspended and could not be resumed",
+                ));
+            }
+            Ok(())
         }
 
         /// Stop the tree (or, without a job, the leader alone). Harmless
@@ -151,6 +188,30 @@ pub(crate) mod windows_job {
             )
         };
         (ok != 0).then_some(leader as usize)
+    }
+
+    /// The ids of the threads of process `pid`, from a system snapshot.
+    fn threads_of(pid: u32) -> std::io::Result<Vec<u32>> {
+        // SAFETY: the snapshot handle is ours and closed below; the entry
+        // is zeroed with its size set, as the API requires.
+        unsafe {
+            let snapshot = CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0);
+            if snapshot == INVALID_HANDLE_VALUE {
+                return Err(std::io::Error::last_os_error());
+            }
+            let mut entry: THREADENTRY32 = std::mem::zeroed();
+            entry.dwSize = std::mem::size_of::<THREADENTRY32>() as u32;
+            let mut threads = Vec::new();
+            let mut more = Thread32First(snapshot, &mut entry) != 0;
+            while more {
+                if entry.th32OwnerProcessID == pid {
+                    threads.push(entry.th32ThreadID);
+                }
+                more = Thread32Next(snapshot, &mut entry) != 0;
+            }
+            CloseHandle(snapshot);
+            Ok(threads)
+        }
     }
 
     /// A kill-on-close job holding `process`, if Windows allows one.

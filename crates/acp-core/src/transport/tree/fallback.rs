@@ -157,6 +157,16 @@ impl Group {
         Group {}
     }
 
+    /// Resume the leader, created suspended so that it runs in its job
+    /// from its first instruction (or alone, where Windows refused a job).
+    #[cfg(windows)]
+    fn start(&self, pid: u32) -> io::Result<()> {
+        match &self.job {
+            Some(job) => job.start(pid),
+            None => Err(io::Error::other("no handle to the agent process")),
+        }
+    }
+
     fn signal(&self, signal: GroupSignal) {
         #[cfg(unix)]
         crate::transport::process_group::signal_group(self.pid, signal);
@@ -304,12 +314,21 @@ pub(super) fn launch(spec: &LaunchSpec<'_>) -> Result<Launched, SpawnError> {
     };
     let mut child = cmd.spawn().map_err(fail)?;
     let pid = child.id().unwrap_or_default();
+    #[cfg(all(test, windows))]
+    if let Some(hook) = BEFORE_JOB.get() {
+        hook(pid);
+    }
     let group = Group::of(&child, pid);
     // Not started after all: the group goes (its leader is not reaped yet).
     let abandon = |e: io::Error| {
         group.signal(GroupSignal::Kill);
         Err(fail(e))
     };
+    // Created suspended (configure_platform): it runs once in its job.
+    #[cfg(windows)]
+    if let Err(e) = group.start(pid) {
+        return abandon(e);
+    }
     let stdin = child.stdin.take();
     let stderr = child.stderr.take();
     let Some(stdout) = child.stdout.take() else {
@@ -388,9 +407,19 @@ fn configure_platform(cmd: &mut Command) {
 
 #[cfg(windows)]
 fn configure_platform(cmd: &mut Command) {
+    use windows_sys::Win32::System::Threading::{CREATE_NEW_PROCESS_GROUP, CREATE_SUSPENDED};
     // CREATE_NEW_PROCESS_GROUP: console signals aimed at the host do not
     // reach the agent; the tree is stopped explicitly instead.
-    cmd.creation_flags(0x0000_0200);
+    // CREATE_SUSPENDED: it runs only once it is in its job (launch), so
+    // nothing it starts can be created outside the job.
+    cmd.creation_flags(CREATE_NEW_PROCESS_GROUP | CREATE_SUSPENDED);
+}
+
+#[cfg(all(test, windows))]
+thread_local! {
+    /// Tests only: runs between the spawn and the job, to hold that
+    /// instant open (`job_tests`).
+    static BEFORE_JOB: std::cell::Cell<Option<fn(u32)>> = const { std::cell::Cell::new(None) };
 }
 
 #[cfg(not(any(unix, windows)))]
@@ -593,6 +622,120 @@ mod tests {
         assert!(
             alive && untouched,
             "the stranger at {stranger} was signalled"
+        );
+    }
+}
+
+/// The Job Object on Windows: what the agent starts in its very first
+/// instant is in the job too (it is created suspended, resumed in it).
+#[cfg(all(test, windows))]
+mod job_tests {
+    use std::time::{Duration, Instant};
+
+    use windows_sys::Win32::Foundation::{CloseHandle, FALSE, INVALID_HANDLE_VALUE, WAIT_OBJECT_0};
+    use windows_sys::Win32::System::Diagnostics::ToolHelp::{
+        CreateToolhelp32Snapshot, Process32FirstW, Process32NextW, PROCESSENTRY32W,
+        TH32CS_SNAPPROCESS,
+    };
+    use windows_sys::Win32::System::Threading::{
+        OpenProcess, TerminateProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE, PROCESS_TERMINATE,
+    };
+
+    use super::*;
+
+    /// `ACP_TEST_TIME_SCALE`: how much slower than native this run is
+    /// (Wine: scripts/platform-test.mjs). Stretches guards only.
+    fn scale() -> u32 {
+        std::env::var("ACP_TEST_TIME_SCALE")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1)
+    }
+
+    /// A running `exe` whose parent is `parent`, from a system snapshot.
+    fn child_of(parent: u32, exe: &str) -> Option<u32> {
+        // SAFETY: our own snapshot handle, closed below; the entry is
+        // zeroed with its size set, as the API requires.
+        unsafe {
+            let snapshot = CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0);
+            if snapshot == INVALID_HANDLE_VALUE {
+                return None;
+            }
+            let mut entry: PROCESSENTRY32W = std::mem::zeroed();
+            entry.dwSize = std::mem::size_of::<PROCESSENTRY32W>() as u32;
+            let mut found = None;
+            let mut more = Process32FirstW(snapshot, &mut entry) != 0;
+            while more && found.is_none() {
+                let len = entry.szExeFile.iter().position(|&c| c == 0).unwrap_or(0);
+                let name = String::from_utf16_lossy(&entry.szExeFile[..len]);
+                if entry.th32ParentProcessID == parent && name.eq_ignore_ascii_case(exe) {
+                    found = Some(entry.th32ProcessID);
+                }
+                more = Process32NextW(snapshot, &mut entry) != 0;
+            }
+            CloseHandle(snapshot);
+            found
+        }
+    }
+
+    fn wait_for_child(parent: u32, exe: &str, within: Duration) -> Option<u32> {
+        let until = Instant::now() + within;
+        loop {
+            if let Some(pid) = child_of(parent, exe) {
+                return Some(pid);
+            }
+            if Instant::now() > until {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Between the spawn and the job: wait until the agent, if it can run
+    /// already, has started its child (or a while, if it cannot).
+    fn hold_until_child(pid: u32) {
+        let _ = wait_for_child(pid, "ping.exe", Duration::from_secs(3 * u64::from(scale())));
+    }
+
+    #[tokio::test]
+    async fn a_child_started_at_once_is_in_the_job() {
+        // cmd.exe starts ping.exe before anything else; ping runs 10 min.
+        let args = ["/d", "/c", "ping -n 600 127.0.0.1 >nul"].map(String::from);
+        BEFORE_JOB.set(Some(hold_until_child));
+        let launched = launch(&LaunchSpec {
+            program: "cmd.exe",
+            args: &args,
+            verbatim_args: true,
+            env: &[],
+            clear_env: false,
+            cwd: Cwd::Inherit,
+            stdio: StdioShape::Agent,
+            keep_detached: false,
+        });
+        BEFORE_JOB.set(None);
+        let launched = launched.expect("cmd.exe starts");
+        let agent = launched.tree.pid();
+        let child = wait_for_child(
+            agent,
+            "ping.exe",
+            Duration::from_secs(60 * u64::from(scale())),
+        )
+        .expect("cmd.exe starts ping.exe");
+        // SAFETY: a handle to a live process, closed below.
+        let ended = unsafe {
+            let handle = OpenProcess(PROCESS_SYNCHRONIZE | PROCESS_TERMINATE, FALSE, child);
+            assert!(!handle.is_null(), "ping.exe can be opened");
+            launched.control.kill();
+            let ended = WaitForSingleObject(handle, 30_000 * scale()) == WAIT_OBJECT_0;
+            if !ended {
+                TerminateProcess(handle, 1);
+            }
+            CloseHandle(handle);
+            ended
+        };
+        assert!(
+            ended,
+            "the agent's child outlived kill(): it was started outside the agent's job"
         );
     }
 }
