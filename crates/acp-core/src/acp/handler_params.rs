@@ -8,8 +8,8 @@
 //! - params within the budget are delivered as the agent sent them;
 //! - otherwise the params object is opened: what a handler needs to
 //!   answer (the `sessionId`, a permission's `options` and the tool call's
-//!   id, title, kind and status, …: [`answer_fields`]) is kept whole when
-//!   it is within the budget on its own; every other member, in wire order,
+//!   id, title, kind and status, a file's content, …: [`answer_fields`]) is
+//!   kept whole when it is a string or within the budget on its own; every other member, in wire order,
 //!   is kept whole while it fits what is left of the budget; an object that
 //!   does not is opened the same way (at most [`MAX_DESCENTS`] deep, at
 //!   most [`MAX_KEYS`] members); anything else (a string, an array, an
@@ -174,8 +174,11 @@ fn cut(
         })
         .collect();
     let mut whole = vec![false; measured.len()];
-    for (i, (key, _, child, size)) in measured.iter().enumerate() {
-        if child.is_answer_field() && *size <= budget {
+    for (i, (key, raw, child, size)) in measured.iter().enumerate() {
+        // A string costs its bytes (no amplification), and a cut one is of
+        // no use to a handler: a file's content, a command.
+        let string = raw.get().trim_start().starts_with('"');
+        if child.is_answer_field() && (*size <= budget || string) {
             whole[i] = true;
             *left = left.saturating_sub(ITEM + key.len());
         }
@@ -247,6 +250,19 @@ mod tests {
         let v: Value = serde_json::from_str(&msg).unwrap();
         assert_eq!((&v["id"], &v["method"]), (&json!(7), &json!(method)));
         Some(v["params"].clone())
+    }
+
+    #[test]
+    fn a_write_keeps_its_content_whole_whatever_its_size() {
+        let content = "line\n".repeat(300_000);
+        let zeros = format!("[{}0]", "0,".repeat(100_000));
+        let params = json!({"sessionId": "s", "path": "/w/big.txt", "content": content, "_meta": {"pad": "x"}})
+            .to_string()
+            .replace(r#""pad":"x""#, &format!(r#""pad":{zeros}"#));
+        let v = cut_params(FS_WRITE_TEXT_FILE, &params, 64 * 1024).expect("cut");
+        assert_eq!(v["content"], content.as_str());
+        assert_eq!(v["path"], "/w/big.txt");
+        assert_eq!(v["_meta"]["pad"]["$omitted"], "size");
     }
 
     #[test]
