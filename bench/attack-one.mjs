@@ -290,18 +290,8 @@ const ATTACKS = {
         text: '\u0001',
         perMessage: 32,
       });
-      let done = false;
-      void streaming.then(() => (done = true));
-      let worst = 0;
-      let snapshots = 0;
-      while (!done) {
-        await sleep(250);
-        const t = performance.now();
-        v.snapshot();
-        worst = Math.max(worst, performance.now() - t);
-        snapshots++;
-      }
-      return { results: { snapshots, worstSnapshotMs: Math.round(worst) } };
+      const { calls, worstMs } = await timedWhile(streaming, 250, () => v.snapshot());
+      return { results: { snapshots: calls, worstSnapshotMs: worstMs } };
     },
   },
   'history() of a full ring during a flood': {
@@ -309,22 +299,28 @@ const ATTACKS = {
     budget: 2 + 8,
     async run(_ask, sid, attack) {
       const flooding = attack('updates', { sessionId: sid, count: 20000, bytes: 8 * 1024 });
-      let done = false;
-      void flooding.then(() => (done = true));
-      let worst = 0;
-      let calls = 0;
-      while (!done) {
-        await sleep(100);
-        const t = performance.now();
-        hostile.history();
-        worst = Math.max(worst, performance.now() - t);
-        calls++;
-      }
-      return { results: { calls, worstHistoryMs: Math.round(worst) } };
+      const { calls, worstMs } = await timedWhile(flooding, 100, () => hostile.history());
+      return { results: { calls, worstHistoryMs: worstMs } };
     },
   },
   'none (baseline)': { budget: 0, options: {}, run: () => sleep(1000) },
 };
+
+/** Until `running` settles, every `everyMs`: `call()`, timed. */
+async function timedWhile(running, everyMs, call) {
+  let done = false;
+  void running.then(() => (done = true));
+  let worst = 0;
+  let calls = 0;
+  while (!done) {
+    await sleep(everyMs);
+    const t = performance.now();
+    call();
+    worst = Math.max(worst, performance.now() - t);
+    calls++;
+  }
+  return { calls, worstMs: Math.round(worst) };
+}
 
 /** A 60 MB permission request the handler never answers; what it got. */
 async function permissionOf60MB(_ask, sid, attack) {
