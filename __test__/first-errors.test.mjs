@@ -50,6 +50,19 @@ test('an agent that closes stdout but keeps running: ERR_ACP_CLOSED at once, quo
   assert.deepEqual(err.stdoutHead, ['interactive mode']);
 });
 
+// The stop for a closed stdout signals it; an agent that catches SIGTERM
+// and exits 0 has no signal in its status, yet was stopped, not ended by itself.
+test('an agent that closes stdout, then exits 0 on our SIGTERM: reported as stopped (stdout-closed), not exited', {
+  skip: process.platform === 'win32' && 'closes fd 1 and catches SIGTERM the POSIX way',
+}, async () => {
+  const err = await initializeError(
+    "process.on('SIGTERM', () => process.exit(0)); process.stdout.write('interactive mode\\n', () => { require('fs').closeSync(1); setInterval(() => {}, 1000); })",
+  );
+  assert.equal(err.code, 'ERR_ACP_CLOSED');
+  assert.equal(err.exitCode, 0, 'it exited 0 itself, on the SIGTERM');
+  assert.equal(err.reason, 'stdout-closed');
+});
+
 test('an agent that only chats on stdout: the error keeps a bounded head of what it printed', async () => {
   const script =
     "console.log('x'.repeat(300)); for (let i = 0; i < 20; i++) console.log('> line ' + i); setInterval(() => {}, 1000)";

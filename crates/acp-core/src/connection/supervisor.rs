@@ -47,10 +47,11 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
                 // talk to us, so stop it.
                 Err(_) => {
                     shared.life.request_stop("stdout-closed");
-                    let status = stop(&shared, &mut s.tree, Duration::ZERO, s.term_grace).await;
-                    // No signal in its status: our stop did not end it.
-                    ended_by_itself =
-                        status.is_some_and(|st| crate::transport::exit_parts(&st).1.is_none());
+                    let (status, signalled) =
+                        stop(&shared, &mut s.tree, Duration::ZERO, s.term_grace).await;
+                    // Gone before we signalled it: our stop did not end it.
+                    // (Its status cannot say: an agent may exit 0 on SIGTERM.)
+                    ended_by_itself = status.is_some() && !signalled;
                     status
                 }
             }
@@ -66,7 +67,7 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
                 shared.wire.outbox.close();
                 status
             } else {
-                stop(&shared, &mut s.tree, s.close_grace, s.term_grace).await
+                stop(&shared, &mut s.tree, s.close_grace, s.term_grace).await.0
             };
             let _ = timeout(DRAIN_AFTER_EXIT, &mut s.reader).await;
             status
@@ -120,20 +121,20 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
 }
 
 /// stdin EOF (already sent) → grace → SIGTERM the group → grace → SIGKILL
-/// the whole tree.
+/// the whole tree. Returns the status and whether a signal was sent.
 async fn stop(
     shared: &Shared,
     tree: &mut ProcessTree,
     grace: Duration,
     term_grace: Duration,
-) -> Option<ExitStatus> {
+) -> (Option<ExitStatus>, bool) {
     shared.wire.outbox.close();
     tracing::debug!(
         pid = shared.pid(),
         "stdin closed; waiting for the agent to exit"
     );
     if let Ok(status) = timeout(grace, tree.wait()).await {
-        return status.ok();
+        return (status.ok(), false);
     }
     tracing::warn!(
         pid = shared.pid(),
@@ -142,12 +143,12 @@ async fn stop(
     );
     shared.life.tree.terminate();
     if let Ok(status) = timeout(term_grace, tree.wait()).await {
-        return status.ok();
+        return (status.ok(), true);
     }
     tracing::warn!(
         pid = shared.pid(),
         "agent survived SIGTERM; sending SIGKILL to its group"
     );
     shared.life.tree.kill();
-    tree.wait().await.ok()
+    (tree.wait().await.ok(), true)
 }
