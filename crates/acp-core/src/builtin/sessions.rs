@@ -13,6 +13,7 @@ use std::sync::{Mutex, MutexGuard};
 use serde::Deserialize;
 
 use crate::acp::methods;
+use crate::rpc::RequestId;
 
 /// `session/new` requests remembered while unanswered, at most (one that
 /// never gets an answer must not grow this forever).
@@ -33,7 +34,7 @@ pub struct Workspace {
 #[derive(Debug, Default)]
 pub struct Sessions {
     known: Mutex<Known>,
-    unanswered_new: Mutex<HashMap<u64, Workspace>>,
+    unanswered_new: Mutex<HashMap<RequestId, Workspace>>,
 }
 
 /// Workspaces by session id, with the order they were learnt in.
@@ -69,7 +70,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Sessions {
     /// The host sent request `id`; remember the workspace of session requests.
-    pub fn on_request(&self, id: u64, method: &str, params: Option<&str>) {
+    pub fn on_request(&self, id: RequestId, method: &str, params: Option<&str>) {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct P {
@@ -119,7 +120,7 @@ impl Sessions {
     }
 
     /// The agent answered our request `id` (`result` is None for an error).
-    pub fn on_response(&self, id: u64, result: Option<&str>) {
+    pub fn on_response(&self, id: RequestId, result: Option<&str>) {
         #[derive(Deserialize)]
         struct R {
             #[serde(rename = "sessionId")]
@@ -168,26 +169,30 @@ mod tests {
     fn new_is_known_once_answered_load_at_once() {
         let s = Sessions::default();
         s.on_request(
-            1,
+            RequestId::new(1),
             "session/new",
             Some(&abs(r#"{"cwd":"/p","mcpServers":[]}"#)),
         );
         assert_eq!(cwd(&s, "sess_1"), None);
-        s.on_response(1, Some(&abs(r#"{"sessionId":"sess_1"}"#)));
+        s.on_response(RequestId::new(1), Some(&abs(r#"{"sessionId":"sess_1"}"#)));
         assert_eq!(cwd(&s, "sess_1"), Some(path("/p")));
 
         s.on_request(
-            2,
+            RequestId::new(2),
             "session/load",
             Some(&abs(r#"{"cwd":"/q","sessionId":"old"}"#)),
         );
         assert_eq!(cwd(&s, "old"), Some(path("/q")));
 
         // A failed session/new teaches nothing; other methods are ignored.
-        s.on_request(3, "session/new", Some(&abs(r#"{"cwd":"/r"}"#)));
-        s.on_response(3, None);
         s.on_request(
-            4,
+            RequestId::new(3),
+            "session/new",
+            Some(&abs(r#"{"cwd":"/r"}"#)),
+        );
+        s.on_response(RequestId::new(3), None);
+        s.on_request(
+            RequestId::new(4),
             "session/prompt",
             Some(&abs(r#"{"cwd":"/x","sessionId":"sess_1"}"#)),
         );
@@ -198,28 +203,36 @@ mod tests {
     fn relative_cwd_is_not_learnt_and_closed_sessions_are_forgotten() {
         let s = Sessions::default();
         s.on_request(
-            1,
+            RequestId::new(1),
             "session/load",
             Some(&abs(r#"{"cwd":"rel","sessionId":"r"}"#)),
         );
         assert_eq!(cwd(&s, "r"), None);
         s.on_request(
-            2,
+            RequestId::new(2),
             "session/load",
             Some(&abs(r#"{"cwd":"/a","sessionId":"a"}"#)),
         );
-        s.on_request(3, "session/close", Some(&abs(r#"{"sessionId":"a"}"#)));
+        s.on_request(
+            RequestId::new(3),
+            "session/close",
+            Some(&abs(r#"{"sessionId":"a"}"#)),
+        );
         assert_eq!(cwd(&s, "a"), None);
         s.on_request(
-            4,
+            RequestId::new(4),
             "session/load",
             Some(&abs(r#"{"cwd":"/b","sessionId":"b"}"#)),
         );
-        s.on_request(5, "session/delete", Some(&abs(r#"{"sessionId":"b"}"#)));
+        s.on_request(
+            RequestId::new(5),
+            "session/delete",
+            Some(&abs(r#"{"sessionId":"b"}"#)),
+        );
         assert_eq!(cwd(&s, "b"), None);
         for i in 0..=MAX_SESSIONS {
             let params = format!(r#"{{"cwd":"/p","sessionId":"s{i}"}}"#);
-            s.on_request(10, "session/resume", Some(&abs(&params)));
+            s.on_request(RequestId::new(10), "session/resume", Some(&abs(&params)));
         }
         assert_eq!(lock(&s.known).map.len(), MAX_SESSIONS);
         assert_eq!(cwd(&s, "s0"), None, "the oldest is forgotten");
@@ -231,7 +244,7 @@ mod tests {
         let s = Sessions::default();
         // Not a list of strings: nothing is learnt rather than half of it.
         s.on_request(
-            1,
+            RequestId::new(1),
             "session/resume",
             Some(&abs(
                 r#"{"cwd":"/p","sessionId":"s","additionalDirectories":["/lib",7]}"#,
@@ -239,7 +252,7 @@ mod tests {
         );
         assert_eq!(s.workspace("s"), None);
         s.on_request(
-            2,
+            RequestId::new(2),
             "session/resume",
             Some(&abs(
                 r#"{"cwd":"/p","sessionId":"s","additionalDirectories":["/lib","rel"]}"#,
@@ -247,11 +260,11 @@ mod tests {
         );
         assert_eq!(s.workspace("s").unwrap().additional, [path("/lib")]);
         s.on_request(
-            3,
+            RequestId::new(3),
             "session/new",
             Some(&abs(r#"{"cwd":"/n","additionalDirectories":null}"#)),
         );
-        s.on_response(3, Some(&abs(r#"{"sessionId":"n"}"#)));
+        s.on_response(RequestId::new(3), Some(&abs(r#"{"sessionId":"n"}"#)));
         assert!(s.workspace("n").unwrap().additional.is_empty());
     }
 }

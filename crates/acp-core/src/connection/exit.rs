@@ -2,6 +2,7 @@ use std::process::ExitStatus;
 
 use crate::rpc::json_str;
 use crate::transport::TreeTrouble;
+use crate::vocabulary::ErrorCode as HostError;
 
 /// How the agent ended.
 #[derive(Debug, Clone, Default)]
@@ -65,7 +66,8 @@ impl ExitInfo {
     /// The error object for a call that can no longer be answered.
     pub fn closed_error(&self, method: &str) -> String {
         format!(
-            r#"{{"code":"ERR_ACP_CLOSED","message":{},"method":{},{}}}"#,
+            r#"{{"code":"{}","message":{},"method":{},{}}}"#,
+            HostError::Closed.as_str(),
             json_str(&format!("{} before answering {method}", self.describe())),
             json_str(method),
             self.json_fields()

@@ -150,10 +150,7 @@ impl Connection {
                 timer: None,
             },
         );
-        shared
-            .builtins
-            .sessions()
-            .on_request(id.get(), method, params);
+        shared.builtins.sessions().on_request(id, method, params);
         if shared.views.any() {
             // Before the line goes out: the answer cannot come first.
             if let Some(event) = shared.views.on_request(id, method, params) {

@@ -20,6 +20,7 @@ use crate::rpc::json_str;
 use crate::rpc::{self, AgentRequestId, Full, Inbound, IncomingRequest, Invalid, RequestId};
 use crate::transport::{Frame, LineFramer};
 use crate::view;
+use crate::vocabulary::ErrorCode as HostError;
 
 /// A read of short lines takes up to this much of the pipe (it is widened
 /// to 1 MiB at spawn): against an agent flooding short lines, small reads
@@ -301,12 +302,13 @@ fn on_frame(
             };
             if &*req.method == methods::SESSION_NEW {
                 let answer = result.map(|r| r.get());
-                shared.builtins.sessions().on_response(id.get(), answer);
+                shared.builtins.sessions().on_response(id, answer);
             }
             if &*req.method == methods::INITIALIZE {
                 if let Some(Err(message)) = result.map(|r| acp::check_initialize_result(r.get())) {
                     let error = format!(
-                        r#"{{"code":"ERR_ACP_PROTOCOL","message":{},"method":"initialize","result":{}}}"#,
+                        r#"{{"code":"{}","message":{},"method":"initialize","result":{}}}"#,
+                        HostError::Protocol.as_str(),
                         json_str(&message),
                         result.map_or("null", |r| r.get())
                     );

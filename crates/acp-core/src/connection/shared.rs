@@ -21,6 +21,7 @@ use crate::builtin::Builtins;
 use crate::rpc::json_str;
 use crate::rpc::{self, IncomingRequest, RequestId};
 use crate::transport::OutboxError;
+use crate::vocabulary::ErrorCode as HostError;
 
 pub(super) struct Shared {
     pub rt: Handle,
@@ -131,7 +132,8 @@ impl Shared {
                 // Giving up is cancelling: the agent should stop the work.
                 shared.give_up(id, true);
                 let error = format!(
-                    r#"{{"code":"ERR_ACP_TIMEOUT","message":{},"method":{},"timeoutMs":{}}}"#,
+                    r#"{{"code":"{}","message":{},"method":{},"timeoutMs":{}}}"#,
+                    HostError::Timeout.as_str(),
                     json_str(&format!(
                         "{method} got no answer within {} ms",
                         timeout.as_millis()
