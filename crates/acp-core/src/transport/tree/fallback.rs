@@ -435,6 +435,7 @@ mod tests {
     use tokio::io::{AsyncBufReadExt, BufReader};
 
     use super::*;
+    use crate::transport::tree::test_support::{sh_args, sh_spec, until};
     use crate::transport::tree::{ProcessTree, TreeControl};
 
     fn start(
@@ -444,18 +445,8 @@ mod tests {
         TreeControl,
         BufReader<tokio::process::ChildStdout>,
     ) {
-        let args = ["-c".to_string(), script.to_string()];
-        let launched = launch(&LaunchSpec {
-            program: "sh",
-            args: &args,
-            verbatim_args: false,
-            env: &[],
-            clear_env: false,
-            cwd: Cwd::Inherit,
-            stdio: StdioShape::Agent,
-            keep_detached: false,
-        })
-        .unwrap();
+        let args = sh_args(script);
+        let launched = launch(&sh_spec(&args)).unwrap();
         (
             launched.tree,
             launched.control,
@@ -487,16 +478,6 @@ mod tests {
             )
         };
         r == 0
-    }
-
-    async fn until(what: &str, mut done: impl FnMut() -> bool) {
-        for _ in 0..1500 {
-            if done() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        panic!("not within 15 s: {what}");
     }
 
     #[tokio::test]

@@ -564,17 +564,8 @@ mod tests {
     use tokio::io::{AsyncBufReadExt, BufReader};
 
     use super::*;
+    use crate::transport::tree::test_support::{sh_args, sh_spec, until};
     use crate::transport::tree::TreeImpl;
-
-    async fn until(what: &str, mut done: impl FnMut() -> bool) {
-        for _ in 0..1500 {
-            if done() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        panic!("not within 15 s: {what}");
-    }
 
     /// The reaper, stopped for good (as by a helper that stops it again
     /// and again): the host kills the tree itself, `setsid` daemon and
@@ -582,18 +573,8 @@ mod tests {
     #[tokio::test]
     async fn a_stopped_reaper_is_taken_over() {
         let script = "setsid sh -c 'sleep 1000 & exit'; sleep 1000 & echo ready; exec sleep 1000";
-        let args = ["-c".to_string(), script.to_string()];
-        let launched = launch(&LaunchSpec {
-            program: "sh",
-            args: &args,
-            env: &[],
-            clear_env: false,
-            cwd: Cwd::Inherit,
-            stdio: StdioShape::Agent,
-            keep_detached: false,
-            verbatim_args: false,
-        })
-        .unwrap();
+        let args = sh_args(script);
+        let launched = launch(&sh_spec(&args)).unwrap();
         let mut out = BufReader::new(launched.stdout);
         let mut line = String::new();
         out.read_line(&mut line).await.unwrap();

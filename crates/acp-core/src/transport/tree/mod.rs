@@ -16,6 +16,8 @@ mod program;
 mod reaper;
 #[cfg(target_os = "linux")]
 mod takeover;
+#[cfg(all(test, target_os = "linux"))]
+mod test_support;
 
 use std::io;
 use std::path::Path;
