@@ -80,11 +80,13 @@ impl WholeCopy {
     /// The second step (module docs): the JSON text, texts escaped into
     /// their holes.
     pub fn into_json(self) -> String {
+        // Written once, at its final size: growing a JSON text of hundreds
+        // of MiB by doubling would hold the old and the new copy at once.
         let texts: usize = self
             .holes
             .iter()
             .flat_map(|h| &h.texts)
-            .map(|t| t.as_str().len())
+            .map(|t| escaped_len(t.as_str()))
             .sum();
         let mut out = Vec::with_capacity(self.skeleton.len() + texts);
         let mut from = 0;
@@ -97,6 +99,19 @@ impl WholeCopy {
         out.extend_from_slice(&self.skeleton[from..]);
         String::from_utf8(out).expect("serde_json writes UTF-8")
     }
+}
+
+/// The bytes serde_json escapes `text` into (its quotes aside): two for
+/// `"`, `\\` and the control characters with a short escape, six for the
+/// other control characters, one for every other byte.
+fn escaped_len(text: &str) -> usize {
+    text.bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | 0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum()
 }
 
 /// The serializer's output, shared with the [`Holes`] that note where
@@ -209,8 +224,10 @@ mod tests {
         serde_json::to_string(&s.whole()).unwrap()
     }
 
-    /// `old == new`, saying where they part (not megabytes of both).
-    fn assert_same(old: &str, new: &str, when: &str) {
+    /// `old == new`, saying where they part (not megabytes of both); the
+    /// copy was written at its final size.
+    fn assert_same(old: &str, new: String, when: &str) {
+        assert_eq!(new.capacity(), new.len(), "{when}: allocated once");
         let at = old.bytes().zip(new.bytes()).position(|(a, b)| a != b);
         let at = at.unwrap_or(old.len().min(new.len()));
         assert!(
@@ -258,10 +275,10 @@ mod tests {
     #[test]
     fn a_copy_is_byte_for_byte_the_json_it_was() {
         let mut s = SessionState::new("s \u{1} é", ViewOptions::default());
-        assert_same(&old_json(&s), &s.whole_copy().into_json(), "empty");
+        assert_same(&old_json(&s), s.whole_copy().into_json(), "empty");
         varied(&mut s, 0);
         // Nothing drained yet: every text is a growing string.
-        assert_same(&old_json(&s), &s.whole_copy().into_json(), "undrained");
+        assert_same(&old_json(&s), s.whole_copy().into_json(), "undrained");
         // Drains by a small budget share the long texts as segments; more
         // text then grows after them.
         while s.drain_parts(70_000).is_some() {}
@@ -269,15 +286,18 @@ mod tests {
         text(&mut s, &"\u{1}é".repeat(50_000));
         assert_same(
             &old_json(&s),
-            &s.whole_copy().into_json(),
+            s.whole_copy().into_json(),
             "segments and growing",
         );
         // All drained: the copy freezes the growing texts first, which
         // changes nothing of the JSON.
         while s.drain_parts(1 << 20).is_some() {}
         let before = old_json(&s);
-        assert_same(&before, &s.whole_copy().into_json(), "all drained");
-        assert_same(&before, &old_json(&s), "after a freeze");
+        assert_same(&before, s.whole_copy().into_json(), "all drained");
+        assert!(
+            before == old_json(&s),
+            "a freeze changes nothing of the JSON"
+        );
         // And the drains go on exactly: a chunk after it is drained as
         // usual and the copies agree.
         text(&mut s, "tail \u{1}");
@@ -285,14 +305,14 @@ mod tests {
         assert!(drained.contains("tail \\u0001"), "{drained}");
         assert_same(
             &old_json(&s),
-            &s.whole_copy().into_json(),
+            s.whole_copy().into_json(),
             "after a freeze and a chunk",
         );
         // Many entries, dropped ones, and all of them again.
         for i in 2..40 {
             varied(&mut s, i);
         }
-        assert_same(&old_json(&s), &s.whole_copy().into_json(), "many");
+        assert_same(&old_json(&s), s.whole_copy().into_json(), "many");
     }
 
     #[test]
@@ -310,6 +330,6 @@ mod tests {
             panic!("the frozen text is shared, not copied");
         };
         assert!(Arc::ptr_eq(shared, &s.entries[0].lent.segments[0]));
-        assert_same(&old_json(&s), &copy.into_json(), "shared");
+        assert_same(&old_json(&s), copy.into_json(), "shared");
     }
 }
