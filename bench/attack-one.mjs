@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { AcpClient } from '../index.mjs';
+import { AcpClient, SessionStore } from '../index.mjs';
 
 const HOSTILE = fileURLToPath(new URL('../__test__/fixtures/hostile-agent.mjs', import.meta.url));
 const MiB = 1024 * 1024;
@@ -294,6 +294,24 @@ const ATTACKS = {
       return { results: { snapshots: calls, worstSnapshotMs: worstMs } };
     },
   },
+  'a 64 MiB recorded view (session store on) while another agent streams': {
+    // The view (2 × 64 MiB), the event queue, and the store's copy of it
+    // as JSON (docs/limits.md: six bytes a control character).
+    budget: 2 * 64 + 2 + 6 * 64,
+    async setup() {
+      this.options = { store: await SessionStore.open(join(dir, 'store')) };
+    },
+    async run(_ask, sid, attack) {
+      // The session is recorded: its view, copied by the store's writer
+      // (every 250 ms at most) while the same stream as the snapshot()
+      // row fills it; the host's view drains it as a UI would.
+      await attack('updates', { sessionId: sid, count: 2048, bytes: 64 * 1024, text: '\u0001', perMessage: 32 });
+      const { store } = this.options;
+      await store.flush();
+      const { viewsWritten, coalesced, errors } = store.stats();
+      return { results: { viewsWritten, coalesced, errors } };
+    },
+  },
   'history() of a full ring during a flood': {
     // The queue, and the ring (2000 records of up to 4 KiB).
     budget: 2 + 8,
@@ -364,7 +382,7 @@ if (!attack) {
   console.error(`unknown attack; one of:\n${Object.keys(ATTACKS).join('\n')}`);
   process.exit(2);
 }
-attack.setup?.();
+await attack.setup?.();
 
 // The victim: delivery delays of its ticks while the attack runs.
 let worst = 0;

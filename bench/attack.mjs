@@ -31,6 +31,7 @@ const ATTACKS = [
   'line and limit 2^53 of a 1 TiB sparse file × 4',
   'snapshot() of a 64 MiB \\u0001 view while it streams',
   'history() of a full ring during a flood',
+  'a 64 MiB recorded view (session store on) while another agent streams',
 ];
 const only = process.argv[2];
 const loadBefore = loadavg();

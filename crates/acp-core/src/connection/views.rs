@@ -469,15 +469,19 @@ impl Views {
 
     /// The whole state of view `id` as one JSON text, with its revision,
     /// unless it is still at revision `since` (or the view is gone).
-    /// Leaves the host's drains alone: a session store's copy.
+    /// Leaves the host's drains alone: a session store's copy. The views
+    /// are held while the copy takes its parts, not while its texts are
+    /// escaped ([`crate::view::WholeCopy`]): the reader folds meanwhile.
     pub fn json_since(&self, id: u32, since: u64) -> Option<(u64, String)> {
-        let inner = self.lock();
-        let view = inner.views.get(&id)?;
-        if view.revision == since {
-            return None;
-        }
-        let json = serde_json::to_string(&view.state.whole()).expect("a state always serializes");
-        Some((view.revision, json))
+        let (revision, copy) = {
+            let mut inner = self.lock();
+            let view = inner.views.get_mut(&id)?;
+            if view.revision == since {
+                return None;
+            }
+            (view.revision, view.state.whole_copy())
+        };
+        Some((revision, copy.into_json()))
     }
 
     /// Close view `id`: its session's updates are delivered one by one
@@ -493,5 +497,61 @@ impl Views {
         inner.waiting.retain(|_, v| *v != id);
         self.open.fetch_sub(1, Ordering::Relaxed);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    use std::sync::{mpsc, Arc};
+    use std::time::Duration;
+
+    use super::Views;
+    use crate::view::ViewOptions;
+
+    fn chunk(text: &str) -> String {
+        serde_json::json!({"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}}).to_string()
+    }
+
+    /// A session store's copy of a big view does not hold up the reader:
+    /// while the copy's texts are being escaped, an update is folded.
+    #[test]
+    fn the_reader_folds_while_a_copy_escapes_its_texts() {
+        let views = Arc::new(Views::default());
+        let id = views.open("s", ViewOptions::default(), false);
+        // A host drains, so the text is a shared segment; more grows after.
+        views.on_update(Some(&chunk(&"\u{1}".repeat(1 << 20))));
+        while views.drain(id, 1 << 20, true).unwrap().is_some() {}
+        views.on_update(Some(&chunk("growing")));
+
+        // 0: the hook did not run; 1: it ran, the fold did not finish
+        // meanwhile; 2: it ran and the fold finished meanwhile.
+        let seen = Arc::new(AtomicU8::new(0));
+        let hook = {
+            let (views, seen) = (Arc::clone(&views), Arc::clone(&seen));
+            move || {
+                let (done, folded) = mpsc::channel();
+                // The reader's fold, on its own thread (not joined: it
+                // would wait forever for views held by this one).
+                std::thread::spawn(move || {
+                    views.on_update(Some(&chunk("meanwhile")));
+                    let _ = done.send(());
+                });
+                let ok = folded.recv_timeout(Duration::from_secs(10)).is_ok();
+                seen.store(if ok { 2 } else { 1 }, Ordering::SeqCst);
+            }
+        };
+        crate::view::copy::ESCAPING_TEXT.with(|h| *h.borrow_mut() = Some(Box::new(hook)));
+        let (revision, copy) = views.json_since(id, 0).expect("changed since 0");
+        crate::view::copy::ESCAPING_TEXT.with(|h| h.borrow_mut().take());
+        assert_eq!(
+            seen.load(Ordering::SeqCst),
+            2,
+            "the fold finished while the copy was escaping its text (1: it waited for the copy)"
+        );
+        // The copy is the state when it was taken; the view moved on.
+        assert!(copy.contains("growing") && !copy.contains("meanwhile"));
+        let (later, now) = views.json_since(id, revision).expect("folded since");
+        assert!(later > revision && now.contains("growingmeanwhile"));
     }
 }

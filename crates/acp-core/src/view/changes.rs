@@ -33,7 +33,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::apart::{Apart, Seg, Walk, WalkFields};
-use super::json::{pending_json, ChangedFieldsById, EntryJson, FieldsById};
+use super::json::{pending_json, ChangedFieldsById, EntryJson, FieldsById, Texts};
 use super::lent::DrainText;
 use super::size;
 use super::state::{text_only, text_only_mut, Entry, Keyed, Pending, SessionState};
@@ -629,7 +629,7 @@ impl Serialize for Drain<'_> {
                         }
                         (false, Some(n)) => last_text(e).map(|t| &t[..*n]),
                     };
-                    new.push(EntryJson(e, carried, None));
+                    new.push(EntryJson(e, carried, Texts::Inline));
                 }
                 EntryChange::Appended(grown) => appended.push(Appended {
                     grown,

@@ -10,6 +10,7 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::copy::Holes;
 use super::lent::{DrainText, LentBlock};
 use super::state::{text_only, text_only_mut, Entry, EntryKind, Keyed, Pending, SessionState};
 
@@ -30,14 +31,17 @@ impl SessionState {
     /// own).
     pub fn snapshot_parts(&self, part_bytes: usize) -> Vec<String> {
         let mut parts = self.session_wide_parts();
-        let entries = self.entries.iter().map(|e| EntryJson(e, None, None));
+        let entries = self
+            .entries
+            .iter()
+            .map(|e| EntryJson(e, None, Texts::Inline));
         let entries = pack(entries, part_bytes, &mut parts);
         let keyed = |map: &HashMap<String, Keyed>, parts: &mut Vec<String>| {
             pack(map.iter().map(|(id, k)| (id, &k.fields)), part_bytes, parts)
         };
         let tools = keyed(&self.tool_calls, &mut parts);
         let compactions = keyed(&self.compactions, &mut parts);
-        parts[0] = json(Snapshot(self, Some([entries, tools, compactions])));
+        parts[0] = json(Snapshot(self, Some([entries, tools, compactions]), None));
         parts
     }
 
@@ -67,18 +71,21 @@ impl SessionState {
             .map(|e| texts_of(e, &mut texts))
             .collect();
         let mut parts = self.session_wide_parts();
-        let entries = self
-            .entries
-            .iter()
-            .zip(&places)
-            .map(|(e, at)| EntryJson(e, None, (!at.is_empty()).then_some(at.as_slice())));
+        let entries = self.entries.iter().zip(&places).map(|(e, at)| {
+            let texts = if at.is_empty() {
+                Texts::Inline
+            } else {
+                Texts::Apart(at)
+            };
+            EntryJson(e, None, texts)
+        });
         let entries = pack(entries, part_bytes, &mut parts);
         let keyed = |map: &HashMap<String, Keyed>, parts: &mut Vec<String>| {
             pack(map.iter().map(|(id, k)| (id, &k.fields)), part_bytes, parts)
         };
         let tools = keyed(&self.tool_calls, &mut parts);
         let compactions = keyed(&self.compactions, &mut parts);
-        parts[0] = json(Snapshot(self, Some([entries, tools, compactions])));
+        parts[0] = json(Snapshot(self, Some([entries, tools, compactions]), None));
         (parts, texts)
     }
 
@@ -104,7 +111,12 @@ impl SessionState {
 
     /// The whole state, serialized from where it is (no copy).
     pub(crate) fn whole(&self) -> impl Serialize + '_ {
-        Snapshot(self, None)
+        Snapshot(self, None, None)
+    }
+
+    /// [`Self::whole`], its message texts left as holes ([`Holes`]).
+    pub(crate) fn whole_holed<'a>(&'a self, holes: &'a Holes<'a>) -> impl Serialize + 'a {
+        Snapshot(self, None, Some(holes))
     }
 }
 
@@ -114,7 +126,7 @@ fn json<T: Serialize>(value: T) -> String {
 
 /// Freeze each long growing text of `e`'s text-only blocks into a shared
 /// segment (where the entry's segments may go: one block holds them).
-fn freeze_texts(e: &mut Entry) {
+pub(crate) fn freeze_texts(e: &mut Entry) {
     for (i, block) in e.content.iter_mut().enumerate() {
         let Some(open) = text_only_mut(block) else {
             continue;
@@ -141,21 +153,28 @@ fn texts_of(e: &Entry, texts: &mut Vec<DrainText>) -> Vec<(usize, usize)> {
             continue;
         };
         let before = texts.len();
-        if e.lent.len_of(i) > 0 {
-            texts.extend(e.lent.segments.iter().map(|segment| DrainText::Shared {
-                text: Arc::clone(segment),
-                start: 0,
-                end: segment.len(),
-            }));
-        }
-        if !open.is_empty() {
-            texts.push(DrainText::Owned(open.to_string()));
-        }
+        block_texts(e, i, open, texts);
         if texts.len() > before {
             places.push((i, texts.len() - before));
         }
     }
     places
+}
+
+/// The text of `e`'s text-only block `block` (`open`: its growing string),
+/// appended to `texts` as its pieces: its shared segments, then a copy of
+/// `open` unless empty.
+pub(crate) fn block_texts(e: &Entry, block: usize, open: &str, texts: &mut Vec<DrainText>) {
+    if e.lent.len_of(block) > 0 {
+        texts.extend(e.lent.segments.iter().map(|segment| DrainText::Shared {
+            text: Arc::clone(segment),
+            start: 0,
+            end: segment.len(),
+        }));
+    }
+    if !open.is_empty() {
+        texts.push(DrainText::Owned(open.to_string()));
+    }
 }
 
 /// `items` as JSON arrays of about `part_bytes` each, appended to `parts`;
@@ -186,18 +205,25 @@ fn pack<T: Serialize>(
 }
 
 /// Serializes the state without copying it; with `Some(parts)`, only the
-/// head of [`SessionState::snapshot_parts`].
-struct Snapshot<'a>(&'a SessionState, Option<[usize; 3]>);
+/// head of [`SessionState::snapshot_parts`]; with `Some(holes)`, its
+/// message texts left as holes.
+struct Snapshot<'a>(&'a SessionState, Option<[usize; 3]>, Option<&'a Holes<'a>>);
+
+/// Where an entry's message texts go.
+#[derive(Clone, Copy)]
+pub(crate) enum Texts<'a> {
+    /// In the JSON, escaped.
+    Inline,
+    /// Apart, at these places (see [`SessionState::snapshot_apart`]).
+    Apart(&'a [(usize, usize)]),
+    /// In holes, filled in later ([`Holes`]).
+    Holes(&'a Holes<'a>),
+}
 
 /// An entry; with `Some(text)`, its last block (text-only) carries `text`
-/// instead of its own (a drain's cut, see `changes`); with `Some(places)`,
-/// its text-only blocks' texts are apart (see
-/// [`SessionState::snapshot_apart`]).
-pub(crate) struct EntryJson<'a>(
-    pub &'a Entry,
-    pub Option<&'a str>,
-    pub Option<&'a [(usize, usize)]>,
-);
+/// instead of its own (a drain's cut, see `changes`); its message texts
+/// where `Texts` says.
+pub(crate) struct EntryJson<'a>(pub &'a Entry, pub Option<&'a str>, pub Texts<'a>);
 
 impl Serialize for EntryJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -222,7 +248,8 @@ impl Serialize for EntryJson<'_> {
                 m.serialize_entry("messageId", id)?;
             }
             match (self.1, self.2) {
-                (_, Some(_)) => m.serialize_entry("content", &ApartContent(&e.content))?,
+                (_, Texts::Apart(_)) => m.serialize_entry("content", &ApartContent(&e.content))?,
+                (_, Texts::Holes(holes)) => m.serialize_entry("content", &holes.content(e))?,
                 (Some(text), _) => m.serialize_entry("content", &CutContent(&e.content, text))?,
                 _ if e.lent.len > 0 => m.serialize_entry("content", &LentContent(e))?,
                 _ => m.serialize_entry("content", &e.content)?,
@@ -236,7 +263,7 @@ impl Serialize for EntryJson<'_> {
             if e.dropped_blocks > 0 {
                 m.serialize_entry("droppedBlocks", &e.dropped_blocks)?;
             }
-            if let Some(places) = self.2 {
+            if let Texts::Apart(places) = self.2 {
                 m.serialize_entry("$texts", places)?;
             }
         }
@@ -365,7 +392,8 @@ impl Serialize for Snapshot<'_> {
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("sessionId", &st.session_id)?;
         if whole {
-            let entries = st.entries.iter().map(|e| EntryJson(e, None, None));
+            let texts = self.2.map_or(Texts::Inline, Texts::Holes);
+            let entries = st.entries.iter().map(|e| EntryJson(e, None, texts));
             m.serialize_entry("entries", &Seq(entries))?;
         }
         m.serialize_entry("droppedEntries", &st.dropped_entries)?;

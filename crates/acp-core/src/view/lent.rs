@@ -170,6 +170,7 @@ impl Serialize for Joined<'_> {
 
 impl fmt::Display for Joined<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        super::copy::escaping_text();
         for segment in self.0 {
             f.write_str(segment)?;
         }

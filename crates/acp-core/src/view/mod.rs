@@ -5,6 +5,8 @@
 //! - [`state`]: the folded state of a session and what it counts;
 //! - [`fold`]: the rules that fold one update at a time, in order;
 //! - [`json`]: the state as JSON (snapshots, and the pieces drains write);
+//! - [`copy`]: the whole state as one JSON text, its texts escaped
+//!   after the views' lock is let go (a session store's copy);
 //! - [`changes`]: the coalesced change description since the last drain;
 //! - [`lent`]: message text a drain shares with the host, not copies;
 //! - [`apart`]: long strings of tool calls and blocks a drain carries
@@ -22,6 +24,7 @@
 mod apart;
 mod bounded;
 mod changes;
+pub(crate) mod copy;
 mod fast;
 mod fold;
 mod json;
@@ -34,6 +37,7 @@ mod state;
 
 pub(crate) use bounded::{measure, parse as parse_bounded, Caps, OMITTED};
 pub use changes::Drained;
+pub use copy::WholeCopy;
 #[cfg(test)]
 pub(crate) use fast::TextParams;
 pub use fast::{ParamsUpdate, UpdateParams};
