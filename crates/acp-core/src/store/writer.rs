@@ -555,17 +555,25 @@ fn write(
         touched.insert(id);
     }
     for id in touched {
-        reindex(&tx, id)?;
+        // A view written just now is indexed from the text in hand, not
+        // read back (a big view would be held twice over).
+        let written = views.iter().rev().find(|v| v.0 == id).map(|v| v.2.as_str());
+        reindex(&tx, id, written)?;
     }
     let pruned = retention.prune(&tx, now, live)?;
     tx.commit()?;
     Ok(pruned)
 }
 
-/// Rebuild the search text of session `id`.
-fn reindex(tx: &Transaction<'_>, id: &str) -> rusqlite::Result<()> {
+/// Rebuild the search text of session `id`; `written`: its view, when
+/// this transaction just wrote it.
+fn reindex(tx: &Transaction<'_>, id: &str, written: Option<&str>) -> rusqlite::Result<()> {
     let row = tx.query_row(
-        "SELECT n, title, view FROM sessions WHERE id = ?1",
+        if written.is_some() {
+            "SELECT n, title, NULL FROM sessions WHERE id = ?1"
+        } else {
+            "SELECT n, title, view FROM sessions WHERE id = ?1"
+        },
         [id],
         |r| {
             Ok((
@@ -575,7 +583,7 @@ fn reindex(tx: &Transaction<'_>, id: &str) -> rusqlite::Result<()> {
             ))
         },
     );
-    let (n, title, view) = match row {
+    let (n, title, stored) = match row {
         Ok(row) => row,
         Err(rusqlite::Error::QueryReturnedNoRows) => return Ok(()),
         Err(e) => return Err(e),
@@ -587,14 +595,10 @@ fn reindex(tx: &Transaction<'_>, id: &str) -> rusqlite::Result<()> {
         )?;
         let rows = stmt.query_map([id], |r| r.get::<_, String>(0))?;
         for data in rows {
-            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&data?) {
-                if let Some(prompt) = v.get("prompt") {
-                    transcript::push_blocks(&mut text, prompt);
-                }
-            }
+            transcript::push_prompt(&mut text, &data?);
         }
     }
-    if let Some(view) = &view {
+    if let Some(view) = written.or(stored.as_deref()) {
         transcript::push_view(&mut text, view);
     }
     // A title is most often the first prompt: indexed once.
