@@ -390,9 +390,10 @@ test('a bare command missing from PATH: ERR_ACP_SPAWN ENOENT names the PATH sear
 // killed, the exit report says so and names what may have escaped.
 const node = JSON.stringify(process.execPath);
 // Waits until the reaper has told the host the command started: it then
-// unmaps its copy of the host's heaps ([heap] included), so the stop
-// cannot land before and be undone by the host's start check.
-const startReported = `while grep -q '\\[heap\\]' /proc/$PPID/maps; do sleep 0.01; done;`;
+// closes its fd 7 (the exec check's pipe), so the stop cannot land before
+// and be undone by the host's start check. (Not its unmapped heaps: under
+// qemu-user the maps are the emulator's, whose [heap] stays.)
+const startReported = `while [ -e /proc/$PPID/fd/7 ]; do sleep 0.01; done;`;
 const joinReaper = `${startReported} perl -e '$SIG{TERM} = "IGNORE"; exec { "sleep" } setpgrp(0, $ARGV[0]) ? "joined" : "refused", 1000' $PPID &`;
 const STOPPERS = {
   // Stops its reaper once, after a helper tried to join the reaper's group.

@@ -136,8 +136,11 @@ pub(super) unsafe fn run(plan: &Plan) -> ! {
         record(FD_STATUS, tag, errno);
         libc::_exit(0);
     }
-    libc::close(FD_EXEC_READ);
     record(FD_STATUS, TAG_STARTED, pid);
+    // Closed after the report: what the reaper runs can tell from outside
+    // (its `/proc/<reaper>/fd`) that the start was reported, also where
+    // the memory maps are an emulator's (the tests' stoppers wait on it).
+    libc::close(FD_EXEC_READ);
     slim();
     watch(Child {
         pid,
