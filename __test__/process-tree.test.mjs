@@ -15,6 +15,11 @@ import { builtinSession, eventually, tempTree, termArg } from './builtin-helpers
 
 const LINUX = process.platform === 'linux';
 const linuxOnly = { skip: !LINUX && 'needs /proc and the Linux reaper' };
+// qemu-user 7.2 refuses prctl(PR_SET_CHILD_SUBREAPER): a setsid daemon
+// goes to pid 1, out of the emulated reaper's reach.
+const NO_SUBREAPER =
+  EMULATOR === 'qemu-user' &&
+  'qemu-user refuses prctl(PR_SET_CHILD_SUBREAPER): the daemon is reparented to pid 1, not to the emulated reaper; runs natively (Linux x64, the arm64 runner)';
 const HOST = fileURLToPath(new URL('./fixtures/tree-host.mjs', import.meta.url));
 /** Hang guard only: the survivors are expected gone well within it. */
 const GONE_WITHIN_MS = 15_000;
@@ -104,12 +109,7 @@ async function hostileReady(shape, mark, host) {
 
 describe('no survivors: host death mode × process shape', { ...linuxOnly, concurrency: 4 }, () => {
   for (const [shape, mode] of CASES) {
-    // qemu-user 7.2 refuses prctl(PR_SET_CHILD_SUBREAPER): a setsid daemon
-    // goes to pid 1, out of the emulated reaper's reach.
-    const noSubreaper =
-      EMULATOR === 'qemu-user' &&
-      (shape === 'daemon' || shape === 'terminal') &&
-      'qemu-user refuses prctl(PR_SET_CHILD_SUBREAPER): the daemon is reparented to pid 1, not to the emulated reaper; runs natively (Linux x64, the arm64 runner)';
+    const noSubreaper = (shape === 'daemon' || shape === 'terminal') && NO_SUBREAPER;
     it(`${shape} agent, host ends by ${mode}`, { timeout: 60_000 * TIME_SCALE, skip: noSubreaper }, async () => {
       const mark = randomUUID();
       const tree = tempTree(`tree-${shape}-${mode}`);
@@ -339,36 +339,42 @@ test('a terminal starts in the directory that was checked: 200 runs against a sy
   assert.ok(seen.inside > 0, 'no run started at all: the race was not exercised');
 });
 
-test("keepDetached: the agent's setsid daemon outlives close(); by default it does not", linuxOnly, async () => {
-  const marks = [];
+/** An agent whose setsid daemon left its tree; after close(), `check(daemon)`. */
+async function detachedDaemon(keepDetached, check) {
+  const mark = randomUUID();
   try {
-    for (const keepDetached of [true, false]) {
-      const mark = randomUUID();
-      const client = new AcpClient({
-        ...SCALED_TIMEOUTS,
-        command: 'sh',
-        args: [
-          '-c',
-          `setsid sh -c 'sleep 1000 & exit'; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(MOCK_AGENT)}`,
-        ],
-        env: { ACP_TREE_MARK: mark },
-        keepDetached,
-      });
-      await client.initialize();
-      const [daemon] = marked(mark).filter((p) => p.cmd === 'sleep');
-      assert.ok(daemon, 'the daemon runs');
-      marks.push(mark);
-      await client.close();
-      if (keepDetached) {
-        assert.equal(alive(daemon.pid), true, 'kept');
-      } else {
-        assert.notEqual(await survivorsGone(mark, -1), -1, 'the daemon survived');
-      }
-    }
+    const client = new AcpClient({
+      ...SCALED_TIMEOUTS,
+      command: 'sh',
+      args: [
+        '-c',
+        `setsid sh -c 'sleep 1000 & exit'; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(MOCK_AGENT)}`,
+      ],
+      env: { ACP_TREE_MARK: mark },
+      keepDetached,
+    });
+    await client.initialize();
+    const [daemon] = marked(mark).filter((p) => p.cmd === 'sleep');
+    assert.ok(daemon, 'the daemon runs');
+    await client.close();
+    await check(daemon, mark);
   } finally {
     // Only what still carries our mark (a pid alone could be reused by now).
-    for (const mark of marks) for (const p of marked(mark)) killOurs(p.pid);
+    for (const p of marked(mark)) killOurs(p.pid);
   }
+}
+
+test("keepDetached: the agent's setsid daemon outlives close()", linuxOnly, async () => {
+  await detachedDaemon(true, (daemon) => assert.equal(alive(daemon.pid), true, 'kept'));
+});
+
+test("by default the agent's setsid daemon goes with close()", {
+  ...linuxOnly,
+  skip: linuxOnly.skip || NO_SUBREAPER,
+}, async () => {
+  await detachedDaemon(false, async (_, mark) =>
+    assert.notEqual(await survivorsGone(mark, -1), -1, 'the daemon survived'),
+  );
 });
 
 test('a bare command missing from PATH: ERR_ACP_SPAWN ENOENT names the PATH searched', linuxOnly, () => {
