@@ -19,6 +19,8 @@ export {
   escapeMarkdown,
   escapeHtml,
   AgentManager,
+  resultCut,
+  rawResult,
 } from './index.js';
 export type * from './index.js';
 import * as cjs from './index.js';

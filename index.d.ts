@@ -34,6 +34,18 @@ export declare const PROTOCOL_VERSION: number;
  */
 export declare function loadNativeBinding(file?: string): string;
 
+/**
+ * Whether `result` (what one of the client's calls resolved with) came
+ * cut: it was over `maxResultBytes`, and holds `$omitted` markers.
+ */
+export declare function resultCut(result: unknown): boolean;
+/**
+ * The agent's full result text of a cut `result` (parse it off the hot
+ * path, or not at all); `undefined` when `result` is whole. Kept as long
+ * as `result` is.
+ */
+export declare function rawResult(result: unknown): string | undefined;
+
 /** Stable error codes; see {@link AcpError}. */
 export type AcpErrorCode = AcpError['code'];
 
@@ -462,6 +474,17 @@ export interface AcpClientOptions {
    * waits. Default 4 MiB.
    */
   maxHandlerParamsBytes?: number;
+  /**
+   * The result of one of the client's ACP requests (`initialize`,
+   * `session/new`, `session/load`, `session/prompt`, …, also through
+   * `request()`) bigger than this (by `jsonSize`) resolves cut: what the
+   * host needs (`sessionId`, `stopReason`, `modes`, `configOptions`,
+   * `agentCapabilities`, …) stays whole, the rest becomes
+   * `{ $omitted: 'size', bytes }` markers. `resultCut(result)` says so and
+   * `rawResult(result)` returns the full text for as long as you keep the
+   * result. Extension methods' results are never cut. Default 4 MiB.
+   */
+  maxResultBytes?: number;
   /** Built-in file reads/writes and `terminal/output` replies worked on at once for this agent (off the shared thread); more wait their turn. Default 2. */
   builtinJobs?: number;
   /** `close()`: wait after stdin EOF before SIGTERM. Default 2000. */

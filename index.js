@@ -11,6 +11,7 @@ const { SessionStore } = require('./lib/store.js');
 const { SessionFold, foldRecording, applyChanges, toMarkdown } = require('./lib/session-fold.js');
 const { sanitizeForTerminal, escapeMarkdown, escapeHtml } = require('./lib/sanitize.js');
 const { AgentManager } = require('./lib/agents/manager.js');
+const { resultCut, rawResult } = require('./lib/results.js');
 
 /** Fold a recording in the core: the same result as `foldRecording`. */
 function foldRecordingNative(text, limits) {
@@ -35,4 +36,6 @@ module.exports = {
   escapeMarkdown,
   escapeHtml,
   AgentManager,
+  resultCut,
+  rawResult,
 };

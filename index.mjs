@@ -19,5 +19,7 @@ export const {
   escapeMarkdown,
   escapeHtml,
   AgentManager,
+  resultCut,
+  rawResult,
 } = cjs;
 export default cjs;

@@ -39,7 +39,13 @@ const b = new AcpClient({
 });
 const open: number = b.openTerminals;
 void open;
-import { loadNativeBinding } from '../index.js';
+import { loadNativeBinding, resultCut, rawResult } from '../index.js';
+async function loaded(client: AcpClient) {
+  const r = await client.loadSession({ sessionId: 's', cwd: '/' });
+  const full: string | undefined = resultCut(r) ? rawResult(r) : undefined;
+  return [r?.modes?.currentModeId, full];
+}
+void loaded;
 const loadedFrom: string = loadNativeBinding('/abs/acp-native.linux-x64-gnu.node');
 function firstErrors(e: AcpError) {
   if (e.code === 'ERR_ACP_NATIVE_BINDING')

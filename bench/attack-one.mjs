@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { AcpClient, SessionStore } from '../index.mjs';
+import { AcpClient, SessionStore, resultCut } from '../index.mjs';
 
 const HOSTILE = fileURLToPath(new URL('../__test__/fixtures/hostile-agent.mjs', import.meta.url));
 const MiB = 1024 * 1024;
@@ -222,14 +222,17 @@ const ATTACKS = {
     run: permissionOf60MB,
   },
   '21 MB session/load result with a session view': {
-    // The result: V8's parse of it for the caller (~12 × its bytes while
-    // parsing), the view a marker of `_meta.pad`.
+    // The line, and its full text kept with the result (cut for the
+    // caller); the view a marker of `_meta.pad`.
+    budget: 2 + 2 * 21,
+    run: loadOf21MB,
+  },
+  '21 MB session/load result with a session view, result whole (maxResultBytes: Infinity)': {
+    // What every caller got before results were cut: V8's parse of it
+    // (~12 × its bytes while parsing).
     budget: 2 + 12 * 21,
-    async run(_ask, sid, _attack, view, client) {
-      view(sid);
-      const result = await client.loadSession({ sessionId: sid, cwd: dir, _meta: { zeros: 10_500_000 } });
-      return { modes: result.modes.currentModeId };
-    },
+    options: { maxResultBytes: Number.POSITIVE_INFINITY },
+    run: loadOf21MB,
   },
   '4 concurrent reads of 10 MiB of U+0001 × 5': {
     budget: 2 * 7 * 10 + 64,
@@ -338,6 +341,18 @@ async function timedWhile(running, everyMs, call) {
     calls++;
   }
   return { calls, worstMs: Math.round(worst) };
+}
+
+/** A session/load answered with 21 MB of `_meta.pad: [0,0,…]`; what the caller got. */
+async function loadOf21MB(_ask, sid, _attack, view, client) {
+  view(sid);
+  const result = await client.loadSession({ sessionId: sid, cwd: dir, _meta: { zeros: 10_500_000 } });
+  const pad = result._meta.pad;
+  return {
+    modes: result.modes.currentModeId,
+    cut: resultCut(result),
+    pad: Array.isArray(pad) ? `${pad.length} elements` : pad,
+  };
 }
 
 /** A 60 MB permission request the handler never answers; what it got. */

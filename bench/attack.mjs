@@ -26,6 +26,7 @@ const ATTACKS = [
   '60 MB permission request (rawInput [0,0,…]) to a handler that waits',
   '60 MB permission request to a handler that waits, params whole (maxHandlerParamsBytes: Infinity)',
   '21 MB session/load result with a session view',
+  '21 MB session/load result with a session view, result whole (maxResultBytes: Infinity)',
   '4 concurrent reads of 10 MiB of U+0001 × 5',
   'terminal output 16 MiB of \\x01\\xff × 4 × 3',
   'line and limit 2^53 of a 1 TiB sparse file × 4',

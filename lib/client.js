@@ -13,6 +13,7 @@ const { invalidArgument } = require('./errors.js');
 const { UpdateStream, SESSION_ENDED } = require('./updates.js');
 const { resolveAgentOptions } = require('./agents/connect.js');
 const { RECORDER, newStoredId } = require('./store.js');
+const { sameFullResult } = require('./results.js');
 
 const PACKAGE_VERSION = require('../package.json').version;
 
@@ -219,7 +220,8 @@ class AcpClient extends ConnectionBase {
       const byId = new Map();
       if (caps.sessionCapabilities?.list) {
         const listed = await this.listSessions(params.cwd === undefined ? {} : { cwd: params.cwd });
-        for (const s of listed?.sessions ?? []) {
+        // A list over maxResultBytes is a marker: the store's sessions still come.
+        for (const s of Array.isArray(listed?.sessions) ? listed.sessions : []) {
           if (typeof s?.sessionId !== 'string') continue;
           byId.set(s.sessionId, {
             sessionId: s.sessionId,
@@ -276,7 +278,7 @@ class AcpClient extends ConnectionBase {
         }).finally(() => {
           this.#recording = false;
         });
-        if (typeof result?.sessionId !== 'string') return { ...result, emulated: false };
+        if (typeof result?.sessionId !== 'string') return sameFullResult(result, { ...result, emulated: false });
         this[INTERNAL].status.sessions.add(result.sessionId);
         // The fork's view starts where the original's is (the agent does not replay it).
         const store = this[INTERNAL].options.store;
@@ -285,7 +287,7 @@ class AcpClient extends ConnectionBase {
           this.#view(result.sessionId, { forward: true }, true).restore((await store.get(storedFrom)).view);
         }
         const storedId = this.#record(result.sessionId, cwd, undefined, storedFrom);
-        return { ...result, storedId, emulated: false };
+        return sameFullResult(result, { ...result, storedId, emulated: false });
       }
       const store = this[INTERNAL].options.store;
       if (!store || storedFrom === undefined) {

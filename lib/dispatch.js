@@ -8,6 +8,7 @@
 
 const { native } = require('./loader.js');
 const { AcpError, RpcError, fromRpcError, fromFailure, abortError } = require('./errors.js');
+const { keepFullResult } = require('./results.js');
 
 // Item kinds, as the core numbers them (crates/acp-core/src/connection/event.rs).
 // Read from the binary when the first dispatcher is made, not at require
@@ -313,6 +314,10 @@ class Dispatcher {
   }
 
   #settle(id, msg) {
+    // A result over maxResultBytes comes cut, wrapped by the core (an
+    // agent's answer always has an id, the wrapper never does): its full
+    // text is taken now, whether or not the call still waits.
+    const full = msg.id === undefined ? this.#conn.takeFullResult(id) : null;
     const entry = this.#pending.get(id);
     if (!entry) return;
     this.#pending.delete(id);
@@ -321,7 +326,7 @@ class Dispatcher {
       const err = fromRpcError(msg.error, entry.method);
       this.#host.failed(err);
       entry.reject(err);
-    } else entry.resolve(msg.result);
+    } else entry.resolve(keepFullResult(msg.result, full));
   }
 
   #fail(id, err) {

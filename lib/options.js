@@ -87,6 +87,7 @@ function normalize(options) {
   normalized.traceMaxPayloadBytes = bytesOption('traceMaxPayloadBytes', options.traceMaxPayloadBytes);
   normalized.historyMaxPayloadBytes = bytesOption('historyMaxPayloadBytes', options.historyMaxPayloadBytes);
   normalized.maxHandlerParamsBytes = bytesOption('maxHandlerParamsBytes', options.maxHandlerParamsBytes);
+  normalized.maxResultBytes = bytesOption('maxResultBytes', options.maxResultBytes);
   return normalized;
 }
 
@@ -107,6 +108,7 @@ function nativeOptions(o, hostMethods) {
     maxPendingAgentRequests: o.maxPendingAgentRequests,
     maxPendingAgentRequestBytes: o.maxPendingAgentRequestBytes,
     maxHandlerParamsBytes: o.maxHandlerParamsBytes,
+    maxResultBytes: o.maxResultBytes,
     builtinJobs: o.builtinJobs,
     closeGraceMs: o.closeGraceMs,
     termGraceMs: o.termGraceMs,

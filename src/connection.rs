@@ -1,8 +1,9 @@
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use acp_core::rpc::RequestId;
 use acp_core::{Connection, ConnectionConfig};
-use napi::bindgen_prelude::Function;
+use napi::bindgen_prelude::{External, Function};
 use napi::threadsafe_function::UnknownReturnValue;
 use napi::Env;
 use napi_derive::napi;
@@ -11,7 +12,8 @@ use crate::cleanup;
 use crate::errors::{call_error, spawn_error, Result};
 use crate::options::ConnectionOptions;
 use crate::runtime;
-use crate::sink::{JsBatchSink, JsTextCallback};
+use crate::sink::{JsBatchSink, JsText, JsTextCallback};
+use acp_core::view::DrainText;
 
 /// Low-level connection to one agent process. Use `AcpClient` from the
 /// package instead; this class is its engine and may change.
@@ -114,6 +116,17 @@ impl AgentConnection {
         self.conn.full_params(token as u64).map(|p| p.to_string())
     }
 
+    /// The full result (JSON text) of our request `id` whose answer came
+    /// cut (`{resultBytes, result}`), taken once: as an opaque handle that
+    /// holds the text until it is collected (V8 is told its size), read
+    /// with `fullResultText`. Null if there is none (taken, or released).
+    #[napi]
+    pub fn take_full_result(&self, id: i64) -> Option<External<FullResult>> {
+        let text = self.conn.take_full_result(RequestId::new(id as u64))?;
+        let size = text.len();
+        Some(External::new_with_size_hint(FullResult::new(text), size))
+    }
+
     /// Answer agent request `token` with the error the host chose (a thrown
     /// `RpcError`): as it is, except that a permission or elicitation
     /// request gets its cancelled outcome (the core's rule).
@@ -170,6 +183,7 @@ impl AgentConnection {
     pub fn release(&self) {
         cleanup::forget(self.cleanup_key);
         self.sink.0.release();
+        self.conn.forget_full_results();
     }
 
     /// The last bytes the agent wrote to stderr (`stderrTailBytes`), read
@@ -229,4 +243,44 @@ impl AgentConnection {
     pub fn noise_lines(&self) -> f64 {
         self.conn.noise_lines() as f64
     }
+}
+
+/// A full result the host was given cut (see
+/// [`AgentConnection::take_full_result`]).
+pub struct FullResult(Arc<String>);
+
+/// Bytes of full results JS holds handles to.
+static HELD_FULL_RESULT_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+impl FullResult {
+    fn new(text: String) -> Self {
+        HELD_FULL_RESULT_BYTES.fetch_add(text.len(), Ordering::Relaxed);
+        Self(Arc::new(text))
+    }
+}
+
+impl Drop for FullResult {
+    fn drop(&mut self) {
+        HELD_FULL_RESULT_BYTES.fetch_sub(self.0.len(), Ordering::Relaxed);
+    }
+}
+
+/// Bytes of full results JS holds handles to (a string lent from one may
+/// outlive it): for tests that they go with their results.
+#[napi]
+pub fn held_full_result_bytes() -> f64 {
+    HELD_FULL_RESULT_BYTES.load(Ordering::Relaxed) as f64
+}
+
+/// The text of a full result handle: lent to V8 when ASCII (no copy; V8
+/// reads the handle's bytes), else copied.
+#[napi]
+pub fn full_result_text(result: &External<FullResult>) -> JsText {
+    let text = result.0.clone();
+    let end = text.len();
+    JsText::kept(DrainText::Shared {
+        text,
+        start: 0,
+        end,
+    })
 }

@@ -16,7 +16,7 @@ mod view;
 
 use napi_derive::napi;
 
-pub use connection::AgentConnection;
+pub use connection::{full_result_text, held_full_result_bytes, AgentConnection};
 pub use logging::{set_log_sink, take_log_records};
 pub use store::open_store;
 pub use view::fold_recording;

@@ -29,6 +29,8 @@ pub struct ConnectionOptions {
     pub max_pending_agent_request_bytes: Option<u32>,
     /// Params bigger than this reach a request handler cut.
     pub max_handler_params_bytes: Option<u32>,
+    /// The result of an ACP request bigger than this reaches the host cut.
+    pub max_result_bytes: Option<u32>,
     /// Blocking built-in jobs (file I/O, output replies) at once, at most.
     pub builtin_jobs: Option<u32>,
     pub close_grace_ms: Option<u32>,
@@ -166,6 +168,7 @@ impl From<ConnectionOptions> for ConnectionConfig {
                 d.max_pending_agent_request_bytes,
             ),
             max_handler_params_bytes: size(o.max_handler_params_bytes, d.max_handler_params_bytes),
+            max_result_bytes: size(o.max_result_bytes, d.max_result_bytes),
             close_grace: o.close_grace_ms.map_or(d.close_grace, ms),
             term_grace: o.term_grace_ms.map_or(d.term_grace, ms),
             batch_max_messages: size(o.batch_max_messages, d.batch_max_messages),

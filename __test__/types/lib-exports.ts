@@ -11,6 +11,7 @@ import { SessionStore } from '../../lib/store.js';
 import { SessionFold, foldRecording, applyChanges, toMarkdown } from '../../lib/session-fold.js';
 import { sanitizeForTerminal, escapeMarkdown, escapeHtml } from '../../lib/sanitize.js';
 import { AgentManager } from '../../lib/agents/manager.js';
+import { resultCut, rawResult } from '../../lib/results.js';
 
 export const checks: { [K in keyof typeof api]?: (typeof api)[K] } = {
   AcpClient,
@@ -28,6 +29,8 @@ export const checks: { [K in keyof typeof api]?: (typeof api)[K] } = {
   escapeMarkdown,
   escapeHtml,
   AgentManager,
+  resultCut,
+  rawResult,
 };
 // Made by client.session(), not by `new`: only its instances are public.
 export const view: api.SessionView = null as unknown as InstanceType<typeof SessionView>;

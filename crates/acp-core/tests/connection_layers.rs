@@ -28,6 +28,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("wire", 1),
     // Leaves: types, encodings, the trace, the worker slice.
     ("config", 0),
+    ("cut_results", 0),
     ("delivery", 0),
     ("event", 0),
     ("exit", 0),

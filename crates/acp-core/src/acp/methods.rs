@@ -8,6 +8,7 @@ pub const SESSION_NEW: &str = "session/new";
 pub const SESSION_LOAD: &str = "session/load";
 pub const SESSION_LIST: &str = "session/list";
 pub const SESSION_RESUME: &str = "session/resume";
+pub const SESSION_FORK: &str = "session/fork";
 pub const SESSION_CLOSE: &str = "session/close";
 pub const SESSION_DELETE: &str = "session/delete";
 pub const SESSION_SET_MODE: &str = "session/set_mode";

@@ -30,6 +30,10 @@ pub struct ConnectionConfig {
     /// `jsonSize`) reach a host handler cut with `$omitted` markers; the
     /// full text stays available while the request waits.
     pub max_handler_params_bytes: usize,
+    /// The result of one of our ACP requests bigger than this (by
+    /// `jsonSize`) reaches the host cut with `$omitted` markers; the full
+    /// text waits for the host to take it (see `Connection::take_full_result`).
+    pub max_result_bytes: usize,
     /// How long a host handler may take to answer an agent request.
     pub handler_timeout: Option<Duration>,
     /// `close()`: how long to wait after stdin EOF before SIGTERM.
@@ -64,6 +68,7 @@ impl Default for ConnectionConfig {
             max_pending_agent_requests: 1024,
             max_pending_agent_request_bytes: 32 * 1024 * 1024,
             max_handler_params_bytes: 4 * 1024 * 1024,
+            max_result_bytes: 4 * 1024 * 1024,
             handler_timeout: Some(Duration::from_secs(300)),
             close_grace: Duration::from_secs(2),
             term_grace: Duration::from_secs(1),

@@ -234,6 +234,18 @@ impl Connection {
         self.shared.requests.incoming.full_params(token)
     }
 
+    /// The full result of our request `id`, when the host was given it cut
+    /// (see `acp::bounded_result`): taken once, by whoever handles the answer.
+    pub fn take_full_result(&self, id: RequestId) -> Option<String> {
+        self.shared.requests.cut_results.take(id)
+    }
+
+    /// Drop the full results the host did not take (it is done with this
+    /// connection).
+    pub fn forget_full_results(&self) {
+        self.shared.requests.cut_results.clear();
+    }
+
     /// Answer the agent's request `token` with an error. Permission and
     /// elicitation requests are answered `cancelled` instead: agents treat
     /// an error there as a failed tool call.

@@ -4,6 +4,7 @@
 
 mod builtin_route;
 mod config;
+mod cut_results;
 mod delivery;
 mod event;
 mod exit;

@@ -304,13 +304,22 @@ fn on_frame(
                 let answer = result.map(|r| r.get());
                 shared.builtins.sessions().on_response(id, answer);
             }
+            // A big result of an ACP method reaches the host cut: its JS
+            // thread parses a bounded text (the full one on demand).
+            let cut = result.filter(|_| error.is_none()).and_then(|r| {
+                let cut = acp::bounded_result(&req.method, r.get(), shared.requests.result_budget)?;
+                Some((r.get(), cut))
+            });
             if &*req.method == methods::INITIALIZE {
                 if let Some(Err(message)) = result.map(|r| acp::check_initialize_result(r.get())) {
                     let error = format!(
                         r#"{{"code":"{}","message":{},"method":"initialize","result":{}}}"#,
                         HostError::Protocol.as_str(),
                         json_str(&message),
-                        result.map_or("null", |r| r.get())
+                        cut.as_ref()
+                            .map(|(_, cut)| cut.as_str())
+                            .or(result.map(|r| r.get()))
+                            .unwrap_or("null")
                     );
                     out.push(Event::Failed { id, error });
                     return;
@@ -320,10 +329,18 @@ fn on_frame(
                 let answer = result.filter(|_| error.is_none()).map(|r| r.get());
                 out.extend(shared.views.on_response(id, answer));
             }
-            out.push(Event::Response {
-                id,
-                raw: line_of(text),
-            });
+            let raw = match cut {
+                Some((full, cut)) => {
+                    // No `id`: what tells the host this answer is cut.
+                    shared.requests.cut_results.keep(id, full.to_owned());
+                    Line {
+                        ascii: cut.is_ascii(),
+                        text: format!(r#"{{"resultBytes":{},"result":{cut}}}"#, full.len()),
+                    }
+                }
+                None => line_of(text),
+            };
+            out.push(Event::Response { id, raw });
         }
         Inbound::Invalid(invalid) => {
             shared.trace_received(WireMeta::received(at, Kind::Invalid, None, None), text, out);

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::config::ConnectionConfig;
+use super::cut_results::CutResults;
 use crate::acp::{self, methods, Reply};
 use crate::rpc::{GivenUp, IncomingTable, OutgoingTable, RequestIds};
 
@@ -16,6 +17,10 @@ pub(super) struct Requests {
     pub given_up: GivenUp,
     /// Agent requests, by the token the host answers with.
     pub incoming: IncomingTable,
+    /// Results of ours bigger than this reach the host cut.
+    pub result_budget: usize,
+    /// The full results of those, until the host takes them.
+    pub cut_results: CutResults,
     next_token: AtomicU64,
     /// How long a host handler may take before it is answered for.
     pub handler_timeout: Option<Duration>,
@@ -45,6 +50,8 @@ impl Requests {
             outgoing: Default::default(),
             given_up: Default::default(),
             incoming: Default::default(),
+            result_budget: config.max_result_bytes,
+            cut_results: Default::default(),
             next_token: AtomicU64::new(1),
             handler_timeout: config.handler_timeout.filter(|d| !d.is_zero()),
             caps: PendingCaps {
