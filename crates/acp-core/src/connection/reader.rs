@@ -186,6 +186,9 @@ fn on_frame(
     }
     // Anything else is traced and folded after the chunks before it.
     run.flush(shared, out);
+    if shared.views.any() && update_for_views(shared, text, ascii, at, out) {
+        return;
+    }
     match rpc::classify(text.as_bytes()) {
         Inbound::Blank => {}
         Inbound::Notification { method, params } => {
@@ -386,6 +389,42 @@ fn refuse(shared: &Arc<Shared>, req: &IncomingRequest, full: Full, out: &mut Vec
             budgeted: true,
         });
     }
+}
+
+/// A `session/update` line offered to the views, read once: its envelope
+/// up to the params here, the params by the fold ([`view::update_line`]),
+/// where classifying it first would have skipped over all of them. False
+/// (nothing done) when the line is not of that shape or its params are
+/// not an update's: the general path then reads it.
+fn update_for_views(
+    shared: &Shared,
+    text: &str,
+    ascii: bool,
+    at: Instant,
+    out: &mut Vec<Event>,
+) -> bool {
+    let Some(line) = view::update_line(text) else {
+        return false;
+    };
+    let Some(params) = view::UpdateParams::read(line.params) else {
+        return false;
+    };
+    shared.trace_received(
+        WireMeta::received(at, Kind::Notification, Some(line.method), None),
+        text,
+        out,
+    );
+    let folded = shared.views.on_params(params);
+    out.extend(folded.signal);
+    if folded.forward {
+        out.push(Event::notification(
+            text,
+            ascii,
+            line.method,
+            Some(line.params),
+        ));
+    }
+    true
 }
 
 /// Offer a `session/update` to the views; queue their change item. True

@@ -197,9 +197,14 @@ impl Views {
 
     /// A `session/update` notification's params (JSON text).
     pub fn on_update(&self, params: Option<&str>) -> Folded {
-        let Some(p) = params.and_then(UpdateParams::read) else {
-            return Folded::NOT_FOLDED;
-        };
+        match params.and_then(UpdateParams::read) {
+            Some(p) => self.on_params(p),
+            None => Folded::NOT_FOLDED,
+        }
+    }
+
+    /// A `session/update` notification's params, read.
+    pub fn on_params(&self, p: UpdateParams<'_>) -> Folded {
         self.fold(&p.session_id, |state| state.apply_params(p.update))
     }
 

@@ -101,12 +101,7 @@ pub(crate) fn scan_text_line<'a>(line: &'a str, shape: &mut Shape) -> Option<Tex
     if let Some(read) = shape.read(line) {
         return Some(read);
     }
-    let mut s = Scanner {
-        src: line,
-        b: line.as_bytes(),
-        at: 0,
-        marks: Marks::default(),
-    };
+    let mut s = Scanner::new(line);
     let mut method = None;
     let mut params = None;
     s.object(&[r#""jsonrpc""#, r#""method""#, r#""params""#], |s, key| {
@@ -300,10 +295,10 @@ struct Marks {
 
 type Fields<'a> = (Cow<'a, str>, EntryKind, Option<Cow<'a, str>>, Cow<'a, str>);
 
-struct Scanner<'a> {
+pub(super) struct Scanner<'a> {
     src: &'a str,
     b: &'a [u8],
-    at: usize,
+    pub(super) at: usize,
     marks: Marks,
 }
 
@@ -368,21 +363,31 @@ fn decode(src: &str, start: usize, end: usize, escaped: bool) -> Option<Cow<'_, 
 }
 
 impl<'a> Scanner<'a> {
+    /// A scanner at the start of `src`.
+    pub(super) fn new(src: &'a str) -> Self {
+        Scanner {
+            src,
+            b: src.as_bytes(),
+            at: 0,
+            marks: Marks::default(),
+        }
+    }
+
     /// Skip JSON whitespace.
-    fn ws(&mut self) {
+    pub(super) fn ws(&mut self) {
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.b.get(self.at) {
             self.at += 1;
         }
     }
 
-    fn eat(&mut self, byte: u8) -> Option<()> {
+    pub(super) fn eat(&mut self, byte: u8) -> Option<()> {
         self.ws();
         (self.b.get(self.at) == Some(&byte)).then(|| self.at += 1)
     }
 
     /// The exact text `lit` at the cursor (then skipped)?
     #[inline]
-    fn literal(&mut self, lit: &str) -> bool {
+    pub(super) fn literal(&mut self, lit: &str) -> bool {
         let hit = self.b[self.at..].starts_with(lit.as_bytes());
         if hit {
             self.at += lit.len();
@@ -430,7 +435,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// A string without escapes, borrowed.
-    fn plain_string(&mut self) -> Option<&'a str> {
+    pub(super) fn plain_string(&mut self) -> Option<&'a str> {
         match self.string_span()? {
             (start, end, false) => Some(&self.src[start..end]),
             _ => None,
