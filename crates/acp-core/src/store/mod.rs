@@ -10,6 +10,7 @@
 //!   the writer: WAL);
 //! - [`retention`]: the bounds (count, bytes, age) and the pruning;
 //! - [`transcript`]: the searchable text of a session;
+//! - [`views`]: a session's stored view, written in place;
 //! - [`error`]: the typed errors.
 //!
 //! The schema is documented for users in docs/sessions-store.md: change
@@ -21,6 +22,7 @@ mod record;
 mod retention;
 mod schema;
 mod transcript;
+mod views;
 mod writer;
 
 pub use error::StoreError;

@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 
 use super::error::StoreError;
 use super::transcript::fts_query;
+use super::views;
 use super::writer::Store;
 
 /// What `list` returns at most, whatever is asked.
@@ -108,19 +109,18 @@ impl Store {
     pub fn get(&self, id: &str, with_journal: bool) -> Result<String, StoreError> {
         let found = self.read(|db| {
             let mut stmt = db.prepare_cached(&format!(
-                "SELECT {SUMMARY}, s.view, s.view_revision FROM sessions s WHERE s.id = ?1"
+                "SELECT {SUMMARY}, s.n, s.view_revision FROM sessions s WHERE s.id = ?1"
             ))?;
             let mut rows = stmt.query([id])?;
             let Some(r) = rows.next()? else {
                 return Ok(None);
             };
             let mut m = summary(r)?;
-            let view = r
-                .get::<_, Option<String>>(11)?
-                .and_then(|v| serde_json::from_str::<Value>(&v).ok());
-            m.insert("view".into(), view.unwrap_or(Value::Null));
+            let n = r.get::<_, i64>(11)?;
             m.insert("viewRevision".into(), json!(r.get::<_, i64>(12)?));
             drop(rows);
+            let view = views::get(db, n)?.and_then(|v| serde_json::from_str::<Value>(&v).ok());
+            m.insert("view".into(), view.unwrap_or(Value::Null));
             if with_journal {
                 let mut stmt = db.prepare_cached(
                     "SELECT seq, at, kind, data FROM journal WHERE session_id = ?1 ORDER BY seq",

@@ -108,5 +108,6 @@ pub(crate) fn delete_session(tx: &Transaction<'_>, id: &str) -> rusqlite::Result
     let Some(n) = n else { return Ok(0) };
     tx.execute("DELETE FROM transcript WHERE rowid = ?1", [n])?;
     tx.execute("DELETE FROM journal WHERE session_id = ?1", [id])?;
+    tx.execute("DELETE FROM views WHERE n = ?1", [n])?;
     tx.execute("DELETE FROM sessions WHERE n = ?1", [n])
 }

@@ -35,11 +35,17 @@ CREATE TABLE sessions (
   updated_at INTEGER NOT NULL,
   state TEXT NOT NULL DEFAULT 'open',
   forked_from TEXT,
-  view TEXT,
   view_revision INTEGER NOT NULL DEFAULT 0,
   bytes INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX sessions_by_updated ON sessions (updated_at);
+-- A session's view (JSON, as a blob), apart from its row: the row's
+-- updates do not rewrite it, and as a table's only column it is written
+-- in place, page by page (`views::put`).
+CREATE TABLE views (
+  n INTEGER PRIMARY KEY REFERENCES sessions (n) ON DELETE CASCADE,
+  json BLOB NOT NULL
+);
 CREATE TABLE journal (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,

@@ -14,13 +14,14 @@ use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rusqlite::{params, Connection, Transaction};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use super::error::StoreError;
 use super::record::{now_ms, JournalKind, NewSession, SessionPatch};
 use super::retention::{delete_session, Retention};
 use super::schema::{self, FILE_NAME};
 use super::transcript;
+use super::views;
 
 /// What a feed has for the writer.
 pub enum FeedPoll {
@@ -487,8 +488,8 @@ fn write(
             Op::Create(s) => {
                 tx.execute(
                     "INSERT OR IGNORE INTO sessions (id, agent, agent_session_id, cwd, capabilities,
-                       title, created_at, updated_at, forked_from, view, bytes)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, coalesce(octet_length(?9), 0))",
+                       title, created_at, updated_at, forked_from)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)",
                     params![
                         s.id,
                         s.agent,
@@ -498,9 +499,11 @@ fn write(
                         s.title,
                         now,
                         s.forked_from,
-                        s.view
                     ],
                 )?;
+                if let (Some(view), 1) = (&s.view, tx.changes()) {
+                    store_view(&tx, &s.id, view, None, now)?;
+                }
                 touched.insert(&s.id);
             }
             Op::Patch(id, p) => {
@@ -547,11 +550,7 @@ fn write(
         }
     }
     for (id, revision, json, _) in views {
-        tx.execute(
-            "UPDATE sessions SET bytes = bytes - coalesce(octet_length(view), 0) + ?3,
-               view = ?2, view_revision = ?4, updated_at = ?5 WHERE id = ?1",
-            params![id, json, json.len() as i64, *revision as i64, now],
-        )?;
+        store_view(&tx, id, json, Some(*revision), now)?;
         touched.insert(id);
     }
     for id in touched {
@@ -565,28 +564,43 @@ fn write(
     Ok(pruned)
 }
 
+/// Store `json` as the view of session `id` (if it is still there), its
+/// bytes counted; with `revision`, as the live view's copy at that revision.
+fn store_view(
+    tx: &Transaction<'_>,
+    id: &str,
+    json: &str,
+    revision: Option<u64>,
+    now: i64,
+) -> rusqlite::Result<()> {
+    let n: Option<i64> = tx
+        .query_row("SELECT n FROM sessions WHERE id = ?1", [id], |r| r.get(0))
+        .optional()?;
+    // A session deleted meanwhile has nowhere to keep it.
+    let Some(n) = n else { return Ok(()) };
+    let old = views::put(tx, n, json)?;
+    tx.execute(
+        "UPDATE sessions SET bytes = bytes - ?2 + ?3,
+           view_revision = coalesce(?4, view_revision), updated_at = ?5 WHERE n = ?1",
+        params![n, old, json.len() as i64, revision.map(|r| r as i64), now],
+    )?;
+    Ok(())
+}
+
 /// Rebuild the search text of session `id`; `written`: its view, when
 /// this transaction just wrote it.
 fn reindex(tx: &Transaction<'_>, id: &str, written: Option<&str>) -> rusqlite::Result<()> {
-    let row = tx.query_row(
-        if written.is_some() {
-            "SELECT n, title, NULL FROM sessions WHERE id = ?1"
-        } else {
-            "SELECT n, title, view FROM sessions WHERE id = ?1"
-        },
-        [id],
-        |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, Option<String>>(1)?,
-                r.get::<_, Option<String>>(2)?,
-            ))
-        },
-    );
-    let (n, title, stored) = match row {
+    let row = tx.query_row("SELECT n, title FROM sessions WHERE id = ?1", [id], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?))
+    });
+    let (n, title) = match row {
         Ok(row) => row,
         Err(rusqlite::Error::QueryReturnedNoRows) => return Ok(()),
         Err(e) => return Err(e),
+    };
+    let stored = match written {
+        Some(_) => None,
+        None => views::get(tx, n)?,
     };
     let mut text = String::new();
     {
