@@ -43,21 +43,11 @@ pub(crate) fn update_line(line: &str) -> Option<UpdateLine<'_>> {
         seen |= 1 << key;
         s.eat(b':')?;
         s.ws();
-        match key {
-            0 => {
-                // Any string: the classifier does not look at it.
-                if !s.literal(r#""2.0""#) {
-                    s.plain_string()?;
-                }
-            }
-            1 => {
-                let start = s.at + 1;
-                if !s.literal(r#""session/update""#) {
-                    return None;
-                }
-                method = Some(&line[start..s.at - 1]);
-            }
-            _ => break,
+        if key == 2 {
+            break;
+        }
+        if let Some((start, end)) = s.update_envelope(key)? {
+            method = Some(&line[start..end]);
         }
         s.eat(b',')?;
     }

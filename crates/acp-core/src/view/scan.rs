@@ -106,19 +106,11 @@ pub(crate) fn scan_text_line<'a>(line: &'a str, shape: &mut Shape) -> Option<Tex
     let mut params = None;
     s.object(&[r#""jsonrpc""#, r#""method""#, r#""params""#], |s, key| {
         match key {
-            0 => {
-                // Any string: the classifier does not look at it.
-                if !s.literal(r#""2.0""#) {
-                    s.plain_string()?;
+            0 | 1 => {
+                if let Some((start, end)) = s.update_envelope(key)? {
+                    s.marks.method = (start, end);
+                    method = Some(&s.src[start..end]);
                 }
-            }
-            1 => {
-                let start = s.at + 1;
-                if !s.literal(r#""session/update""#) {
-                    return None;
-                }
-                s.marks.method = (start, s.at - 1);
-                method = Some(&s.src[start..s.at - 1]);
             }
             _ => {
                 let start = s.at;
@@ -363,6 +355,24 @@ fn decode(src: &str, start: usize, end: usize, escaped: bool) -> Option<Cow<'_, 
 }
 
 impl<'a> Scanner<'a> {
+    /// A `session/update` envelope's member `key` at the cursor: 0,
+    /// `jsonrpc` (any string without escapes: the classifier does not look
+    /// at it); 1, `method`, which must be `"session/update"`. For the
+    /// method, where its text is.
+    pub(super) fn update_envelope(&mut self, key: usize) -> Option<Option<(usize, usize)>> {
+        if key == 0 {
+            if !self.literal(r#""2.0""#) {
+                self.plain_string()?;
+            }
+            return Some(None);
+        }
+        let start = self.at + 1;
+        if !self.literal(r#""session/update""#) {
+            return None;
+        }
+        Some(Some((start, self.at - 1)))
+    }
+
     /// A scanner at the start of `src`.
     pub(super) fn new(src: &'a str) -> Self {
         Scanner {
