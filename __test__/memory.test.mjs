@@ -128,6 +128,8 @@ async function storeRound(dir, i, registry) {
   const { sessionId } = await client.newSession();
   client.session(sessionId).on('change', () => {});
   await client.prompt({ sessionId, prompt: 'say:kept_then_freed' });
+  // The writer commits in batches: listed once flushed.
+  await store.flush();
   const [stored] = await store.list();
   await client.close();
   // A recovery too: the store's own client, and its views.
