@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { agentProgram, binaryAgent, MOCK_AGENT, serve, tarGz } from './agents-fixtures.mjs';
 
 const require = createRequire(import.meta.url);
@@ -49,7 +50,7 @@ describe('docs/agents-manager.md', () => {
       file,
       code.replaceAll("from 'acp-native'", `from '${new URL('../index.mjs', import.meta.url).href}'`),
     );
-    ({ pickAgent } = await import(file));
+    ({ pickAgent } = await import(pathToFileURL(file).href));
     options = {
       index: {
         version: '1',

@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noControlCharactersInRegex: these tests assert that raw terminal controls are absent
 // `acp-native sessions`: the store from the command line, agent text made
 // safe for the terminal.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -23,9 +23,17 @@ const run = (args, input, env = process.env) =>
     if (input !== undefined) child.stdin.end(input);
   });
 
-async function populated(t) {
+// Removed once every test of the file is done: a test's own after-hooks
+// run in the order they were added, and Windows cannot remove a store
+// file before the store that a later hook closes is closed.
+const storeDirs = [];
+after(() => {
+  for (const dir of storeDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function populated() {
   const dir = mkdtempSync(join(tmpdir(), 'acp-cli-store-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  storeDirs.push(dir);
   const store = await SessionStore.open(dir);
   const client = mockClient({ store });
   await client.initialize();
@@ -37,8 +45,8 @@ async function populated(t) {
   return dir;
 }
 
-test('sessions list, search, show and export', async (t) => {
-  const dir = await populated(t);
+test('sessions list, search, show and export', async () => {
+  const dir = await populated();
   const list = await run(['sessions', 'list', '--store', dir]);
   assert.equal(list.code, 0, list.stderr);
   assert.match(list.stdout, /^s_[0-9a-f]{32} .* closed {2}mock-agent {2}say:hello_/m);
@@ -71,7 +79,7 @@ test('sessions list, search, show and export', async (t) => {
 });
 
 test('sessions resume continues a stored session in a chat', async (t) => {
-  const dir = await populated(t);
+  const dir = await populated();
   const [stored] = JSON.parse((await run(['sessions', 'list', '--json', '--store', dir])).stdout);
   const chat = await run(
     ['sessions', 'resume', stored.id, '--store', dir, '--', process.execPath, MOCK_AGENT, '--no-load'],

@@ -2,7 +2,7 @@
 // listed, searched, exported and deleted; a store file that is not ours is
 // a typed error; a session whose agent is killed mid-turn is continued on a
 // new process by resume, load or a fresh session, each entry once.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,9 +10,17 @@ import { join } from 'node:path';
 import { SessionStore } from '../index.mjs';
 import { MOCK_AGENT, mockClient } from './helpers.mjs';
 
-function scratch(t) {
+// Removed once every test of the file is done: a test's own after-hooks
+// run in the order they were added, and Windows cannot remove a store
+// file before the store that a later hook closes is closed.
+const scratchDirs = [];
+after(() => {
+  for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function scratch() {
   const dir = mkdtempSync(join(tmpdir(), 'acp-store-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  scratchDirs.push(dir);
   return dir;
 }
 
@@ -25,7 +33,7 @@ function texts(view, kind) {
 const said = (view) => texts(view, 'agent').join('|');
 
 test('a recorded session is listed, searched, exported and deleted', async (t) => {
-  const store = await SessionStore.open(join(scratch(t), 'store'), { intervalMs: 10 });
+  const store = await SessionStore.open(join(scratch(), 'store'), { intervalMs: 10 });
   t.after(() => store.close());
   const client = mockClient({ store });
   await client.initialize();
@@ -63,8 +71,8 @@ test('a recorded session is listed, searched, exported and deleted', async (t) =
   await assert.rejects(store.get(s.id), { code: 'ERR_ACP_STORE_NOT_FOUND' });
 });
 
-test('a store file that is not ours is a typed error, and left as it is', async (t) => {
-  const dir = scratch(t);
+test('a store file that is not ours is a typed error, and left as it is', async () => {
+  const dir = scratch();
   writeFileSync(join(dir, 'sessions.sqlite3'), 'my notes, not a database\n'.repeat(100));
   await assert.rejects(SessionStore.open(dir), { code: 'ERR_ACP_STORE_CORRUPT' });
   assert.throws(() => mockClient({ store: { dir } }), { code: 'ERR_ACP_INVALID_ARGUMENT' });
@@ -75,7 +83,7 @@ test('a store file that is not ours is a typed error, and left as it is', async 
  * ends, kill -9 the agent in it; resolves to what a new process needs.
  */
 async function killedMidTurn(t, agentArgs) {
-  const root = scratch(t);
+  const root = scratch();
   const store = await SessionStore.open(join(root, 'store'), { intervalMs: 10 });
   t.after(() => store.close());
   const args = [MOCK_AGENT, '--sessions-dir', root, ...agentArgs];
@@ -193,8 +201,8 @@ test('a throwing recovery listener neither stops the others nor loses the event,
 });
 
 test('one session list over the agent and the store: each entry says where it is', async (t) => {
-  const root = scratch(t);
-  const other = scratch(t);
+  const root = scratch();
+  const other = scratch();
   const store = await SessionStore.open(join(root, 'store'), { intervalMs: 10 });
   t.after(() => store.close());
   const connect = async (opts, dir) => {
@@ -221,7 +229,7 @@ test('one session list over the agent and the store: each entry says where it is
 });
 
 test('fork: native when the agent has it, else emulated from the store (flagged)', async (t) => {
-  const root = scratch(t);
+  const root = scratch();
   const store = await SessionStore.open(join(root, 'store'), { intervalMs: 10 });
   t.after(() => store.close());
   for (const [flags, emulated] of [
