@@ -10,7 +10,9 @@
 //    target (a symlink planted earlier cannot redirect a later write), with
 //    O_EXCL (no entry overwrites another), and no setuid/setgid bits;
 //  - a symlink's target, resolved from its real directory, stays inside;
-//    after unpacking every symlink in the tree must resolve inside;
+//    after unpacking every symlink in the tree must resolve inside; on
+//    Windows a symlink is refused (creating one needs a privilege most
+//    users lack, and its resolution differs by link type);
 //  - caps on the number of entries and on the bytes written, and on the
 //    bytes coming out of the decompressor (a bomb stops at the cap).
 // Real paths come from the kernel (realpathSync.native): Node's JS
@@ -67,6 +69,13 @@ class Target {
     this.entries = 0;
     this.bytes = 0;
     this.files = new Set(); // relative paths of regular files written, for hardlinks
+    this.open = new Set(); // descriptors of files being written: closed on failure too
+  }
+
+  /** Close what a failure left open: Windows cannot remove a directory holding an open file. */
+  closeAll() {
+    for (const fd of this.open) fs.closeSync(fd);
+    this.open.clear();
   }
 
   count() {
@@ -121,16 +130,23 @@ class Target {
       throw err;
     }
     this.files.add(at.rel);
+    this.open.add(fd);
     return {
       write: (buf) => {
+        // Never a descriptor closed by closeAll(): its number may be another file's by now.
+        if (!this.open.has(fd)) throw archiveError(`entry ${JSON.stringify(name.slice(0, 200))} written after the end`);
         this.addBytes(buf.length);
         fs.writeSync(fd, buf);
       },
-      close: () => fs.closeSync(fd),
+      close: () => {
+        if (this.open.delete(fd)) fs.closeSync(fd);
+      },
     };
   }
 
   symlink(name, linkpath) {
+    if (process.platform === 'win32')
+      throw archiveError(`symlink ${JSON.stringify(String(name).slice(0, 200))}: symlinks are not unpacked on Windows`);
     this.count();
     const at = this.place(name);
     if (!at) throw archiveError('a symlink entry names the target directory itself');
@@ -210,8 +226,13 @@ function decompressed(file, kind, target) {
           yield chunk;
         }
       } finally {
-        source.destroy();
         out.destroy?.();
+        // Closed before the caller removes the file: Windows keeps a file that is still open.
+        if (!source.closed) {
+          const closed = new Promise((resolve) => source.once('close', resolve));
+          source.destroy();
+          await closed;
+        }
       }
     },
   };
@@ -287,16 +308,32 @@ function extractZip(file, target) {
       { lazyEntries: true, decodeStrings: false, validateEntrySizes: true, autoClose: true },
       (err, zip) => {
         if (err) return reject(archiveError(`not a zip archive: ${err.message}`));
+        // The archive's descriptor is closed before the promise settles: the
+        // caller removes the file next, which Windows refuses while it is open.
+        let closed = false;
+        const onClosed = [];
+        zip.on('close', () => {
+          closed = true;
+          for (const f of onClosed.splice(0)) f();
+        });
+        const afterClose = (f) => {
+          if (closed) f();
+          else onClosed.push(f);
+          zip.close();
+        };
         if (zip.entryCount > target.limits.maxEntries) {
-          zip.close();
-          return reject(archiveError(`the archive has more than ${target.limits.maxEntries} entries`));
+          return afterClose(() =>
+            reject(archiveError(`the archive has more than ${target.limits.maxEntries} entries`)),
+          );
         }
+        let failed = false;
         const failWith = (e) => {
-          zip.close();
-          reject(e instanceof AcpError ? e : archiveError(`cannot unpack: ${e.message}`));
+          if (failed) return;
+          failed = true;
+          afterClose(() => reject(e instanceof AcpError ? e : archiveError(`cannot unpack: ${e.message}`)));
         };
         zip.on('error', failWith);
-        zip.on('end', resolve);
+        zip.on('end', () => afterClose(resolve));
         zip.on('entry', (entry) => {
           try {
             const name = entry.fileName.toString(entry.generalPurposeBitFlag & 0x800 ? 'utf8' : 'latin1');
@@ -378,19 +415,23 @@ function extractZip(file, target) {
  */
 async function extractArchive(file, kind, dir, { limits, rawName } = {}) {
   const target = new Target(dir, limits);
-  if (kind === 'raw') {
-    const out = target.file(rawName, 0o755);
-    out.close();
-    target.addBytes(fs.statSync(file).size);
-    fs.copyFileSync(file, target.place(rawName).full);
-    fs.chmodSync(target.place(rawName).full, 0o755);
-    return { entries: 1, bytes: target.bytes };
+  try {
+    if (kind === 'raw') {
+      const out = target.file(rawName, 0o755);
+      out.close();
+      target.addBytes(fs.statSync(file).size);
+      fs.copyFileSync(file, target.place(rawName).full);
+      fs.chmodSync(target.place(rawName).full, 0o755);
+      return { entries: 1, bytes: target.bytes };
+    }
+    if (kind === 'zip') await extractZip(file, target);
+    else if (kind === 'tar' || kind === 'tar.gz' || kind === 'tar.bz2') await extractTar(file, kind, target);
+    else throw archiveError(`unknown archive kind ${kind}`);
+    target.verifyLinks();
+    return { entries: target.entries, bytes: target.bytes };
+  } finally {
+    target.closeAll();
   }
-  if (kind === 'zip') await extractZip(file, target);
-  else if (kind === 'tar' || kind === 'tar.gz' || kind === 'tar.bz2') await extractTar(file, kind, target);
-  else throw archiveError(`unknown archive kind ${kind}`);
-  target.verifyLinks();
-  return { entries: target.entries, bytes: target.bytes };
 }
 
 module.exports = { extractArchive, archiveKind, safeSegments, DEFAULT_LIMITS };

@@ -247,7 +247,10 @@ class AgentManager {
           onProgress?.({ phase: 'done' });
           return { ...done(), installed: won };
         } catch (err) {
-          require('node:fs').rmSync(staging, { recursive: true, force: true });
+          // The install's own error is what the caller needs, even if Windows holds a file a moment longer.
+          try {
+            require('node:fs').rmSync(staging, { recursive: true, force: true, maxRetries: 3 });
+          } catch {}
           throw err;
         }
       },
