@@ -3,12 +3,11 @@
 // calls it makes (the quick pick answers like a user would).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { agentProgram, binaryAgent, MOCK_AGENT, serve, tarGz } from './agents-fixtures.mjs';
+import { AGENT, agentProgram, binaryAgent, MOCK_AGENT, scratchDir, serve, tarGz } from './agents-fixtures.mjs';
 
 const require = createRequire(import.meta.url);
 const { currentTarget } = require('../lib/agents/schema.js');
@@ -42,10 +41,10 @@ describe('docs/agents-manager.md', () => {
   let options;
   before(async () => {
     server = await serve({
-      '/agent.tar.gz': { body: tarGz([{ name: 'bin/agent', data: agentProgram(), mode: 0o755 }]) },
+      '/agent.tar.gz': { body: tarGz([{ name: `bin/${AGENT}`, data: agentProgram(), mode: 0o755 }]) },
     });
     const [code] = snippets();
-    const file = join(mkdtempSync(join(tmpdir(), 'acp-agents-doc-')), 'pick-agent.mjs');
+    const file = join(scratchDir('acp-agents-doc-'), 'pick-agent.mjs');
     writeFileSync(
       file,
       code.replaceAll("from 'acp-native'", `from '${new URL('../index.mjs', import.meta.url).href}'`),
@@ -54,7 +53,9 @@ describe('docs/agents-manager.md', () => {
     options = {
       index: {
         version: '1',
-        agents: [binaryAgent('fixture', '1.0.0', currentTarget(), server.url('/agent.tar.gz'), { cmd: './bin/agent' })],
+        agents: [
+          binaryAgent('fixture', '1.0.0', currentTarget(), server.url('/agent.tar.gz'), { cmd: `./bin/${AGENT}` }),
+        ],
       },
       presets: {
         'login-first': { command: process.execPath, args: [MOCK_AGENT, '--require-auth'], name: 'Login first' },
@@ -64,9 +65,9 @@ describe('docs/agents-manager.md', () => {
   after(() => server?.close());
 
   it('pick an agent: listed, installed with progress, probed, connected', async () => {
-    const cwd = mkdtempSync(join(tmpdir(), 'acp-agents-doc-ws-'));
+    const cwd = scratchDir('acp-agents-doc-ws-');
     const { vscode, seen } = vscodeStandIn((i) => i.id === 'fixture', cwd);
-    const context = { globalStorageUri: { fsPath: mkdtempSync(join(tmpdir(), 'acp-agents-doc-store-')) } };
+    const context = { globalStorageUri: { fsPath: scratchDir('acp-agents-doc-store-') } };
     const client = await pickAgent(vscode, context, options);
     assert.deepEqual(
       seen.items.map((i) => i.id),
@@ -83,11 +84,11 @@ describe('docs/agents-manager.md', () => {
   });
 
   it('pick an agent that needs a login: authenticated with its first method', async () => {
-    const cwd = mkdtempSync(join(tmpdir(), 'acp-agents-doc-ws-'));
+    const cwd = scratchDir('acp-agents-doc-ws-');
     const { vscode } = vscodeStandIn((i) => i.id === 'login-first', cwd);
     const client = await pickAgent(
       vscode,
-      { globalStorageUri: { fsPath: mkdtempSync(join(tmpdir(), 'acp-agents-doc-store-')) } },
+      { globalStorageUri: { fsPath: scratchDir('acp-agents-doc-store-') } },
       options,
     );
     const { sessionId } = await client.newSession({ cwd });

@@ -1,18 +1,50 @@
 // Fixtures of the agent-manager tests: archives written byte by byte (so a
 // hostile entry is exactly what the test says) and a 127.0.0.1 server that
 // serves them and misbehaves on request.
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, realpathSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { crc32, deflateRawSync, gzipSync } from 'node:zlib';
+import { createRequire } from 'node:module';
 import { argvOf, programOf } from './helpers.mjs';
-import { crc32, gzipSync } from 'node:zlib';
+
+const { Bzip2 } = createRequire(import.meta.url)('compressjs');
+
+let scratchRoot;
+/**
+ * A fresh directory for one test, under one directory of this test process
+ * that goes when the process exits: stores, caches and downloads add up over
+ * many runs.
+ */
+export function scratchDir(prefix) {
+  if (!scratchRoot) {
+    scratchRoot = mkdtempSync(join(tmpdir(), 'acp-agents-test-'));
+    process.on('exit', () => {
+      try {
+        rmSync(scratchRoot, { recursive: true, force: true, maxRetries: 3 });
+      } catch {}
+    });
+  }
+  return mkdtempSync(join(scratchRoot, prefix));
+}
 
 export const MOCK_AGENT = fileURLToPath(new URL('../mock-agent/agent.mjs', import.meta.url));
 
-/** The mock agent as a program: its shebang names this Node, so exec runs it directly. */
+/** A binary agent's program file: Windows finds how to run a file by its extension. */
+export const AGENT = process.platform === 'win32' ? 'agent.cmd' : 'agent';
+
+/**
+ * The mock agent as a program: its shebang names this Node, so exec runs it
+ * directly. On Windows, a batch file that runs it with this Node.
+ */
 export function agentProgram(extraFlags = []) {
+  if (process.platform === 'win32') {
+    const line = [process.execPath, MOCK_AGENT, ...extraFlags].map((a) => `"${a}"`).join(' ');
+    return Buffer.from(`@echo off\r\n${line} %*\r\n`);
+  }
   const src = readFileSync(MOCK_AGENT, 'utf8').replace(/^#!.*\n/, '');
   const flags = extraFlags.length ? `process.argv.push(...${JSON.stringify(extraFlags)});\n` : '';
   return Buffer.from(`#!${process.execPath}\n${flags}${src}`);
@@ -59,40 +91,40 @@ export function tar(entries) {
 
 export const tarGz = (entries) => gzipSync(tar(entries));
 
-export function tarBz2(entries) {
-  return execFileSync(
-    'python3',
-    ['-c', 'import bz2,sys; sys.stdout.buffer.write(bz2.compress(sys.stdin.buffer.read()))'],
-    { input: tar(entries) },
-  );
-}
+export const tarBz2 = (entries) => Buffer.from(Bzip2.compressFile(tar(entries)));
 
-/** A stored (uncompressed) zip of `entries`: `{name, data, mode?}`; mode carries the unix file type (0o120777 a symlink). */
-export function zip(entries) {
+/**
+ * A zip of `entries`: `{name, data, mode?}`; mode carries the unix file type
+ * (0o120777 a symlink). Stored, or deflated with `{ deflate: true }`.
+ */
+export function zip(entries, { deflate = false } = {}) {
   const locals = [];
   const centrals = [];
   let offset = 0;
   for (const e of entries) {
     const name = Buffer.from(e.name, 'utf8');
-    const data = Buffer.from(e.data ?? '');
-    const crc = crc32(data);
+    const plain = Buffer.from(e.data ?? '');
+    const crc = crc32(plain);
+    const data = deflate ? deflateRawSync(plain) : plain;
+    const method = deflate ? 8 : 0;
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
     local.writeUInt16LE(0x800, 6); // utf-8 names
-    local.writeUInt16LE(0, 8); // stored
+    local.writeUInt16LE(method, 8);
     local.writeUInt32LE(crc, 14);
     local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
+    local.writeUInt32LE(plain.length, 22);
     local.writeUInt16LE(name.length, 26);
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE((3 << 8) | 20, 4); // made by unix
     central.writeUInt16LE(20, 6);
     central.writeUInt16LE(0x800, 8);
+    central.writeUInt16LE(method, 10);
     central.writeUInt32LE(crc, 16);
     central.writeUInt32LE(data.length, 20);
-    central.writeUInt32LE(data.length, 24);
+    central.writeUInt32LE(plain.length, 24);
     central.writeUInt16LE(name.length, 28);
     central.writeUInt32LE(((e.mode ?? 0o100644) << 16) >>> 0, 38);
     central.writeUInt32LE(offset, 42);
@@ -186,21 +218,5 @@ export function assertNoWrapper(assert, pid) {
   );
 }
 
-/** A deflated zip as Python's zipfile writes it (the common real-world kind); `entries`: {name, data, mode}. */
-export function deflatedZip(entries) {
-  const script = `
-import io, json, sys, zipfile
-out = io.BytesIO()
-with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
-    for e in json.loads(sys.stdin.read()):
-        info = zipfile.ZipInfo(e['name'])
-        info.create_system = 3
-        info.external_attr = e['mode'] << 16
-        z.writestr(info, bytes.fromhex(e['hex']), compress_type=zipfile.ZIP_DEFLATED)
-sys.stdout.buffer.write(out.getvalue())
-`;
-  const input = JSON.stringify(
-    entries.map((e) => ({ name: e.name, mode: e.mode ?? 0o100644, hex: Buffer.from(e.data ?? '').toString('hex') })),
-  );
-  return execFileSync('python3', ['-c', script], { input, maxBuffer: 64 * 1024 * 1024 });
-}
+/** A deflated zip (the kind most real archives are); `entries`: {name, data, mode}. */
+export const deflatedZip = (entries) => zip(entries, { deflate: true });

@@ -5,16 +5,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { AcpClient, AgentManager } from '../index.mjs';
-import { MOCK_AGENT, assertNoWrapper, serve, tar } from './agents-fixtures.mjs';
+import { MOCK_AGENT, assertNoWrapper, scratchDir, serve, tar } from './agents-fixtures.mjs';
 import { argvOf } from './helpers.mjs';
 
 const LINUX = process.platform === 'linux';
+const POSIX = process.platform !== 'win32';
 const NAME = '@fixture/mock-acp-agent';
 const VERSION = '1.2.3';
 
@@ -22,7 +22,7 @@ describe('npx distributions (fixture npm registry)', () => {
   let server;
   let mark;
   before(async () => {
-    mark = join(mkdtempSync(join(tmpdir(), 'acp-npm-mark-')), 'postinstall-ran');
+    mark = join(scratchDir('acp-npm-mark-'), 'postinstall-ran');
     const manifest = {
       name: NAME,
       version: VERSION,
@@ -56,7 +56,7 @@ describe('npx distributions (fixture npm registry)', () => {
   after(() => server?.close());
 
   it('installs the exact version without install scripts and launches <node> <entry>, no wrapper', async () => {
-    const storeDir = mkdtempSync(join(tmpdir(), 'acp-npm-store-'));
+    const storeDir = scratchDir('acp-npm-store-');
     const m = new AgentManager({
       storeDir,
       index: {
@@ -72,7 +72,7 @@ describe('npx distributions (fixture npm registry)', () => {
       },
       installEnv: {
         npm_config_registry: `${server.base}/`,
-        npm_config_cache: mkdtempSync(join(tmpdir(), 'acp-npm-cache-')),
+        npm_config_cache: scratchDir('acp-npm-cache-'),
       },
     });
     const r = await m.install('mock-npm');
@@ -100,13 +100,13 @@ describe('npx distributions (fixture npm registry)', () => {
 
   it('finds npm-cli.js next to Node or behind npm on PATH, run by the chosen Node (never a shim)', () => {
     const { defaultNpm } = createRequire(import.meta.url)('../lib/agents/install.js');
-    const prefix = mkdtempSync(join(tmpdir(), 'acp-npm-layout-'));
+    const prefix = scratchDir('acp-npm-layout-');
     const cli = join(prefix, 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
     mkdirSync(dirname(cli), { recursive: true });
     writeFileSync(cli, '');
     mkdirSync(join(prefix, 'bin'));
-    symlinkSync(cli, join(prefix, 'bin', 'npm'));
-    const winDir = mkdtempSync(join(tmpdir(), 'acp-npm-win-'));
+    if (POSIX) symlinkSync(cli, join(prefix, 'bin', 'npm'));
+    const winDir = scratchDir('acp-npm-win-');
     const winCli = join(winDir, 'node_modules', 'npm', 'bin', 'npm-cli.js');
     mkdirSync(dirname(winCli), { recursive: true });
     writeFileSync(winCli, '');
@@ -116,10 +116,13 @@ describe('npx distributions (fixture npm registry)', () => {
       command: [join(prefix, 'bin', 'node'), cli],
       env: {},
     });
-    assert.deepEqual(defaultNpm(electronLike, { pathEnv: join(prefix, 'bin'), electron: false }), {
-      command: [electronLike, cli],
-      env: {},
-    });
+    // POSIX: `npm` on PATH is a symlink to npm-cli.js. Windows: `npm.cmd`, below.
+    if (POSIX) {
+      assert.deepEqual(defaultNpm(electronLike, { pathEnv: join(prefix, 'bin'), electron: false }), {
+        command: [electronLike, cli],
+        env: {},
+      });
+    }
     assert.deepEqual(defaultNpm(electronLike, { pathEnv: winDir, electron: false }), {
       command: [electronLike, winCli],
       env: {},
@@ -130,7 +133,7 @@ describe('npx distributions (fixture npm registry)', () => {
   });
 
   it('an npm failure is a clear ERR_ACP_AGENT_INSTALL with npm output, and leaves nothing', async () => {
-    const storeDir = mkdtempSync(join(tmpdir(), 'acp-npm-store-'));
+    const storeDir = scratchDir('acp-npm-store-');
     const m = new AgentManager({
       storeDir,
       index: {
@@ -141,7 +144,7 @@ describe('npx distributions (fixture npm registry)', () => {
       },
       installEnv: {
         npm_config_registry: `${server.base}/`,
-        npm_config_cache: mkdtempSync(join(tmpdir(), 'acp-npm-cache-')),
+        npm_config_cache: scratchDir('acp-npm-cache-'),
         npm_config_fetch_retries: '0',
       },
     });

@@ -4,39 +4,41 @@
 // distribution is refused (building it would run its code at install).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { AcpClient, AgentManager } from '../index.mjs';
-import { MOCK_AGENT, serve, tar } from './agents-fixtures.mjs';
+import { MOCK_AGENT, deflatedZip, scratchDir, serve, tar } from './agents-fixtures.mjs';
+import { EMULATOR } from './helpers.mjs';
 
 /** A py3-none-any wheel of `fixture-agent` 1.0.0: its console script replaces python with the mock agent. */
 function wheel() {
-  const script = `
-import base64, hashlib, io, sys, zipfile
-node, agent = sys.argv[1], sys.argv[2]
-files = {
-  'fixture_agent/__init__.py': f'import os\\ndef main():\\n    os.execv({node!r}, [{node!r}, {agent!r}])\\n',
-  'fixture_agent-1.0.0.dist-info/METADATA': 'Metadata-Version: 2.1\\nName: fixture-agent\\nVersion: 1.0.0\\n',
-  'fixture_agent-1.0.0.dist-info/WHEEL': 'Wheel-Version: 1.0\\nGenerator: acp-native-test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n',
-  'fixture_agent-1.0.0.dist-info/entry_points.txt': '[console_scripts]\\nfixture-agent = fixture_agent:main\\n',
-}
-record = []
-out = io.BytesIO()
-with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
-    for name, text in files.items():
-        data = text.encode()
-        z.writestr(name, data)
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()
-        record.append(f'{name},sha256={digest},{len(data)}')
-    record.append('fixture_agent-1.0.0.dist-info/RECORD,,')
-    z.writestr('fixture_agent-1.0.0.dist-info/RECORD', '\\n'.join(record) + '\\n')
-sys.stdout.buffer.write(out.getvalue())
-`;
-  return execFileSync('python3', ['-c', script, process.execPath, MOCK_AGENT]);
+  const node = JSON.stringify(process.execPath);
+  const agent = JSON.stringify(MOCK_AGENT);
+  // Windows has no exec: the script waits for the agent and passes on its status.
+  const init = [
+    'import os, subprocess, sys',
+    'def main():',
+    "    if os.name == 'nt':",
+    `        sys.exit(subprocess.call([${node}, ${agent}]))`,
+    `    os.execv(${node}, [${node}, ${agent}])`,
+    '',
+  ].join('\n');
+  const files = {
+    'fixture_agent/__init__.py': init,
+    'fixture_agent-1.0.0.dist-info/METADATA': 'Metadata-Version: 2.1\nName: fixture-agent\nVersion: 1.0.0\n',
+    'fixture_agent-1.0.0.dist-info/WHEEL':
+      'Wheel-Version: 1.0\nGenerator: acp-native-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n',
+    'fixture_agent-1.0.0.dist-info/entry_points.txt': '[console_scripts]\nfixture-agent = fixture_agent:main\n',
+  };
+  const record = Object.entries(files).map(([name, text]) => {
+    const digest = createHash('sha256').update(text).digest('base64url');
+    return `${name},sha256=${digest},${Buffer.byteLength(text)}`;
+  });
+  record.push('fixture_agent-1.0.0.dist-info/RECORD,,');
+  files['fixture_agent-1.0.0.dist-info/RECORD'] = `${record.join('\n')}\n`;
+  return deflatedZip(Object.entries(files).map(([name, data]) => ({ name, data })));
 }
 
 /** An sdist of `sdist-agent` 1.0.0 whose setup.py would leave a mark. */
@@ -53,12 +55,16 @@ function sdist(mark) {
 const page = (file, body) =>
   `<!DOCTYPE html><html><body><a href="/files/${file}#sha256=${createHash('sha256').update(body).digest('hex')}">${file}</a></body></html>`;
 
-describe('uvx distributions (fixture PyPI index)', () => {
+// pip builds the venv with the platform's own Python, and Wine's prefix has none.
+const NO_PYTHON =
+  EMULATOR === 'wine' && 'no Windows Python in the Wine prefix; runs on Windows in the release workflow';
+
+describe('uvx distributions (fixture PyPI index)', { skip: NO_PYTHON }, () => {
   let server;
   let mark;
   let installEnv;
   before(async () => {
-    mark = join(mkdtempSync(join(tmpdir(), 'acp-pypi-mark-')), 'setup-py-ran');
+    mark = join(scratchDir('acp-pypi-mark-'), 'setup-py-ran');
     const whl = wheel();
     const sd = sdist(mark);
     const html = { 'content-type': 'text/html' };
@@ -86,7 +92,7 @@ describe('uvx distributions (fixture PyPI index)', () => {
   };
 
   it('installs the wheel into its own venv and launches it by its console script', async () => {
-    const storeDir = mkdtempSync(join(tmpdir(), 'acp-pypi-store-'));
+    const storeDir = scratchDir('acp-pypi-store-');
     const m = new AgentManager({ storeDir, index, installEnv });
     const r = await m.install('py-agent');
     const record = JSON.parse(readFileSync(join(r.dir, 'install.json'), 'utf8'));
@@ -100,7 +106,7 @@ describe('uvx distributions (fixture PyPI index)', () => {
   });
 
   it('refuses a package that only a source build could install: its setup.py never runs', async () => {
-    const storeDir = mkdtempSync(join(tmpdir(), 'acp-pypi-store-'));
+    const storeDir = scratchDir('acp-pypi-store-');
     const m = new AgentManager({ storeDir, index, installEnv });
     await assert.rejects(
       m.install('sdist-only'),

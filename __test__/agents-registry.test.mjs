@@ -4,17 +4,16 @@
 // bundled snapshot when the network fails.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { AgentManager } from '../index.mjs';
-import { serve } from './agents-fixtures.mjs';
+import { scratchDir, serve } from './agents-fixtures.mjs';
 
 const require = createRequire(import.meta.url);
 const { checkIndex } = require('../lib/agents/schema.js');
-const tmp = () => mkdtempSync(join(tmpdir(), 'acp-registry-'));
+const tmp = () => scratchDir('acp-registry-');
 
 const npxAgent = (id, pkg = '@scope/agent@1.2.3', extra = {}) => ({
   id,

