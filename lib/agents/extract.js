@@ -229,7 +229,7 @@ function decompressed(file, kind, target) {
         out.destroy?.();
         // Closed before the caller removes the file: Windows keeps a file that is still open.
         if (!source.closed) {
-          const closed = new Promise((resolve) => source.once('close', resolve));
+          const closed = new Promise((resolve) => source.once('close', () => resolve(undefined)));
           source.destroy();
           await closed;
         }
