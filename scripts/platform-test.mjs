@@ -544,7 +544,8 @@ function napiCrossHome(triple) {
  */
 const CI = {
   // Every core test; the Windows file, and the suites whose code has
-  // Windows branches (spawn errors, exits, confinement, loader, doctor).
+  // Windows branches (spawn errors, exits, confinement, loader, doctor,
+  // the agent manager's archives, downloads and npm installs).
   windows: {
     coreFilter: [],
     files: [
@@ -554,6 +555,9 @@ const CI = {
       '__test__/builtin-fs.test.mjs',
       '__test__/doctor.test.mjs',
       '__test__/loader.test.mjs',
+      '__test__/agents-install.test.mjs',
+      '__test__/agents-npm.test.mjs',
+      '__test__/cli-agents.test.mjs',
     ],
   },
   // The integration tests and the process tree (the reaper forks, and
