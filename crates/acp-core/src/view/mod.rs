@@ -36,6 +36,7 @@ mod scan;
 mod size;
 mod state;
 
+pub use apart::APART_MIN_BYTES;
 pub(crate) use bounded::{measure, parse as parse_bounded, Caps, OMITTED};
 pub use changes::Drained;
 pub use copy::WholeCopy;
