@@ -82,10 +82,14 @@ impl ToNapiValue for JsText {
     }
 }
 
-/// Texts this long are lent to V8 rather than copied (a copy of a big
-/// string is a fresh large-object page for V8 to fault in); the core
-/// shares texts from the same length on.
-const EXTERNAL_MIN_BYTES: usize = acp_core::view::LEND_MIN_BYTES;
+/// Kept texts this long are lent to V8 rather than copied: a UI keeps
+/// them, and a copy lives in V8's young generation, where every
+/// collection until it is promoted copies it again, on the JS thread (a
+/// host draining a backlog of tool output paused for milliseconds per
+/// collection). Lent, V8 moves a string header, not the text. Shorter
+/// ones, as many as the texts apart (`APART_MIN_BYTES`), cost more to
+/// lend than to copy.
+const EXTERNAL_MIN_BYTES: usize = acp_core::view::APART_MIN_BYTES;
 
 /// Whether this Node has Node-API 10's external strings (Node ≥ 18.18 and
 /// ≥ 20.4, experimental there), looked up once: napi-sys answers a call to

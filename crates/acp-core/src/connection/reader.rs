@@ -406,7 +406,7 @@ fn update_for_views(
     let Some(line) = view::update_line(text) else {
         return false;
     };
-    let Some(params) = view::UpdateParams::read(line.params) else {
+    let Some(params) = shared.views.read_params(line.params) else {
         return false;
     };
     shared.trace_received(

@@ -23,7 +23,8 @@ use super::event::Event;
 use crate::acp::{methods, session_id_of};
 use crate::rpc::RequestId;
 use crate::view::{
-    parse_bounded, Caps, DrainText, Drained, EntryKind, SessionState, UpdateParams, ViewOptions,
+    parse_bounded, short_enough, Caps, DrainText, Drained, EntryKind, SessionState, UpdateParams,
+    ViewOptions,
 };
 
 /// Our requests whose answers a view folds, at most (the oldest is
@@ -197,10 +198,27 @@ impl Views {
 
     /// A `session/update` notification's params (JSON text).
     pub fn on_update(&self, params: Option<&str>) -> Folded {
-        match params.and_then(UpdateParams::read) {
+        match params.and_then(|p| self.read_params(p)) {
             Some(p) => self.on_params(p),
             None => Folded::NOT_FOLDED,
         }
+    }
+
+    /// `session/update` params read for the views: long ones in one pass
+    /// when their session's view would parse them whole anyway
+    /// ([`UpdateParams::read_with`]).
+    pub fn read_params<'a>(&self, params: &'a str) -> Option<UpdateParams<'a>> {
+        UpdateParams::read_with(params, |session| self.parses_whole(session, params.len()))
+    }
+
+    /// Whether the view of `session` (if one is open) parses an update of
+    /// `bytes` whole, its caps being out of reach of what that builds.
+    fn parses_whole(&self, session: &str, bytes: usize) -> bool {
+        let mut inner = self.lock();
+        let Some(id) = inner.view_of(session) else {
+            return false;
+        };
+        (inner.views.get(&id)).is_some_and(|v| short_enough(bytes, Caps::of(&v.state.options)))
     }
 
     /// A `session/update` notification's params, read.
@@ -512,7 +530,7 @@ mod tests {
     use std::time::Duration;
 
     use super::Views;
-    use crate::view::ViewOptions;
+    use crate::view::{ParamsUpdate, UpdateParams, ViewOptions};
 
     fn chunk(text: &str) -> String {
         serde_json::json!({"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}}).to_string()
@@ -558,5 +576,65 @@ mod tests {
         assert!(copy.contains("growing") && !copy.contains("meanwhile"));
         let (later, now) = views.json_since(id, revision).expect("folded since");
         assert!(later > revision && now.contains("growingmeanwhile"));
+    }
+
+    /// Update params longer than what is parsed before a view is known (a
+    /// 192 KB image, 100 KB of tool output) are read in one pass when their
+    /// view parses them whole anyway, and end in the state the two passes
+    /// (skip over the update to find it, then parse it) gave.
+    #[test]
+    fn long_updates_of_a_viewed_session_are_read_in_one_pass_into_the_same_state() {
+        let output = "\u{1b}[32mok\u{1b}[0m test\n".repeat(6000);
+        let updates = [
+            serde_json::json!({"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "image", "mimeType": "image/png", "data": "iVBO".repeat(48 * 1024)}}}),
+            serde_json::json!({"sessionId": "s", "update": {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Run", "status": "pending"}}),
+            serde_json::json!({"sessionId": "s", "update": {"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": output}}]}}),
+        ]
+        .map(|u| u.to_string());
+        let (one, two) = (Views::default(), Views::default());
+        let ids = [&one, &two].map(|v| v.open("s", ViewOptions::default(), false));
+        for params in &updates {
+            let read = one.read_params(params).expect("update params");
+            if params.len() > 64 * 1024 {
+                assert!(
+                    matches!(read.update, ParamsUpdate::Parsed { .. }),
+                    "{} bytes read whole, in one pass",
+                    params.len()
+                );
+            }
+            one.on_params(read);
+            two.on_params(UpdateParams::read(params).expect("update params"));
+        }
+        let state = |v: &Views, id| v.json_since(id, 0).expect("changed").1;
+        assert_eq!(state(&one, ids[0]), state(&two, ids[1]));
+        assert!(state(&one, ids[0]).contains("completed"));
+
+        // As before (the update found, then read within the view's caps):
+        // no view of the session, a view whose caps the update could
+        // outgrow, params that do not start with their session id.
+        let image = &updates[0];
+        let raw = |v: &Views, params: &str| {
+            matches!(
+                v.read_params(params).expect("update params").update,
+                ParamsUpdate::Raw(_)
+            )
+        };
+        assert!(raw(
+            &one,
+            &image.replace(r#""sessionId":"s""#, r#""sessionId":"other""#)
+        ));
+        let tight = Views::default();
+        tight.open(
+            "s",
+            ViewOptions {
+                max_total_bytes: 1 << 20,
+                ..ViewOptions::default()
+            },
+            false,
+        );
+        assert!(raw(&tight, image));
+        let update: serde_json::Value = serde_json::from_str(image).expect("JSON");
+        let reordered = format!(r#"{{"update":{},"sessionId":"s"}}"#, update["update"]);
+        assert!(raw(&one, &reordered));
     }
 }

@@ -20,7 +20,8 @@
 //! strings no longer than the text. (`session/update` params of up to 64
 //! KiB are parsed whole before their view is known, see
 //! `fast::UpdateParams`: up to 768 KiB by size, dropped at once by a view
-//! with tighter limits, which then reads the update by these rules.)
+//! with tighter limits, which then reads the update by these rules;
+//! longer ones only when their view's caps would parse them whole too.)
 //!
 //! Lone surrogates (`\ud800` escapes without their other half), which
 //! serde refuses and JS keeps, become U+FFFD first, in keys too: both
@@ -108,7 +109,7 @@ const MAX_SIZE_PER_BYTE: usize = (ITEM + SCALAR).div_ceil(2);
 /// within [`MAX_DEPTH`] and serde takes it (no lone surrogate), else
 /// `None` (the measured path decides).
 fn parse_small(text: &str, caps: Caps) -> Option<Value> {
-    if text.len().saturating_mul(MAX_SIZE_PER_BYTE) > caps.value {
+    if !short_enough(text.len(), caps) {
         return None;
     }
     let value: Value = serde_json::from_str(text).ok()?;
@@ -119,7 +120,13 @@ fn parse_small(text: &str, caps: Caps) -> Option<Value> {
 /// one), is what [`parse`] makes of that text: short enough, and within
 /// [`MAX_DEPTH`] (see [`parse_small`]).
 pub(crate) fn parsed_fits(bytes: usize, value: &Value, caps: Caps) -> bool {
-    bytes.saturating_mul(MAX_SIZE_PER_BYTE) <= caps.value && depth(value) <= MAX_DEPTH
+    short_enough(bytes, caps) && depth(value) <= MAX_DEPTH
+}
+
+/// Whether a text of `bytes` is too short for what one parse of it builds
+/// to outgrow `caps.value`: such a text is parsed at once, no measuring.
+pub(crate) fn short_enough(bytes: usize, caps: Caps) -> bool {
+    bytes.saturating_mul(MAX_SIZE_PER_BYTE) <= caps.value
 }
 
 /// Nesting of a parsed value, as [`measure`] counts it on the text.

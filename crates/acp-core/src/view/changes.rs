@@ -629,7 +629,8 @@ impl Serialize for Drain<'_> {
                         }
                         (false, Some(n)) => last_text(e).map(|t| &t[..*n]),
                     };
-                    new.push(EntryJson(e, carried, Texts::Inline));
+                    let apart = self.split.then_some((&self.apart, new.len()));
+                    new.push(EntryJson(e, carried, Texts::Inline, apart));
                 }
                 EntryChange::Appended(grown) => appended.push(Appended {
                     grown,
@@ -1252,6 +1253,42 @@ mod tests {
             json!({"sessionUpdate": "tool_call", "toolCallId": "u", "rawOutput": {"output": out}}),
         );
         assert!(drain(&mut whole).get("$apart").is_none());
+    }
+
+    /// A new message entry's blocks too (an image an agent sends as the
+    /// first block of a message, between a text's chunks): their long
+    /// strings travel apart, the cut text as before, and the host ends
+    /// with the state.
+    #[test]
+    fn long_strings_of_new_entries_blocks_travel_apart() {
+        let mut s = SessionState::new("s", ViewOptions::default());
+        let mut host = s.snapshot_value();
+        let image = "iVBO".repeat(4096);
+        let text = "word ".repeat(400);
+        s.apply_update(json!({"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "image", "mimeType": "image/png", "data": image}}));
+        s.apply_update(json!({"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": text}}));
+        s.apply_update(json!({"sessionUpdate": "agent_message_chunk", "messageId": "n", "content": {"type": "image", "mimeType": "image/png", "data": image}}));
+        let d = s.drain_parts(1 << 20).expect("changed");
+        assert!(
+            d.json.len() < 1024,
+            "the images are not in the JSON ({} bytes)",
+            d.json.len()
+        );
+        assert!(
+            d.json.contains(
+                r#""$apart":[["newEntries",0,"content",0,"data"],["newEntries",1,"content",0,"data"]]"#
+            ),
+            "{}",
+            d.json
+        );
+        let texts: Vec<&str> = d.texts.iter().map(|t| t.as_str()).collect();
+        assert_eq!(
+            texts,
+            [text.as_str(), image.as_str(), image.as_str()],
+            "the cut text first, then the strings apart"
+        );
+        apply(&mut host, &d);
+        assert_eq!(host, s.snapshot_value());
     }
 
     #[test]

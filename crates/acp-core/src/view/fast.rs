@@ -11,6 +11,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::bounded::{self, Caps};
+use super::route::leading_session_id;
 use super::state::{text_fits, text_only_mut, EntryKind, SessionState};
 
 /// `session/update` params holding just a plain-text chunk, read by
@@ -70,9 +71,10 @@ impl TextChunk<'_> {
 
 /// `session/update` params (the session id, the update) as a view reads
 /// them: parsed whole in one pass when short enough that no view's limit
-/// can be reached by what it builds (the update's text had otherwise
-/// been scanned once to find it, then again to fold it); else its update
-/// left as text, for the fold to read within its view's limits.
+/// can be reached by what it builds, or that their session's view would
+/// parse them whole anyway (the update's text had otherwise been scanned
+/// once to find it, then again to fold it); else its update left as text,
+/// for the fold to read within its view's limits.
 pub struct UpdateParams<'a> {
     pub session_id: Cow<'a, str>,
     pub update: ParamsUpdate<'a>,
@@ -102,6 +104,18 @@ struct RawParams<'a> {
 impl<'a> UpdateParams<'a> {
     /// `None`: not `session/update` params (no `sessionId`, not JSON).
     pub fn read(params: &'a str) -> Option<Self> {
+        Self::read_with(params, |_| false)
+    }
+
+    /// [`read`](Self::read), and params longer than [`WHOLE_PARAMS_BYTES`]
+    /// parsed whole too when they start with their session id (as agents
+    /// write them) and `whole(session_id)` says that session's view
+    /// parses an update this long whole anyway (by its caps,
+    /// [`bounded::short_enough`]): then what one parse builds is what the
+    /// view would build, and the update is read once, not skipped over to
+    /// be found, then parsed. No view, or one with tighter caps: as
+    /// [`read`](Self::read).
+    pub fn read_with(params: &'a str, whole: impl FnOnce(&str) -> bool) -> Option<Self> {
         #[derive(Deserialize)]
         struct Whole<'a> {
             #[serde(rename = "sessionId", borrow)]
@@ -109,7 +123,7 @@ impl<'a> UpdateParams<'a> {
             #[serde(default)]
             update: Value,
         }
-        if params.len() <= WHOLE_PARAMS_BYTES {
+        if params.len() <= WHOLE_PARAMS_BYTES || leading_session_id(params).is_some_and(whole) {
             // Refused (a lone surrogate, nested past serde's limit): read
             // as before.
             if let Ok(p) = serde_json::from_str::<Whole<'_>>(params) {

@@ -10,6 +10,7 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::apart::{Apart, Seg, Walk};
 use super::copy::Holes;
 use super::lent::{DrainText, LentBlock};
 use super::state::{text_only, text_only_mut, Entry, EntryKind, Keyed, Pending, SessionState};
@@ -34,7 +35,7 @@ impl SessionState {
         let entries = self
             .entries
             .iter()
-            .map(|e| EntryJson(e, None, Texts::Inline));
+            .map(|e| EntryJson(e, None, Texts::Inline, None));
         let entries = pack(entries, part_bytes, &mut parts);
         let keyed = |map: &HashMap<String, Keyed>, parts: &mut Vec<String>| {
             pack(map.iter().map(|(id, k)| (id, &k.fields)), part_bytes, parts)
@@ -77,7 +78,7 @@ impl SessionState {
             } else {
                 Texts::Apart(at)
             };
-            EntryJson(e, None, texts)
+            EntryJson(e, None, texts, None)
         });
         let entries = pack(entries, part_bytes, &mut parts);
         let keyed = |map: &HashMap<String, Keyed>, parts: &mut Vec<String>| {
@@ -222,10 +223,18 @@ pub(crate) enum Texts<'a> {
 
 /// An entry; with `Some(text)`, its last block (text-only) carries `text`
 /// instead of its own (a drain's cut, see `changes`); its message texts
-/// where `Texts` says.
-pub(crate) struct EntryJson<'a>(pub &'a Entry, pub Option<&'a str>, pub Texts<'a>);
+/// where `Texts` says; with `Some((apart, at))` (a drain's `at`-th new
+/// entry, texts apart), its blocks' long strings left out into `apart`
+/// (an image's data: escaped by the core, then scanned again by the
+/// host's `JSON.parse`, on the host's thread).
+pub(crate) struct EntryJson<'c, 'a>(
+    pub &'a Entry,
+    pub Option<&'a str>,
+    pub Texts<'a>,
+    pub Option<(&'c Apart<'a>, usize)>,
+);
 
-impl Serialize for EntryJson<'_> {
+impl Serialize for EntryJson<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let e = self.0;
         let mut m = s.serialize_map(None)?;
@@ -248,6 +257,11 @@ impl Serialize for EntryJson<'_> {
                 m.serialize_entry("messageId", id)?;
             }
             match (self.1, self.2) {
+                (cut, Texts::Inline) if self.3.is_some() => {
+                    let (apart, at) = self.3.expect("some");
+                    let content = DrainContent { e, cut, apart, at };
+                    m.serialize_entry("content", &content)?
+                }
                 (_, Texts::Apart(_)) => m.serialize_entry("content", &ApartContent(&e.content))?,
                 (_, Texts::Holes(holes)) => m.serialize_entry("content", &holes.content(e))?,
                 (Some(text), _) => m.serialize_entry("content", &CutContent(&e.content, text))?,
@@ -285,6 +299,43 @@ impl Serialize for LentContent<'_> {
                     seq.serialize_element(&LentBlock(&e.lent.segments, open))?
                 }
                 _ => seq.serialize_element(block)?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// A drain's new entry's content blocks ([`EntryJson`]'s fourth field):
+/// the last (text-only) one with `cut` as its text when cut, the block
+/// with shared text joined, the other blocks' long strings apart.
+struct DrainContent<'c, 'a> {
+    e: &'a Entry,
+    cut: Option<&'a str>,
+    apart: &'c Apart<'a>,
+    at: usize,
+}
+
+impl Serialize for DrainContent<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (e, apart) = (self.e, self.apart);
+        let mut seq = s.serialize_seq(Some(e.content.len()))?;
+        for (i, block) in e.content.iter().enumerate() {
+            match (self.cut, text_only(block)) {
+                (Some(text), _) if i + 1 == e.content.len() => {
+                    seq.serialize_element(&TextBlock(text))?
+                }
+                (_, Some(open)) if e.lent.len > 0 && i == e.lent.block => {
+                    seq.serialize_element(&LentBlock(&e.lent.segments, open))?
+                }
+                _ => {
+                    let path = [
+                        Seg::Key("newEntries"),
+                        Seg::Index(self.at),
+                        Seg::Key("content"),
+                        Seg::Index(i),
+                    ];
+                    apart.under_all(&path, || seq.serialize_element(&Walk(Some(apart), block)))?
+                }
             }
         }
         seq.end()
@@ -393,7 +444,7 @@ impl Serialize for Snapshot<'_> {
         m.serialize_entry("sessionId", &st.session_id)?;
         if whole {
             let texts = self.2.map_or(Texts::Inline, Texts::Holes);
-            let entries = st.entries.iter().map(|e| EntryJson(e, None, texts));
+            let entries = st.entries.iter().map(|e| EntryJson(e, None, texts, None));
             m.serialize_entry("entries", &Seq(entries))?;
         }
         m.serialize_entry("droppedEntries", &st.dropped_entries)?;

@@ -36,7 +36,8 @@ mod scan;
 mod size;
 mod state;
 
-pub(crate) use bounded::{measure, parse as parse_bounded, Caps, OMITTED};
+pub use apart::APART_MIN_BYTES;
+pub(crate) use bounded::{measure, parse as parse_bounded, short_enough, Caps, OMITTED};
 pub use changes::Drained;
 pub use copy::WholeCopy;
 #[cfg(test)]

@@ -182,8 +182,13 @@ impl SessionState {
             .entries
             .iter()
             .map(|e| {
-                serde_json::to_value(super::json::EntryJson(e, None, super::json::Texts::Inline))
-                    .unwrap_or(Value::Null)
+                serde_json::to_value(super::json::EntryJson(
+                    e,
+                    None,
+                    super::json::Texts::Inline,
+                    None,
+                ))
+                .unwrap_or(Value::Null)
             })
             .collect();
         let live_users: Vec<String> = live

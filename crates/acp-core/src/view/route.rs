@@ -71,6 +71,23 @@ pub(crate) fn update_line(line: &str) -> Option<UpdateLine<'_>> {
     })
 }
 
+/// The session id of `session/update` params that start with it, a
+/// string without escapes (`{"sessionId": "…", …`: how agents write
+/// them), read without reading the rest: what picks the view whose caps
+/// decide how a long update is read ([`super::UpdateParams::read_with`]).
+/// Not checked here that the rest is JSON: the parse that follows does.
+pub(crate) fn leading_session_id(params: &str) -> Option<&str> {
+    let mut s = Scanner::new(params);
+    s.eat(b'{')?;
+    s.ws();
+    if !s.literal(r#""sessionId""#) {
+        return None;
+    }
+    s.eat(b':')?;
+    s.ws();
+    s.plain_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
