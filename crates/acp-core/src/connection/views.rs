@@ -578,6 +578,40 @@ mod tests {
         assert!(later > revision && now.contains("growingmeanwhile"));
     }
 
+    /// The same for the other long strings a view holds: a tool call's
+    /// output of control characters (six bytes each, escaped) is escaped
+    /// after the views are let go, as message text is.
+    #[test]
+    fn the_reader_folds_while_a_copy_escapes_a_tool_calls_output() {
+        let views = Arc::new(Views::default());
+        let id = views.open("s", ViewOptions::default(), false);
+        let output = "\u{1}".repeat(1 << 20);
+        let update = serde_json::json!({"sessionId": "s", "update": {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Run", "rawOutput": {"stdout": output}}});
+        views.on_update(Some(&update.to_string()));
+        let seen = Arc::new(AtomicU8::new(0));
+        let hook = {
+            let (views, seen) = (Arc::clone(&views), Arc::clone(&seen));
+            move || {
+                let (done, folded) = mpsc::channel();
+                std::thread::spawn(move || {
+                    views.on_update(Some(&chunk("meanwhile")));
+                    let _ = done.send(());
+                });
+                let ok = folded.recv_timeout(Duration::from_secs(10)).is_ok();
+                seen.store(if ok { 2 } else { 1 }, Ordering::SeqCst);
+            }
+        };
+        crate::view::copy::ESCAPING_TEXT.with(|h| *h.borrow_mut() = Some(Box::new(hook)));
+        let (_, copy) = views.json_since(id, 0).expect("changed since 0");
+        crate::view::copy::ESCAPING_TEXT.with(|h| h.borrow_mut().take());
+        assert_eq!(
+            seen.load(Ordering::SeqCst),
+            2,
+            "the output was escaped after the views were let go (0: under them)"
+        );
+        assert!(copy.contains(r#""stdout":"\u0001\u0001"#) && !copy.contains("meanwhile"));
+    }
+
     /// Update params longer than what is parsed before a view is known (a
     /// 192 KB image, 100 KB of tool output) are read in one pass when their
     /// view parses them whole anyway, and end in the state the two passes

@@ -1,8 +1,9 @@
 //! The whole state as one JSON text (a session store's copy of a live
 //! view), in two steps: under the views' lock, [`SessionState::whole_copy`]
 //! takes what is cheap to take — the JSON of everything but the message
-//! texts, which it leaves as holes, and the texts themselves, shared
-//! (frozen segments) or copied (a growing string: a copy, not an escape);
+//! texts and the other long strings (tool output, images), which it
+//! leaves as holes, and the texts themselves, shared (frozen segments) or
+//! copied (a growing string, a long string: a copy, not an escape);
 //! after the lock is let go, [`WholeCopy::into_json`] escapes the texts
 //! into their holes. The reader folds into the views for every update the
 //! agent sends, on the worker it shares with the host's other agents: it
@@ -17,6 +18,9 @@ use std::io;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 
+use serde_json::{Map, Value};
+
+use super::apart::APART_MIN_BYTES;
 use super::json::{block_texts, freeze_texts};
 use super::lent::DrainText;
 use super::state::{text_only, Entry, SessionState};
@@ -45,6 +49,18 @@ impl Holes<'_> {
     /// `e`'s content blocks, its text-only blocks' texts as holes.
     pub(crate) fn content<'a>(&'a self, e: &'a Entry) -> impl Serialize + 'a {
         HoledContent(e, self)
+    }
+
+    /// `value`, its long strings as holes (see [`HoledValue`]).
+    pub(crate) fn value<'a>(&'a self, value: &'a Value) -> HoledValue<'a> {
+        HoledValue(value, self)
+    }
+
+    /// A hole for a string written right here: the serializer's output
+    /// ends where its `""` goes.
+    fn push(&self, texts: Vec<DrainText>) {
+        let at = self.out.borrow().len();
+        self.found.borrow_mut().push(Hole { at, texts });
     }
 }
 
@@ -137,7 +153,7 @@ impl Serialize for HoledContent<'_> {
         for (i, block) in e.content.iter().enumerate() {
             match text_only(block) {
                 Some(open) => seq.serialize_element(&HoledBlock(e, i, open, holes))?,
-                None => seq.serialize_element(block)?,
+                None => seq.serialize_element(&HoledValue(block, holes))?,
             }
         }
         seq.end()
@@ -165,11 +181,41 @@ impl Serialize for TextHole<'_> {
         let mut texts = Vec::new();
         block_texts(e, block, open, &mut texts);
         if !texts.is_empty() {
-            // Where the `""` below goes: the value is written right here.
-            let at = holes.out.borrow().len();
-            holes.found.borrow_mut().push(Hole { at, texts });
+            holes.push(texts);
         }
         s.serialize_str("")
+    }
+}
+
+/// A value of the state (a tool call's `rawInput` or output, an image, a
+/// notice, a plan), each string of [`APART_MIN_BYTES`] or more a hole
+/// holding a plain copy of it: copying is one pass of memory, escaping
+/// it (six bytes a control character, for strings an agent chose) is
+/// left to after the views' lock.
+pub(crate) struct HoledValue<'a>(&'a Value, &'a Holes<'a>);
+
+impl Serialize for HoledValue<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (value, holes) = (self.0, self.1);
+        match value {
+            Value::String(text) if text.len() >= APART_MIN_BYTES => {
+                holes.push(vec![DrainText::Owned(text.clone())]);
+                s.serialize_str("")
+            }
+            Value::Array(items) => s.collect_seq(items.iter().map(|v| HoledValue(v, holes))),
+            Value::Object(map) => s.collect_map(map.iter().map(|(k, v)| (k, HoledValue(v, holes)))),
+            other => other.serialize(s),
+        }
+    }
+}
+
+/// Key-value pairs as a JSON object, each value a [`HoledValue`].
+pub(crate) struct HoledMap<'a>(pub &'a Map<String, Value>, pub &'a Holes<'a>);
+
+impl Serialize for HoledMap<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let holes = self.1;
+        s.collect_map(self.0.iter().map(|(k, v)| (k, HoledValue(v, holes))))
     }
 }
 
@@ -313,6 +359,32 @@ mod tests {
             varied(&mut s, i);
         }
         assert_same(&old_json(&s), s.whole_copy().into_json(), "many");
+    }
+
+    #[test]
+    fn a_copy_takes_other_long_strings_as_plain_copies_to_escape_later() {
+        let mut s = SessionState::new("s", ViewOptions::default());
+        let long = "\u{1}".repeat(200_000);
+        s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "x", "rawInput": {"cmd": long}, "content": [{"type": "content", "content": {"type": "text", "text": long}}]}));
+        s.apply_update(json!({"sessionUpdate": "plan", "entries": [{"content": long, "priority": "high", "status": "pending"}]}));
+        s.apply_update(json!({"sessionUpdate": "notice", "text": long}));
+        s.apply_update(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "image", "data": long, "mimeType": "image/png"}}));
+        unknown(&mut s, &long);
+        s.request_waiting(
+            "1".into(),
+            json!(1),
+            "session/request_permission",
+            json!({"toolCall": {"rawInput": long}}),
+        );
+        let copy = s.whole_copy();
+        // Escaped, each string would be 1.2 MB of the JSON taken under the lock.
+        assert!(copy.skeleton.len() < 4096, "{} bytes", copy.skeleton.len());
+        assert!(copy
+            .holes
+            .iter()
+            .all(|h| matches!(&h.texts[..], [DrainText::Owned(t)] if *t == long)));
+        assert!(copy.holes.len() >= 6, "{} holes", copy.holes.len());
+        assert_same(&old_json(&s), copy.into_json(), "long strings");
     }
 
     #[test]

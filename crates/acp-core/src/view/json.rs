@@ -3,15 +3,15 @@
 //! and the pieces a drain writes (entries, tool calls by id, pending
 //! requests), all serialized from where they are, without a copy.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::apart::{Apart, Seg, Walk};
-use super::copy::Holes;
+use super::copy::{HoledMap, Holes};
 use super::lent::{DrainText, LentBlock};
 use super::state::{text_only, text_only_mut, Entry, EntryKind, Keyed, Pending, SessionState};
 
@@ -240,10 +240,15 @@ impl Serialize for EntryJson<'_, '_> {
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("index", &e.index)?;
         m.serialize_entry("kind", e.kind.as_str())?;
+        let holes = match self.2 {
+            Texts::Holes(holes) => Some(holes),
+            _ => None,
+        };
+        let body = || e.body.as_ref().map(|b| Held(b, holes));
         match e.kind {
             EntryKind::ToolCall => m.serialize_entry("toolCallId", &e.key)?,
-            EntryKind::Notice => m.serialize_entry("notice", &e.body)?,
-            EntryKind::Unknown => m.serialize_entry("update", &e.body)?,
+            EntryKind::Notice => m.serialize_entry("notice", &body())?,
+            EntryKind::Unknown => m.serialize_entry("update", &body())?,
             _ => {}
         }
         if e.kind == EntryKind::Compaction {
@@ -269,7 +274,7 @@ impl Serialize for EntryJson<'_, '_> {
                 _ => m.serialize_entry("content", &e.content)?,
             }
             if !e.extra.is_empty() {
-                m.serialize_entry("extra", &e.extra)?;
+                m.serialize_entry("extra", &HeldMap(&e.extra, holes))?;
             }
             if e.dropped_bytes > 0 {
                 m.serialize_entry("droppedBytes", &e.dropped_bytes)?;
@@ -449,19 +454,23 @@ impl Serialize for Snapshot<'_> {
         }
         m.serialize_entry("droppedEntries", &st.dropped_entries)?;
         if whole {
-            m.serialize_entry("toolCalls", &FieldsById(st.tool_calls.iter()))?;
-            m.serialize_entry("compactions", &FieldsById(st.compactions.iter()))?;
-            m.serialize_entry("plan", &st.plan)?;
-            m.serialize_entry("modes", &st.modes)?;
-            m.serialize_entry("config", &st.config)?;
-            m.serialize_entry("commands", &st.commands)?;
-            m.serialize_entry("info", &st.info)?;
-            m.serialize_entry("usage", &st.usage)?;
+            let holes = self.2;
+            m.serialize_entry("toolCalls", &HeldById(&st.tool_calls, holes))?;
+            m.serialize_entry("compactions", &HeldById(&st.compactions, holes))?;
+            m.serialize_entry("plan", &Held(&st.plan, holes))?;
+            m.serialize_entry("modes", &HeldMap(&st.modes, holes))?;
+            m.serialize_entry("config", &HeldMap(&st.config, holes))?;
+            m.serialize_entry("commands", &HeldMap(&st.commands, holes))?;
+            m.serialize_entry("info", &HeldMap(&st.info, holes))?;
+            m.serialize_entry("usage", &st.usage.as_ref().map(|u| HeldMap(u, holes)))?;
         }
         m.serialize_entry("stopReason", &st.stop_reason)?;
         m.serialize_entry("running", &st.running)?;
         if whole {
-            m.serialize_entry("pending", &pending_json(st.pending.iter()))?;
+            match self.2 {
+                Some(holes) => m.serialize_entry("pending", &HeldPending(&st.pending, holes))?,
+                None => m.serialize_entry("pending", &pending_json(st.pending.iter()))?,
+            }
         }
         m.serialize_entry("droppedKeys", &st.dropped_keys)?;
         if let Some(parts) = self.1 {
@@ -469,6 +478,63 @@ impl Serialize for Snapshot<'_> {
             m.serialize_entry("$seq", &st.drains)?;
         }
         m.end()
+    }
+}
+
+/// A value of the state, whole, or its long strings as holes (a store's
+/// copy, see [`Holes`]).
+struct Held<'a>(&'a Value, Option<&'a Holes<'a>>);
+
+impl Serialize for Held<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.1 {
+            Some(holes) => holes.value(self.0).serialize(s),
+            None => self.0.serialize(s),
+        }
+    }
+}
+
+/// [`Held`] for an object's fields.
+struct HeldMap<'a>(&'a Map<String, Value>, Option<&'a Holes<'a>>);
+
+impl Serialize for HeldMap<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.1 {
+            Some(holes) => HoledMap(self.0, holes).serialize(s),
+            None => self.0.serialize(s),
+        }
+    }
+}
+
+/// Pending requests as [`PendingItem`]s, their params' long strings as holes.
+struct HeldPending<'a>(&'a VecDeque<Pending>, &'a Holes<'a>);
+
+impl Serialize for HeldPending<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let holes = self.1;
+        s.collect_seq(self.0.iter().map(|p| HeldItem(p, holes)))
+    }
+}
+
+struct HeldItem<'a>(&'a Pending, &'a Holes<'a>);
+
+impl Serialize for HeldItem<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("id", &self.0.id)?;
+        m.serialize_entry("method", &self.0.method)?;
+        m.serialize_entry("params", &self.1.value(&self.0.params))?;
+        m.end()
+    }
+}
+
+/// Tool calls (or compactions) as `{id: fields}`, [`Held`].
+struct HeldById<'a>(&'a HashMap<String, Keyed>, Option<&'a Holes<'a>>);
+
+impl Serialize for HeldById<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let holes = self.1;
+        s.collect_map(self.0.iter().map(|(id, k)| (id, HeldMap(&k.fields, holes))))
     }
 }
 
