@@ -10,7 +10,8 @@
 //                    tool_call_updates spread over the calls
 //   real:T           turn T of the realistic scenario named by
 //                    `--real NAME` (bench/real-turns.mjs), built at start
-// `_bench/ping` is answered at once. With `--standalone SCRIPT` it writes
+// `_bench/ping` is answered at once, with the agent's monotonic clock (ns,
+// the same clock as the host's process.hrtime) when it wrote the answer. With `--standalone SCRIPT` it writes
 // that flood to stdout without the protocol (for timing it into /dev/null).
 import { createInterface } from 'node:readline';
 import { turns } from './real-turns.mjs';
@@ -207,7 +208,7 @@ function serve() {
       case 'session/prompt':
         return void prompt(msg);
       case '_bench/ping':
-        return send({ jsonrpc: '2.0', id: msg.id, result: {} });
+        return send({ jsonrpc: '2.0', id: msg.id, result: { at: String(process.hrtime.bigint()) } });
       default:
         if (msg.id !== undefined)
           send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } });

@@ -73,6 +73,7 @@ class ConnectionBase extends EventEmitter {
   #closing = false;
   #userRef = false;
   #refd = false;
+  #unrefQueued = false; // an unref after the last call settled waits for the next turn
   #closed; // Promise<ExitInfo>: the client is finished
   #finish;
   #done = false;
@@ -97,7 +98,7 @@ class ConnectionBase extends EventEmitter {
       trace: (record) => this.#trace(record),
       viewChanged: (id) => this[VIEW_CHANGED](id),
       failed: (err) => this.#status.error(err),
-      pendingChanged: () => this.#updateRef(),
+      pendingChanged: () => this.#pendingChanged(),
     });
     for (const [method, handler] of Object.entries(this.#options.handlers ?? {})) {
       if (handler !== undefined) this.#handlers.addRequest(method, handler);
@@ -319,6 +320,23 @@ class ConnectionBase extends EventEmitter {
     this.#userRef = false;
     this.#updateRef();
     return this;
+  }
+
+  /**
+   * Our pending calls changed. The ref is taken at once; given back a turn
+   * later, so that a caller sending its next call as the last one settles
+   * (a loop of requests) keeps it without two native calls per request.
+   */
+  #pendingChanged() {
+    if (this.#dispatcher.pendingCount > 0 || !this.#refd) {
+      this.#updateRef();
+    } else if (!this.#unrefQueued) {
+      this.#unrefQueued = true;
+      setImmediate(() => {
+        this.#unrefQueued = false;
+        this.#updateRef();
+      });
+    }
   }
 
   #updateRef() {

@@ -14,6 +14,7 @@ pub fn handle() -> Handle {
             Builder::new_multi_thread()
                 .worker_threads(1)
                 .thread_name("acp-native")
+                .on_thread_park(acp_core::connection::worker_parked)
                 .enable_all()
                 .build()
                 .expect("cannot start the acp-native runtime")

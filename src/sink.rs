@@ -5,7 +5,7 @@ use napi::bindgen_prelude::{Function, ToNapiValue};
 use napi::threadsafe_function::{
     ThreadsafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
 };
-use std::sync::Mutex;
+use std::sync::{RwLock, RwLockReadGuard};
 
 use napi::{sys, Env, Result, Status};
 
@@ -192,8 +192,9 @@ pub struct JsTextCallback {
     /// A threadsafe function holds its JS function through a strong
     /// reference that V8 cannot trace: the callback leads back to the
     /// object holding this, so the pair is never collected until the
-    /// function is released.
-    tsfn: Mutex<Option<TextFn>>,
+    /// function is released. A read lock for calls and refs: the JS
+    /// thread's `setRef` must not wait for a delivery in progress.
+    tsfn: RwLock<Option<TextFn>>,
 }
 
 impl JsTextCallback {
@@ -204,12 +205,12 @@ impl JsTextCallback {
             .weak::<true>()
             .build_callback(|ctx: ThreadsafeCallContext<JsText>| Ok(ctx.value))?;
         Ok(Self {
-            tsfn: Mutex::new(Some(tsfn)),
+            tsfn: RwLock::new(Some(tsfn)),
         })
     }
 
-    fn tsfn(&self) -> std::sync::MutexGuard<'_, Option<TextFn>> {
-        self.tsfn.lock().unwrap_or_else(|e| e.into_inner())
+    fn tsfn(&self) -> RwLockReadGuard<'_, Option<TextFn>> {
+        self.tsfn.read().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Queue a call on the JS thread; false once JS is gone or the
@@ -223,7 +224,7 @@ impl JsTextCallback {
     /// Let the JS function go (calls already queued still run): nothing
     /// is sent after this.
     pub fn release(&self) {
-        let tsfn = self.tsfn().take();
+        let tsfn = self.tsfn.write().unwrap_or_else(|e| e.into_inner()).take();
         drop(tsfn);
     }
 

@@ -275,6 +275,44 @@ fn request_timeout_fails_only_that_request() {
 }
 
 #[test]
+fn waiting_requests_hold_no_task_each_and_a_short_timeout_still_fires_first() {
+    let mut h = Harness::node(NEVER_READS);
+    let tasks = || h._rt.metrics().num_alive_tasks();
+    let before = tasks();
+    // Many calls wait, each with a long timeout: they cost table entries,
+    // not a runtime task (and a wakeup of the runtime to start it) each.
+    let waiting: Vec<RequestId> = (0..300)
+        .map(|_| {
+            h.conn
+                .request("slow", None, Some(Duration::from_secs(600)))
+                .unwrap()
+        })
+        .collect();
+    let grown = tasks().saturating_sub(before);
+    assert!(
+        grown < 10,
+        "{grown} more runtime tasks for 300 waiting calls"
+    );
+    // A call due before all of them still times out on its own.
+    let short = h
+        .conn
+        .request("slow", None, Some(Duration::from_millis(100)))
+        .unwrap();
+    let items = h.until_answer(short);
+    assert_eq!(items.last().unwrap()[2]["code"], "ERR_ACP_TIMEOUT");
+    assert_eq!(h.conn.pending_requests(), waiting.len());
+    h.conn.kill();
+    loop {
+        let item = h.next();
+        if item[0] == 5 && item[1] == "exit" {
+            break;
+        }
+    }
+    // The exit failed every call still waiting.
+    assert_eq!(h.conn.pending_requests(), 0);
+}
+
+#[test]
 fn lines_written_directly_and_queued_stay_whole_and_in_order() {
     // The agent echoes every line back: what we wrote arrives as notifications.
     let mut h = Harness::node("process.stdin.pipe(process.stdout)");

@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use super::shared::Shared;
 use crate::acp::Reply;
 use crate::builtin::{lower_thread_priority, BuiltinError, Cancel, Started};
-use crate::rpc::IncomingRequest;
+use crate::rpc::{IncomingRequest, Timer};
 
 /// Serve request `token` here if a built-in handles `method`; false leaves
 /// it to the host. Called by the reader, in wire order.
@@ -38,7 +38,7 @@ pub(super) fn try_serve(
             shared
                 .requests
                 .incoming
-                .set_timer(token, task.abort_handle());
+                .set_timer(token, Timer::Task(task.abort_handle()));
         }
         Started::Blocking(work) => {
             let task_shared = Arc::clone(shared);
@@ -105,7 +105,7 @@ pub(super) fn try_serve(
             shared
                 .requests
                 .incoming
-                .set_timer(token, task.abort_handle());
+                .set_timer(token, Timer::Task(task.abort_handle()));
         }
     }
     true

@@ -17,7 +17,7 @@ use super::requests::Requests;
 use super::shared::Shared;
 use super::stderr::run_stderr;
 use super::stderr_log::StderrLog;
-use super::supervisor::{supervise, Supervised};
+use super::supervisor::{run_timeouts, supervise, Supervised};
 use super::trace::{Direction, Kind, Tracer, WireMeta};
 use super::views::{ViewBusy, ViewSnapshot};
 use super::wire::Wire;
@@ -85,6 +85,10 @@ impl Connection {
             },
         ));
         rt.spawn(run_writer(writer_queue));
+        rt.spawn(run_timeouts(
+            Arc::downgrade(&shared),
+            Arc::clone(&shared.requests.timeouts),
+        ));
         let reader = rt.spawn(run_reader(
             agent.stdout,
             shared.clone(),
@@ -177,7 +181,7 @@ impl Connection {
             return Err(self.send_failed(e));
         }
         if let Some(timeout) = timeout.filter(|d| !d.is_zero()) {
-            shared.arm_request_timeout(id, method, timeout);
+            shared.arm_request_timeout(id, timeout);
         }
         Ok(id)
     }

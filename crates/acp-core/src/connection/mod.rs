@@ -30,3 +30,4 @@ pub use exit::ExitInfo;
 pub use handle::{CallError, Connection, WeakConnection};
 pub use trace::TraceConfig;
 pub use views::{ViewBusy, ViewSnapshot};
+pub use worker_slice::worker_parked;

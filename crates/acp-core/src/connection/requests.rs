@@ -3,16 +3,19 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::config::ConnectionConfig;
 use super::cut_results::CutResults;
 use crate::acp::{self, methods, Reply};
-use crate::rpc::{GivenUp, IncomingTable, OutgoingTable, RequestIds};
+use crate::rpc::{Deadlines, GivenUp, IncomingTable, OutgoingTable, RequestId, RequestIds};
 
 pub(super) struct Requests {
     pub ids: RequestIds,
     pub outgoing: OutgoingTable,
+    /// The timeouts of both tables' entries.
+    pub timeouts: Arc<Deadlines<Timeout>>,
     /// Our requests the host stopped waiting for (timeout, abort).
     pub given_up: GivenUp,
     /// Agent requests, by the token the host answers with.
@@ -35,6 +38,21 @@ pub(super) struct Requests {
     cancelled_results: HashMap<String, String>,
 }
 
+/// What a timeout that came due is about.
+pub(super) enum Timeout {
+    /// Our request got no answer.
+    Request { id: RequestId, timeout: Duration },
+    /// The host's handler did not answer the agent's request.
+    Handler { token: u64, timeout: Duration },
+}
+
+impl Drop for Requests {
+    /// The timeouts' task ends with the connection.
+    fn drop(&mut self) {
+        self.timeouts.close();
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 pub(super) struct PendingCaps {
     pub count: usize,
@@ -48,6 +66,7 @@ impl Requests {
         Self {
             ids: RequestIds::default(),
             outgoing: Default::default(),
+            timeouts: Deadlines::new(),
             given_up: Default::default(),
             incoming: Default::default(),
             result_budget: config.max_result_bytes,

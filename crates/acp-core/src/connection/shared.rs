@@ -2,7 +2,6 @@
 //! per concern, and the steps that span pieces (a reply is traced, sent
 //! and settled in views; a timeout takes a request and tells the host).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::runtime::Handle;
@@ -10,7 +9,7 @@ use tokio::runtime::Handle;
 use super::event::Event;
 use super::host_queue::HostQueue;
 use super::lifecycle::Lifecycle;
-use super::requests::Requests;
+use super::requests::{Requests, Timeout};
 use super::stderr_log::StderrLog;
 use super::trace::{Direction, Kind, WireMeta};
 use super::views::Views;
@@ -19,7 +18,7 @@ use crate::acp::methods;
 use crate::acp::{self, Reply};
 use crate::builtin::Builtins;
 use crate::rpc::json_str;
-use crate::rpc::{self, IncomingRequest, RequestId};
+use crate::rpc::{self, IncomingRequest, RequestId, Timer};
 use crate::transport::OutboxError;
 use crate::vocabulary::ErrorCode as HostError;
 
@@ -121,16 +120,43 @@ impl Shared {
         self.wire.outbox.send_waiting(line.into_bytes()).is_ok()
     }
 
-    /// A timer that fails our request `id` if no answer came in time.
-    pub fn arm_request_timeout(self: &Arc<Self>, id: RequestId, method: &str, timeout: Duration) {
-        let shared = Arc::clone(self);
-        let method = method.to_string();
-        let timer = self.rt.spawn(async move {
-            tokio::time::sleep(timeout).await;
-            if shared.requests.outgoing.take(id).is_some() {
-                tracing::warn!(pid = shared.pid(), id = id.get(), method = %method, timeout_ms = timeout.as_millis() as u64, "request timed out");
+    /// Fail our request `id` if no answer came within `timeout`.
+    pub fn arm_request_timeout(&self, id: RequestId, timeout: Duration) {
+        let deadline = self
+            .requests
+            .timeouts
+            .arm(timeout, Timeout::Request { id, timeout });
+        self.requests
+            .outgoing
+            .set_timer(id, Timer::Deadline(deadline));
+    }
+
+    /// Answer the agent's request `token` for a handler that is taking too
+    /// long, so the agent is never left waiting forever.
+    pub fn arm_handler_timeout(&self, token: u64) {
+        let Some(timeout) = self.requests.handler_timeout else {
+            return;
+        };
+        let deadline = self
+            .requests
+            .timeouts
+            .arm(timeout, Timeout::Handler { token, timeout });
+        self.requests
+            .incoming
+            .set_timer(token, Timer::Deadline(deadline));
+    }
+
+    /// A timeout armed by one of the two above came due.
+    pub fn timed_out(&self, timeout: Timeout) {
+        match timeout {
+            Timeout::Request { id, timeout } => {
+                let Some(req) = self.requests.outgoing.take(id) else {
+                    return;
+                };
+                let method = &req.method;
+                tracing::warn!(pid = self.pid(), id = id.get(), method = %method, timeout_ms = timeout.as_millis() as u64, "request timed out");
                 // Giving up is cancelling: the agent should stop the work.
-                shared.give_up(id, true);
+                self.give_up(id, true);
                 let error = format!(
                     r#"{{"code":"{}","message":{},"method":{},"timeoutMs":{}}}"#,
                     HostError::Timeout.as_str(),
@@ -138,40 +164,27 @@ impl Shared {
                         "{method} got no answer within {} ms",
                         timeout.as_millis()
                     )),
-                    json_str(&method),
+                    json_str(method),
                     timeout.as_millis()
                 );
-                shared.emit(Event::Failed { id, error });
+                self.emit(Event::Failed { id, error });
             }
-        });
-        self.requests.outgoing.set_timer(id, timer.abort_handle());
-    }
-
-    /// A timer that answers the agent's request `token` for a handler that
-    /// is taking too long, so the agent is never left waiting forever.
-    pub fn arm_handler_timeout(self: &Arc<Self>, token: u64) {
-        let Some(timeout) = self.requests.handler_timeout else {
-            return;
-        };
-        let shared = Arc::clone(self);
-        let timer = self.rt.spawn(async move {
-            tokio::time::sleep(timeout).await;
-            if let Some(req) = shared.requests.incoming.take(token) {
-                tracing::warn!(pid = shared.pid(), method = %req.method, "host handler timed out; answered for it");
+            Timeout::Handler { token, timeout } => {
+                let Some(req) = self.requests.incoming.take(token) else {
+                    return;
+                };
+                tracing::warn!(pid = self.pid(), method = %req.method, "host handler timed out; answered for it");
                 let message = format!(
                     "handler for {} did not answer within {} ms",
                     req.method,
                     timeout.as_millis()
                 );
-                shared.send_reply(&req, acp::failure_reply(&req.method, &message));
-                for event in shared.settled(token, "timeout") {
-                    shared.emit(event);
+                self.send_reply(&req, acp::failure_reply(&req.method, &message));
+                for event in self.settled(token, "timeout") {
+                    self.emit(event);
                 }
             }
-        });
-        self.requests
-            .incoming
-            .set_timer(token, timer.abort_handle());
+        }
     }
 
     /// We stopped waiting for our request `id` (already taken from the

@@ -2,7 +2,7 @@
 //! and then settles everything that was still waiting.
 
 use std::process::ExitStatus;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
@@ -10,7 +10,9 @@ use tokio::time::timeout;
 
 use super::event::Event;
 use super::exit::ExitInfo;
+use super::requests::Timeout;
 use super::shared::Shared;
+use crate::rpc::Deadlines;
 use crate::transport::ProcessTree;
 
 /// After the process exits, how long stdout may take to drain.
@@ -113,11 +115,24 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
             shared.emit(event);
         }
     }
+    shared.requests.timeouts.close();
     shared.emit(Event::Host {
         name: "exit",
         payload: info.to_json(),
         budgeted: false,
     });
+}
+
+/// Fire the connection's timeouts until it is gone (weak: the task must
+/// not keep it alive).
+pub(super) async fn run_timeouts(shared: Weak<Shared>, timeouts: Arc<Deadlines<Timeout>>) {
+    timeouts
+        .run(|due| {
+            if let Some(shared) = shared.upgrade() {
+                shared.timed_out(due);
+            }
+        })
+        .await;
 }
 
 /// stdin EOF (already sent) → grace → SIGTERM the group → grace → SIGKILL

@@ -17,8 +17,18 @@ use std::time::{Duration, Instant};
 const HOLD_CPU: Duration = Duration::from_micros(500);
 
 thread_local! {
-    /// When this thread last offered its CPU.
+    /// When this thread last offered its CPU, or first ended a slice since
+    /// it last waited for work.
     static OFFERED: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// The worker is about to wait for work (a runtime's `on_thread_park`
+/// hook): the CPU it held so far was given back, so the next offer is due
+/// a full [`HOLD_CPU`] after it wakes. Without the hook a worker woken
+/// after a quiet spell would offer its CPU at its first slice, in the
+/// middle of a round trip.
+pub fn worker_parked() {
+    OFFERED.with(|offered| offered.set(None));
 }
 
 /// End a worker slice: offer the CPU if held long enough, then let the

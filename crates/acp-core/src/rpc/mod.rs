@@ -3,6 +3,7 @@
 
 mod ascii;
 mod codes;
+mod deadlines;
 mod envelope;
 mod given_up;
 mod id;
@@ -12,6 +13,7 @@ mod pending;
 
 pub use ascii::all_ascii;
 pub use codes::ErrorCode;
+pub use deadlines::{Deadline, Deadlines};
 pub use envelope::{classify, Inbound, Invalid};
 pub use given_up::GivenUp;
 pub use id::{AgentRequestId, RequestId, RequestIds};
@@ -20,4 +22,4 @@ pub use json_text::{
     ENVELOPE_SLACK,
 };
 pub use outgoing::{error_response, notification, request, response};
-pub use pending::{Full, IncomingRequest, IncomingTable, OutgoingRequest, OutgoingTable};
+pub use pending::{Full, IncomingRequest, IncomingTable, OutgoingRequest, OutgoingTable, Timer};

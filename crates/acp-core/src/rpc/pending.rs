@@ -12,15 +12,32 @@ use std::time::Instant;
 
 use tokio::task::AbortHandle;
 
+use super::deadlines::Deadline;
 use super::{AgentRequestId, RequestId};
+
+/// What stops with an entry taken: its timeout, or the task doing its work.
+#[derive(Debug)]
+pub enum Timer {
+    Deadline(Deadline),
+    Task(AbortHandle),
+}
+
+impl Timer {
+    fn stop(self) {
+        match self {
+            Timer::Deadline(deadline) => deadline.stop(),
+            Timer::Task(task) => task.abort(),
+        }
+    }
+}
 
 /// A request we sent and still wait on.
 #[derive(Debug)]
 pub struct OutgoingRequest {
     pub method: Box<str>,
     pub sent: Instant,
-    /// Fires the timeout; aborted when the answer arrives first.
-    pub timer: Option<AbortHandle>,
+    /// Its timeout; stopped when the answer arrives first.
+    pub timer: Option<Timer>,
 }
 
 /// A request from the agent the host has not answered yet.
@@ -33,7 +50,7 @@ pub struct IncomingRequest {
     pub received: Instant,
     /// Size of the request line: what it holds while it waits.
     pub bytes: usize,
-    pub timer: Option<AbortHandle>,
+    pub timer: Option<Timer>,
     /// The agent's params, kept when the host's handler was given them
     /// cut (see `acp::bounded_request`): the host reads them on demand.
     /// Counted in `bytes` already (they are part of the line).
@@ -41,7 +58,7 @@ pub struct IncomingRequest {
 }
 
 pub trait Timed {
-    fn timer(&mut self) -> &mut Option<AbortHandle>;
+    fn timer(&mut self) -> &mut Option<Timer>;
     /// A second key the entry can be found by in O(1) (the agent's wire id).
     fn alias(&self) -> Option<&str> {
         None
@@ -53,13 +70,13 @@ pub trait Timed {
 }
 
 impl Timed for OutgoingRequest {
-    fn timer(&mut self) -> &mut Option<AbortHandle> {
+    fn timer(&mut self) -> &mut Option<Timer> {
         &mut self.timer
     }
 }
 
 impl Timed for IncomingRequest {
-    fn timer(&mut self) -> &mut Option<AbortHandle> {
+    fn timer(&mut self) -> &mut Option<Timer> {
         &mut self.timer
     }
     fn alias(&self) -> Option<&str> {
@@ -108,7 +125,7 @@ impl<K, T> Default for PendingTable<K, T> {
 
 fn stopped<T: Timed>(mut entry: T) -> T {
     if let Some(t) = entry.timer().take() {
-        t.abort();
+        t.stop();
     }
     entry
 }
@@ -180,10 +197,10 @@ impl<K: Key, T: Timed> PendingTable<K, T> {
 
     /// Attach the timer after the entry was registered (it may already be
     /// gone: then the timer is stopped at once).
-    pub fn set_timer(&self, key: K, timer: AbortHandle) {
+    pub fn set_timer(&self, key: K, timer: Timer) {
         match self.lock().map.get_mut(&key) {
             Some(entry) => *entry.timer() = Some(timer),
-            None => timer.abort(),
+            None => timer.stop(),
         }
     }
 
