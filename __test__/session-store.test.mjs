@@ -71,6 +71,24 @@ test('a recorded session is listed, searched, exported and deleted', async (t) =
   await assert.rejects(store.get(s.id), { code: 'ERR_ACP_STORE_NOT_FOUND' });
 });
 
+test('a read sees what was recorded before it, with no flush, right after the agent is killed', async (t) => {
+  const store = await SessionStore.open(join(scratch(), 'store'), { intervalMs: 60_000 });
+  t.after(() => store.close());
+  const client = mockClient({ store });
+  await client.initialize();
+  const { sessionId } = await client.newSession();
+  await client.prompt({ sessionId, prompt: 'say:recorded_just_now' });
+  const [storedId] = Object.values(client.recordedSessions());
+  client.kill();
+  await client.closed;
+
+  const [listed] = await store.list();
+  assert.equal(listed?.id, storedId);
+  assert.deepEqual(texts((await store.get(storedId)).view, 'agent'), ['recorded just now']);
+  assert.equal((await store.search('recorded')).length, 1);
+  assert.equal((await store.export(storedId)).session.id, storedId);
+});
+
 test('a store file that is not ours is a typed error, and left as it is', async () => {
   const dir = scratch();
   writeFileSync(join(dir, 'sessions.sqlite3'), 'my notes, not a database\n'.repeat(100));

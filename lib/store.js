@@ -76,11 +76,21 @@ class SessionStore {
     return this.#native;
   }
 
+  /**
+   * A read sees what this process recorded before it: what the writer has
+   * not committed yet is committed first. A batch that failed does not
+   * fail the read (it is retried; `flush()` reports it).
+   */
+  async #caughtUp() {
+    await this.#live().flush();
+  }
+
   /** Stored sessions, most recently updated first (no views). */
   async list(options = {}) {
     check.optionalObject('options', options);
     const limit = check.size('options.limit', options?.limit ?? 100, 0);
     const offset = check.size('options.offset', options?.offset ?? 0, 0);
+    await this.#caughtUp();
     return settle(await this.#live().list(limit, offset));
   }
 
@@ -89,12 +99,14 @@ class SessionStore {
     check.string('text', text);
     check.optionalObject('options', options);
     const limit = check.size('options.limit', options?.limit ?? 20, 0);
+    await this.#caughtUp();
     return settle(await this.#live().search(text, limit));
   }
 
   /** One stored session with its view (rejects ERR_ACP_STORE_NOT_FOUND). */
   async get(id) {
     check.string('id', id);
+    await this.#caughtUp();
     return settle(await this.#live().get(id, false));
   }
 
@@ -104,6 +116,7 @@ class SessionStore {
    */
   async export(id) {
     check.string('id', id);
+    await this.#caughtUp();
     const session = settle(await this.#live().get(id, true));
     return { format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: new Date().toISOString(), session };
   }
