@@ -62,7 +62,10 @@ pub(super) async fn run_delivery(
         let mut ascii = first.is_ascii();
         batch.push('[');
         first.encode_into(&mut batch);
-        release(&first);
+        // The budget is given back once per batch (each give-back takes
+        // the semaphore's lock), as soon as the batch holds the texts.
+        let mut released = first.queued_bytes() as usize;
+        drop(first);
         let mut count = 1;
         while count < limits.max_messages && batch.len() < limits.max_bytes {
             match rx.try_recv() {
@@ -70,11 +73,14 @@ pub(super) async fn run_delivery(
                     ascii &= ev.is_ascii();
                     batch.push(',');
                     ev.encode_into(&mut batch);
-                    release(&ev);
+                    released += ev.queued_bytes() as usize;
                     count += 1;
                 }
                 Err(_) => break,
             }
+        }
+        if released > 0 {
+            queue_budget.add_permits(released);
         }
         batch.push(']');
         if !sink.deliver(Batch { text: batch, ascii }) {

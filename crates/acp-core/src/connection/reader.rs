@@ -70,10 +70,8 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
                 off_worker_if(big, || on_frame(&shared, frame, at, &mut run, &mut ready));
             });
             run.flush(&shared, &mut ready);
-            for event in ready.drain(..) {
-                if !shared.queue.queue(event).await {
-                    return;
-                }
+            if !shared.queue.queue_all(&mut ready).await {
+                return;
             }
             // One slice's bytes at a time: while an agent floods, the other
             // connections' tasks on the shared worker still run between
@@ -95,9 +93,7 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
     framer.finish(|frame| on_frame(&shared, frame, at, &mut run, &mut ready));
     run.flush(&shared, &mut ready);
     ready.extend(failed);
-    for event in ready.drain(..) {
-        shared.queue.queue(event).await;
-    }
+    shared.queue.queue_all(&mut ready).await;
 }
 
 /// Lines this long are handled with the worker handed over to another
@@ -176,13 +172,12 @@ fn on_frame(
             return;
         }
     };
-    if shared.views.any() {
-        if let Some(chunk) = view::scan_text_line(text, &mut run.shape) {
-            // The hot path of a view: a text chunk read in one pass, and
-            // exactly what the general path below does with it.
-            run.take(shared, &chunk, text, ascii, at, out);
-            return;
-        }
+    if let Some(chunk) = view::scan_text_line(text, &mut run.shape) {
+        // The hot path, viewed or not: a text chunk read in one pass (a
+        // flood's next line of the same shape by comparing its envelope),
+        // and exactly what the general path below does with it.
+        run.take(shared, &chunk, text, ascii, at, out);
+        return;
     }
     // Anything else is traced and folded after the chunks before it.
     run.flush(shared, out);

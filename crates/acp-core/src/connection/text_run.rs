@@ -78,6 +78,19 @@ impl TextRun {
             let meta = WireMeta::received(at, Kind::Notification, Some(chunk.method()), None);
             shared.trace_received(meta, text, out);
         }
+        if !shared.views.any() {
+            // Nothing to fold into. No fold is kept either: a view opened
+            // meanwhile gets the next chunk, as on the general path.
+            self.fold_pending(shared, out);
+            self.fold = None;
+            out.push(Event::notification(
+                text,
+                ascii,
+                chunk.method(),
+                Some(chunk.params()),
+            ));
+            return;
+        }
         if !self.fold.as_ref().is_some_and(|f| f.continues(chunk)) {
             self.fold_pending(shared, out);
             self.fold = Some(PendingFold {
