@@ -154,11 +154,12 @@ fn a_turn_is_delivered_in_wire_order_with_its_response_last() {
         "session/prompt",
         json!({"sessionId": sid, "prompt": [{"type": "text", "text": "burst:3000"}]}),
     );
-    let updates: Vec<&Value> = before.iter().filter(|i| i[0] == 0).collect();
+    // session/update items have their own kind: params, then 0.
+    let updates: Vec<&Value> = before.iter().filter(|i| i[0] == 8).collect();
     assert_eq!(updates.len(), 3000);
     for (n, u) in updates.iter().enumerate() {
-        assert_eq!(u[1], "session/update");
-        assert_eq!(u[2]["update"]["content"]["text"], format!("b{n}"));
+        assert_eq!(u[1]["update"]["content"]["text"], format!("b{n}"));
+        assert_eq!(u[2], 0);
     }
     assert_eq!(answer[2]["result"]["stopReason"], "end_turn");
     h.conn.close();

@@ -12,10 +12,14 @@
 //!   host (cancelled, timed out, connection closed): abort its handler;
 //! - `5, name, payload`: a connection event (`stderr`, `exit`, …);
 //! - `6, record, 0`: a live trace record of one wire message (see `trace`);
-//! - `7, view, 0`: session view `view` changed; drain it (see `views`).
+//! - `7, view, 0`: session view `view` changed; drain it (see `views`);
+//! - `8, params, 0`: a `session/update` notification (the stream's bulk:
+//!   its method is not spelled out, so the host neither parses nor
+//!   allocates that string for each).
 
 use std::fmt::Write;
 
+use crate::acp::methods;
 use crate::rpc::{push_json_str, RequestId};
 
 /// What an item is: the first of its three values. The binding hands
@@ -31,11 +35,12 @@ pub enum ItemKind {
     Host = 5,
     Trace = 6,
     ViewChanged = 7,
+    SessionUpdate = 8,
 }
 
 impl ItemKind {
     /// Every kind with its JS name.
-    pub const ALL: [(&'static str, ItemKind); 8] = [
+    pub const ALL: [(&'static str, ItemKind); 9] = [
         ("notification", ItemKind::Notification),
         ("request", ItemKind::Request),
         ("response", ItemKind::Response),
@@ -44,6 +49,7 @@ impl ItemKind {
         ("host", ItemKind::Host),
         ("trace", ItemKind::Trace),
         ("viewChanged", ItemKind::ViewChanged),
+        ("sessionUpdate", ItemKind::SessionUpdate),
     ];
 
     /// Append `kind,` (every kind is one digit).
@@ -87,8 +93,8 @@ impl std::ops::Deref for Line {
 
 #[derive(Debug)]
 pub enum Event {
-    /// Already encoded as its item, `0,method,params`: the envelope
-    /// around them is not kept.
+    /// Already encoded as its item, `0,method,params` (or
+    /// `8,params,0`): the envelope around them is not kept.
     Notification {
         item: Line,
     },
@@ -135,6 +141,14 @@ impl Event {
         let borrowed = (base..base + text.len()).contains(&(method.as_ptr() as usize));
         let params = params.unwrap_or("null");
         let mut item = String::with_capacity(params.len() + method.len() + 8);
+        if method == methods::SESSION_UPDATE {
+            ItemKind::SessionUpdate.push_into(&mut item);
+            item.push_str(params);
+            item.push_str(",0");
+            return Event::Notification {
+                item: Line { text: item, ascii },
+            };
+        }
         ItemKind::Notification.push_into(&mut item);
         if borrowed {
             // No escapes: the token on the wire is the slice plus its quotes.
@@ -145,7 +159,8 @@ impl Event {
         }
         item.push(',');
         item.push_str(params);
-        let ascii = ascii && crate::rpc::all_ascii(item.as_bytes());
+        // Slices of an ASCII line are ASCII; a decoded method may not be.
+        let ascii = ascii && (borrowed || method.is_ascii());
         Event::Notification {
             item: Line { text: item, ascii },
         }
@@ -279,6 +294,19 @@ mod tests {
         assert_eq!(v[2][1], 9);
         assert_eq!(v[5][2], "cancelled");
         assert_eq!(v[6][2], "a\"b\n");
+    }
+
+    #[test]
+    fn a_session_update_is_its_params_under_its_own_kind() {
+        let plain = r#"{"method":"session/update","params":{"p":1}}"#;
+        let escaped = r#"{"method":"session\/update","params":{"p":2}}"#;
+        let mut out = String::new();
+        Event::notification(plain, true, &plain[11..25], Some(&plain[36..43]))
+            .encode_into(&mut out);
+        out.push('|');
+        Event::notification(escaped, true, "session/update", Some(&escaped[37..44]))
+            .encode_into(&mut out);
+        assert_eq!(out, r#"8,{"p":1},0|8,{"p":2},0"#);
     }
 
     #[test]
