@@ -363,3 +363,64 @@ fn an_agent_that_stops_reading_makes_sends_fail_with_backpressure() {
     assert!(sent >= queue_holds, "{sent} < {queue_holds}");
     h.conn.kill();
 }
+
+#[test]
+fn a_burst_of_chunks_keeps_wire_order_and_the_batch_item_cap() {
+    // A read's text chunk lines travel grouped; a batch still holds at
+    // most batch_max_messages items, and the answer comes after them all.
+    let mut h = Harness::spawn_with(
+        "node",
+        &[PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../mock-agent/agent.mjs")
+            .to_str()
+            .unwrap()],
+        |c| c.batch_max_messages = 7,
+    )
+    .unwrap();
+    h.call("initialize", json!({"protocolVersion": 1}));
+    let (_, session) = h.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}));
+    let sid = session[2]["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let id = h
+        .conn
+        .request(
+            "session/prompt",
+            Some(
+                &json!({"sessionId": sid, "prompt": [{"type": "text", "text": "burst:3000"}]})
+                    .to_string(),
+            ),
+            None,
+        )
+        .unwrap();
+    let mut texts = Vec::new();
+    let mut biggest = 0;
+    loop {
+        let batch =
+            h.rx.recv_timeout(guard())
+                .expect("no delivery within the guard");
+        h.conn.ack();
+        let flat: Vec<Value> = serde_json::from_str(&batch).unwrap();
+        biggest = biggest.max(flat.len() / 3);
+        let mut answered = false;
+        for item in flat.chunks(3) {
+            if item[0] == 8 {
+                texts.push(
+                    item[1]["update"]["content"]["text"]
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
+                );
+            } else if item[0] == 2 && item[1] == id.get() {
+                answered = true;
+            }
+        }
+        if answered {
+            break;
+        }
+    }
+    assert!(biggest <= 7, "a batch held {biggest} items");
+    let want: Vec<String> = (0..3000).map(|n| format!("b{n}")).collect();
+    assert_eq!(texts, want);
+}

@@ -41,7 +41,13 @@ const SLICE_BYTES: usize = 32 * 1024;
 /// How much of a bad line is quoted back in an event.
 const QUOTE_BYTES: usize = 200;
 
-pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max_line: usize) {
+/// `max_items`: the most items a batch holds (`batchMaxMessages`).
+pub(super) async fn run_reader(
+    mut stdout: ChildStdout,
+    shared: Arc<Shared>,
+    max_line: usize,
+    max_items: usize,
+) {
     let mut framer = LineFramer::new(max_line);
     let mut buf = vec![0u8; SLICE_BYTES];
     // How much the next read takes (see READ_BYTES): doubles while reads
@@ -49,7 +55,7 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
     let mut want = SLICE_BYTES;
     let mut ready: Vec<Event> = Vec::with_capacity(256);
     let mut failed = None;
-    let mut run = TextRun::default();
+    let mut run = TextRun::new(max_items);
     loop {
         let n = match stdout.read(&mut buf[..want]).await {
             Ok(0) => break,
