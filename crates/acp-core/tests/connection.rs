@@ -388,7 +388,7 @@ fn a_burst_of_chunks_keeps_wire_order_and_the_batch_item_cap() {
         .request(
             "session/prompt",
             Some(
-                &json!({"sessionId": sid, "prompt": [{"type": "text", "text": "burst:3000"}]})
+                &json!({"sessionId": sid, "prompt": [{"type": "text", "text": "burst:3000 big:200000 burst:5"}]})
                     .to_string(),
             ),
             None,
@@ -421,6 +421,9 @@ fn a_burst_of_chunks_keeps_wire_order_and_the_batch_item_cap() {
         }
     }
     assert!(biggest <= 7, "a batch held {biggest} items");
-    let want: Vec<String> = (0..3000).map(|n| format!("b{n}")).collect();
+    // A chunk too big for a group goes alone, in its place.
+    let mut want: Vec<String> = (0..3000).map(|n| format!("b{n}")).collect();
+    want.push("x".repeat(200_000));
+    want.extend((0..5).map(|n| format!("b{n}")));
     assert_eq!(texts, want);
 }

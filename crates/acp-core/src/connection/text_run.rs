@@ -22,8 +22,8 @@ const COPY_MAX_BYTES: usize = 16 * 1024;
 /// slice's worth: a read's chunks fit without growing it again).
 const KEPT_TEXT_BYTES: usize = 64 * 1024;
 /// Forwarded items grouped into one event hold this many bytes at most
-/// (a bigger item goes alone): a group is counted against the queue
-/// budget as a whole.
+/// (a bigger item goes alone, built in place): a group is counted against
+/// the queue budget as a whole.
 const GROUP_MAX_BYTES: usize = 64 * 1024;
 
 #[derive(Default)]
@@ -149,6 +149,13 @@ impl TextRun {
     /// Add the notification item of `chunk` (in line `text`) to the group.
     fn forward(&mut self, chunk: &TextLine<'_>, text: &str, ascii: bool, out: &mut Vec<Event>) {
         let params = chunk.params();
+        let method = chunk.method();
+        if params.len() + method.len() + 8 > GROUP_MAX_BYTES {
+            // Alone, built in place: no copy of a big item through the group.
+            self.queue_items(out);
+            out.push(Event::notification(text, ascii, method, Some(params)));
+            return;
+        }
         if self.item_count > 0
             && (self.items.len() + params.len() + 4 > GROUP_MAX_BYTES
                 || self.item_count >= self.max_items)
@@ -160,7 +167,6 @@ impl TextRun {
         } else {
             self.items.push(',');
         }
-        let method = chunk.method();
         self.items_ascii &= push_notification(&mut self.items, text, ascii, method, Some(params));
         self.item_count += 1;
     }
