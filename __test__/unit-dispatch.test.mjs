@@ -7,12 +7,14 @@ import { fakeOptions, KIND, turn } from './fake-connection.mjs';
 
 const exit = { exitCode: 0, signal: null, stderrTail: '', reason: 'closed' };
 
+const chunk = (i) => ({
+  sessionId: 's',
+  update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${i}` } },
+});
+
+// As the core delivers a session/update: its own item kind, no method.
 function update(i) {
-  return [
-    KIND.notification,
-    'session/update',
-    { sessionId: 's', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${i}` } } },
-  ];
+  return [KIND.sessionUpdate, chunk(i), 0];
 }
 
 test('a handler that throws mid-batch loses no item and the batch is acknowledged once', async () => {
@@ -35,7 +37,8 @@ test('a handler that throws mid-batch loses no item and the batch is acknowledge
     update(0),
     update(1),
     [KIND.host, 'stderr', 'oops\n'],
-    update(2),
+    // The general form of a notification reaches the same handler.
+    [KIND.notification, 'session/update', chunk(2)],
     [KIND.response, id, { jsonrpc: '2.0', id, result: { ok: true } }],
   ]);
   assert.deepEqual(await call, { ok: true });

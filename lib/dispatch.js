@@ -13,11 +13,11 @@ const { keepFullResult } = require('./results.js');
 // Item kinds, as the core numbers them (crates/acp-core/src/connection/event.rs).
 // Read from the binary when the first dispatcher is made, not at require
 // time: a bundle must be able to call loadNativeBinding first.
-let NOTIFICATION, REQUEST, RESPONSE, FAILED, REQUEST_SETTLED, HOST, TRACE, VIEW_CHANGED;
+let NOTIFICATION, REQUEST, RESPONSE, FAILED, REQUEST_SETTLED, HOST, TRACE, VIEW_CHANGED, SESSION_UPDATE;
 function readKinds() {
   if (NOTIFICATION !== undefined) return;
   const k = native.itemKinds();
-  [NOTIFICATION, REQUEST, RESPONSE, FAILED, REQUEST_SETTLED, HOST, TRACE, VIEW_CHANGED] = [
+  [NOTIFICATION, REQUEST, RESPONSE, FAILED, REQUEST_SETTLED, HOST, TRACE, VIEW_CHANGED, SESSION_UPDATE] = [
     k.notification,
     k.request,
     k.response,
@@ -26,6 +26,7 @@ function readKinds() {
     k.host,
     k.trace,
     k.viewChanged,
+    k.sessionUpdate,
   ];
 }
 
@@ -196,6 +197,9 @@ class Dispatcher {
 
   #dispatch(kind, a, b, waits) {
     switch (kind) {
+      case SESSION_UPDATE:
+        this.#notification('session/update', a ?? undefined, waits);
+        return;
       case NOTIFICATION:
         this.#notification(a, b ?? undefined, waits);
         return;

@@ -154,11 +154,12 @@ fn a_turn_is_delivered_in_wire_order_with_its_response_last() {
         "session/prompt",
         json!({"sessionId": sid, "prompt": [{"type": "text", "text": "burst:3000"}]}),
     );
-    let updates: Vec<&Value> = before.iter().filter(|i| i[0] == 0).collect();
+    // session/update items have their own kind: params, then 0.
+    let updates: Vec<&Value> = before.iter().filter(|i| i[0] == 8).collect();
     assert_eq!(updates.len(), 3000);
     for (n, u) in updates.iter().enumerate() {
-        assert_eq!(u[1], "session/update");
-        assert_eq!(u[2]["update"]["content"]["text"], format!("b{n}"));
+        assert_eq!(u[1]["update"]["content"]["text"], format!("b{n}"));
+        assert_eq!(u[2], 0);
     }
     assert_eq!(answer[2]["result"]["stopReason"], "end_turn");
     h.conn.close();
@@ -361,4 +362,68 @@ fn an_agent_that_stops_reading_makes_sends_fail_with_backpressure() {
     let queue_holds = (1 << 20) / (big.len() + 1);
     assert!(sent >= queue_holds, "{sent} < {queue_holds}");
     h.conn.kill();
+}
+
+#[test]
+fn a_burst_of_chunks_keeps_wire_order_and_the_batch_item_cap() {
+    // A read's text chunk lines travel grouped; a batch still holds at
+    // most batch_max_messages items, and the answer comes after them all.
+    let mut h = Harness::spawn_with(
+        "node",
+        &[PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../mock-agent/agent.mjs")
+            .to_str()
+            .unwrap()],
+        |c| c.batch_max_messages = 7,
+    )
+    .unwrap();
+    h.call("initialize", json!({"protocolVersion": 1}));
+    let (_, session) = h.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}));
+    let sid = session[2]["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let id = h
+        .conn
+        .request(
+            "session/prompt",
+            Some(
+                &json!({"sessionId": sid, "prompt": [{"type": "text", "text": "burst:3000 big:200000 burst:5"}]})
+                    .to_string(),
+            ),
+            None,
+        )
+        .unwrap();
+    let mut texts = Vec::new();
+    let mut biggest = 0;
+    loop {
+        let batch =
+            h.rx.recv_timeout(guard())
+                .expect("no delivery within the guard");
+        h.conn.ack();
+        let flat: Vec<Value> = serde_json::from_str(&batch).unwrap();
+        biggest = biggest.max(flat.len() / 3);
+        let mut answered = false;
+        for item in flat.chunks(3) {
+            if item[0] == 8 {
+                texts.push(
+                    item[1]["update"]["content"]["text"]
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
+                );
+            } else if item[0] == 2 && item[1] == id.get() {
+                answered = true;
+            }
+        }
+        if answered {
+            break;
+        }
+    }
+    assert!(biggest <= 7, "a batch held {biggest} items");
+    // A chunk too big for a group goes alone, in its place.
+    let mut want: Vec<String> = (0..3000).map(|n| format!("b{n}")).collect();
+    want.push("x".repeat(200_000));
+    want.extend((0..5).map(|n| format!("b{n}")));
+    assert_eq!(texts, want);
 }

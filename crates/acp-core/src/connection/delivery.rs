@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, Semaphore};
 
-use super::event::Event;
+use super::event::{Event, QUEUE_BUDGET_BYTES};
 
 /// One batch: a JSON array of items (see [`Event`]).
 pub struct Batch {
@@ -49,7 +49,17 @@ pub(super) async fn run_delivery(
             queue_budget.add_permits(bytes as usize);
         }
     };
-    while let Some(first) = rx.recv().await {
+    // An event that would have taken its batch over `max_messages` (a
+    // group of items): it starts the next one.
+    let mut carried: Option<Event> = None;
+    loop {
+        let first = match carried.take() {
+            Some(ev) => ev,
+            None => match rx.recv().await {
+                Some(ev) => ev,
+                None => return,
+            },
+        };
         if host_gone.load(Ordering::Relaxed) {
             release(&first);
             continue;
@@ -62,19 +72,38 @@ pub(super) async fn run_delivery(
         let mut ascii = first.is_ascii();
         batch.push('[');
         first.encode_into(&mut batch);
-        release(&first);
-        let mut count = 1;
+        // The budget is given back once per batch (each give-back takes
+        // the semaphore's lock), as soon as the batch holds the texts.
+        let mut released = first.queued_bytes() as usize;
+        let first_len = batch.len();
+        let mut count = first.items();
+        drop(first);
         while count < limits.max_messages && batch.len() < limits.max_bytes {
             match rx.try_recv() {
+                Ok(ev) if count + ev.items() > limits.max_messages => {
+                    carried = Some(ev);
+                    break;
+                }
                 Ok(ev) => {
+                    if batch.len() == first_len {
+                        // A backlog: room for what waits (up to a batch)
+                        // at once, not grown by doubling, each growth a
+                        // copy of the batch so far.
+                        let waiting = (QUEUE_BUDGET_BYTES as usize)
+                            .saturating_sub(queue_budget.available_permits());
+                        batch.reserve(waiting.min(limits.max_bytes) + 1024);
+                    }
                     ascii &= ev.is_ascii();
                     batch.push(',');
                     ev.encode_into(&mut batch);
-                    release(&ev);
-                    count += 1;
+                    released += ev.queued_bytes() as usize;
+                    count += ev.items();
                 }
                 Err(_) => break,
             }
+        }
+        if released > 0 {
+            queue_budget.add_permits(released);
         }
         batch.push(']');
         if !sink.deliver(Batch { text: batch, ascii }) {

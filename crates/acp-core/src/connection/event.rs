@@ -12,10 +12,14 @@
 //!   host (cancelled, timed out, connection closed): abort its handler;
 //! - `5, name, payload`: a connection event (`stderr`, `exit`, …);
 //! - `6, record, 0`: a live trace record of one wire message (see `trace`);
-//! - `7, view, 0`: session view `view` changed; drain it (see `views`).
+//! - `7, view, 0`: session view `view` changed; drain it (see `views`);
+//! - `8, params, 0`: a `session/update` notification (the stream's bulk:
+//!   its method is not spelled out, so the host neither parses nor
+//!   allocates that string for each).
 
 use std::fmt::Write;
 
+use crate::acp::methods;
 use crate::rpc::{push_json_str, RequestId};
 
 /// What an item is: the first of its three values. The binding hands
@@ -31,11 +35,12 @@ pub enum ItemKind {
     Host = 5,
     Trace = 6,
     ViewChanged = 7,
+    SessionUpdate = 8,
 }
 
 impl ItemKind {
     /// Every kind with its JS name.
-    pub const ALL: [(&'static str, ItemKind); 8] = [
+    pub const ALL: [(&'static str, ItemKind); 9] = [
         ("notification", ItemKind::Notification),
         ("request", ItemKind::Request),
         ("response", ItemKind::Response),
@@ -44,6 +49,7 @@ impl ItemKind {
         ("host", ItemKind::Host),
         ("trace", ItemKind::Trace),
         ("viewChanged", ItemKind::ViewChanged),
+        ("sessionUpdate", ItemKind::SessionUpdate),
     ];
 
     /// Append `kind,` (every kind is one digit).
@@ -87,10 +93,12 @@ impl std::ops::Deref for Line {
 
 #[derive(Debug)]
 pub enum Event {
-    /// Already encoded as its item, `0,method,params`: the envelope
-    /// around them is not kept.
+    /// Already encoded as its item, `0,method,params` (or
+    /// `8,params,0`): the envelope around them is not kept.
     Notification {
         item: Line,
+        /// Items in `item` (see [`Event::notifications`]).
+        items: u32,
     },
     Request {
         token: u64,
@@ -126,35 +134,74 @@ pub enum Event {
     },
 }
 
+/// Append the item for a notification in `text` (see
+/// [`Event::notification`]) to `out`; returns whether the item is ASCII.
+pub fn push_notification(
+    out: &mut String,
+    text: &str,
+    ascii: bool,
+    method: &str,
+    params: Option<&str>,
+) -> bool {
+    let params = params.unwrap_or("null");
+    if method == methods::SESSION_UPDATE {
+        ItemKind::SessionUpdate.push_into(out);
+        out.push_str(params);
+        out.push_str(",0");
+        return ascii;
+    }
+    let base = text.as_ptr() as usize;
+    let borrowed = (base..base + text.len()).contains(&(method.as_ptr() as usize));
+    ItemKind::Notification.push_into(out);
+    if borrowed {
+        // No escapes: the token on the wire is the slice plus its quotes.
+        let start = method.as_ptr() as usize - base - 1;
+        out.push_str(&text[start..start + method.len() + 2]);
+    } else {
+        push_json_str(out, method);
+    }
+    out.push(',');
+    out.push_str(params);
+    // Slices of an ASCII line are ASCII; a decoded method may not be.
+    ascii && (borrowed || method.is_ascii())
+}
+
 impl Event {
     /// The item for a notification in `text` (`ascii`: `text` is). `method`
     /// is a slice of `text` when it had no escapes (serde borrows it), and
     /// `params` always is.
     pub fn notification(text: &str, ascii: bool, method: &str, params: Option<&str>) -> Self {
-        let base = text.as_ptr() as usize;
-        let borrowed = (base..base + text.len()).contains(&(method.as_ptr() as usize));
-        let params = params.unwrap_or("null");
-        let mut item = String::with_capacity(params.len() + method.len() + 8);
-        ItemKind::Notification.push_into(&mut item);
-        if borrowed {
-            // No escapes: the token on the wire is the slice plus its quotes.
-            let start = method.as_ptr() as usize - base - 1;
-            item.push_str(&text[start..start + method.len() + 2]);
-        } else {
-            push_json_str(&mut item, method);
-        }
-        item.push(',');
-        item.push_str(params);
-        let ascii = ascii && crate::rpc::all_ascii(item.as_bytes());
+        let params_len = params.map_or(4, str::len);
+        let mut item = String::with_capacity(params_len + method.len() + 8);
+        let ascii = push_notification(&mut item, text, ascii, method, params);
         Event::Notification {
             item: Line { text: item, ascii },
+            items: 1,
+        }
+    }
+
+    /// Notification items already encoded back to back (see
+    /// [`push_notification`]), `items` of them, delivered as one event:
+    /// one allocation and one trip through the queue for a read's worth.
+    pub fn notifications(text: String, ascii: bool, items: u32) -> Self {
+        Event::Notification {
+            item: Line { text, ascii },
+            items,
+        }
+    }
+
+    /// How many items of the batch this event is.
+    pub fn items(&self) -> usize {
+        match self {
+            Event::Notification { items, .. } => *items as usize,
+            _ => 1,
         }
     }
 
     /// Is this item's text pure ASCII?
     pub fn is_ascii(&self) -> bool {
         match self {
-            Event::Notification { item: raw }
+            Event::Notification { item: raw, .. }
             | Event::Request { raw, .. }
             | Event::Response { raw, .. } => raw.ascii,
             Event::Failed { error, .. } => error.is_ascii(),
@@ -167,7 +214,7 @@ impl Event {
     /// Append this item's JSON to a batch.
     pub fn encode_into(&self, out: &mut String) {
         match self {
-            Event::Notification { item } => out.push_str(item),
+            Event::Notification { item, .. } => out.push_str(item),
             Event::Request { token, raw } => {
                 ItemKind::Request.push_into(out);
                 let _ = write!(out, "{token},");
@@ -208,7 +255,7 @@ impl Event {
     /// what the reader reserves from the queue budget and delivery returns.
     pub fn queued_bytes(&self) -> u32 {
         match self {
-            Event::Notification { item: raw }
+            Event::Notification { item: raw, .. }
             | Event::Request { raw, .. }
             | Event::Response { raw, .. } => raw.len().min(QUEUE_BUDGET_BYTES as usize) as u32,
             Event::Trace {
@@ -279,6 +326,19 @@ mod tests {
         assert_eq!(v[2][1], 9);
         assert_eq!(v[5][2], "cancelled");
         assert_eq!(v[6][2], "a\"b\n");
+    }
+
+    #[test]
+    fn a_session_update_is_its_params_under_its_own_kind() {
+        let plain = r#"{"method":"session/update","params":{"p":1}}"#;
+        let escaped = r#"{"method":"session\/update","params":{"p":2}}"#;
+        let mut out = String::new();
+        Event::notification(plain, true, &plain[11..25], Some(&plain[36..43]))
+            .encode_into(&mut out);
+        out.push('|');
+        Event::notification(escaped, true, "session/update", Some(&escaped[37..44]))
+            .encode_into(&mut out);
+        assert_eq!(out, r#"8,{"p":1},0|8,{"p":2},0"#);
     }
 
     #[test]

@@ -93,6 +93,7 @@ impl Connection {
             agent.stdout,
             shared.clone(),
             config.max_line_bytes,
+            config.batch_max_messages,
         ));
         let stderr = rt.spawn(run_stderr(
             agent.stderr,

@@ -54,18 +54,40 @@ impl HostQueue {
         let _ = self.events.send(event);
     }
 
-    /// Wait for room in the budget, then queue. This wait is the
-    /// backpressure: while the host is behind, stdout is not read. False
-    /// once delivery has stopped.
-    pub async fn queue(&self, event: Event) -> bool {
-        let bytes = event.queued_bytes();
-        if bytes > 0 {
-            match self.budget.acquire_many(bytes).await {
-                Ok(permit) => permit.forget(),
-                Err(_) => return false,
+    /// Queue `events` in order, emptying it, each once the budget has
+    /// room for it. This wait is the backpressure: while the host is
+    /// behind, stdout is not read. One wait per group of events that fits
+    /// the budget together (one read's lines, nearly always), not one per
+    /// event: each takes the semaphore. False once delivery has stopped.
+    pub async fn queue_all(&self, events: &mut Vec<Event>) -> bool {
+        let mut left = events.drain(..);
+        loop {
+            let mut count = 0;
+            let mut bytes = 0;
+            for event in left.as_slice() {
+                let more = event.queued_bytes();
+                if count > 0 && bytes + more > QUEUE_BUDGET_BYTES {
+                    break;
+                }
+                // One event alone never asks for more than the budget.
+                bytes += more;
+                count += 1;
+            }
+            if count == 0 {
+                return true;
+            }
+            if bytes > 0 {
+                match self.budget.acquire_many(bytes).await {
+                    Ok(permit) => permit.forget(),
+                    Err(_) => return false,
+                }
+            }
+            for event in left.by_ref().take(count) {
+                if self.events.send(event).is_err() {
+                    return false;
+                }
             }
         }
-        self.events.send(event).is_ok()
     }
 
     /// Is there room for `bytes` in the budget now?

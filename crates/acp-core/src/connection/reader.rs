@@ -41,7 +41,13 @@ const SLICE_BYTES: usize = 32 * 1024;
 /// How much of a bad line is quoted back in an event.
 const QUOTE_BYTES: usize = 200;
 
-pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max_line: usize) {
+/// `max_items`: the most items a batch holds (`batchMaxMessages`).
+pub(super) async fn run_reader(
+    mut stdout: ChildStdout,
+    shared: Arc<Shared>,
+    max_line: usize,
+    max_items: usize,
+) {
     let mut framer = LineFramer::new(max_line);
     let mut buf = vec![0u8; SLICE_BYTES];
     // How much the next read takes (see READ_BYTES): doubles while reads
@@ -49,7 +55,7 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
     let mut want = SLICE_BYTES;
     let mut ready: Vec<Event> = Vec::with_capacity(256);
     let mut failed = None;
-    let mut run = TextRun::default();
+    let mut run = TextRun::new(max_items);
     loop {
         let n = match stdout.read(&mut buf[..want]).await {
             Ok(0) => break,
@@ -70,10 +76,8 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
                 off_worker_if(big, || on_frame(&shared, frame, at, &mut run, &mut ready));
             });
             run.flush(&shared, &mut ready);
-            for event in ready.drain(..) {
-                if !shared.queue.queue(event).await {
-                    return;
-                }
+            if !shared.queue.queue_all(&mut ready).await {
+                return;
             }
             // One slice's bytes at a time: while an agent floods, the other
             // connections' tasks on the shared worker still run between
@@ -95,9 +99,7 @@ pub(super) async fn run_reader(mut stdout: ChildStdout, shared: Arc<Shared>, max
     framer.finish(|frame| on_frame(&shared, frame, at, &mut run, &mut ready));
     run.flush(&shared, &mut ready);
     ready.extend(failed);
-    for event in ready.drain(..) {
-        shared.queue.queue(event).await;
-    }
+    shared.queue.queue_all(&mut ready).await;
 }
 
 /// Lines this long are handled with the worker handed over to another
@@ -176,13 +178,12 @@ fn on_frame(
             return;
         }
     };
-    if shared.views.any() {
-        if let Some(chunk) = view::scan_text_line(text, &mut run.shape) {
-            // The hot path of a view: a text chunk read in one pass, and
-            // exactly what the general path below does with it.
-            run.take(shared, &chunk, text, ascii, at, out);
-            return;
-        }
+    if let Some(chunk) = view::scan_text_line(text, &mut run.shape) {
+        // The hot path, viewed or not: a text chunk read in one pass (a
+        // flood's next line of the same shape by comparing its envelope),
+        // and exactly what the general path below does with it.
+        run.take(shared, &chunk, text, ascii, at, out);
+        return;
     }
     // Anything else is traced and folded after the chunks before it.
     run.flush(shared, out);
