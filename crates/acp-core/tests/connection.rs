@@ -137,6 +137,15 @@ impl Harness {
         let answer = items.pop().unwrap();
         (items, answer)
     }
+
+    /// A new session's id (after `initialize`).
+    fn new_session(&mut self) -> String {
+        let (_, session) = self.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}));
+        session[2]["result"]["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
 }
 
 #[test]
@@ -145,11 +154,7 @@ fn a_turn_is_delivered_in_wire_order_with_its_response_last() {
     let (_, init) = h.call("initialize", json!({"protocolVersion": 1}));
     assert_eq!(init[0], 2);
     assert_eq!(init[2]["result"]["protocolVersion"], 1);
-    let (_, session) = h.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}));
-    let sid = session[2]["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sid = h.new_session();
     let (before, answer) = h.call(
         "session/prompt",
         json!({"sessionId": sid, "prompt": [{"type": "text", "text": "burst:3000"}]}),
@@ -177,11 +182,7 @@ fn a_turn_is_delivered_in_wire_order_with_its_response_last() {
 fn cancel_session_answers_the_open_permission_request() {
     let mut h = Harness::mock(&["--string-ids"]);
     h.call("initialize", json!({"protocolVersion": 1}));
-    let (_, session) = h.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}));
-    let sid = session[2]["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sid = h.new_session();
     let prompt = h
         .conn
         .request(
@@ -378,11 +379,7 @@ fn a_burst_of_chunks_keeps_wire_order_and_the_batch_item_cap() {
     )
     .unwrap();
     h.call("initialize", json!({"protocolVersion": 1}));
-    let (_, session) = h.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}));
-    let sid = session[2]["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sid = h.new_session();
     let id = h
         .conn
         .request(

@@ -536,22 +536,14 @@ mod tests {
         serde_json::json!({"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}}).to_string()
     }
 
-    /// A session store's copy of a big view does not hold up the reader:
-    /// while the copy's texts are being escaped, an update is folded.
-    #[test]
-    fn the_reader_folds_while_a_copy_escapes_its_texts() {
-        let views = Arc::new(Views::default());
-        let id = views.open("s", ViewOptions::default(), false);
-        // A host drains, so the text is a shared segment; more grows after.
-        views.on_update(Some(&chunk(&"\u{1}".repeat(1 << 20))));
-        while views.drain(id, 1 << 20, true).unwrap().is_some() {}
-        views.on_update(Some(&chunk("growing")));
-
-        // 0: the hook did not run; 1: it ran, the fold did not finish
-        // meanwhile; 2: it ran and the fold finished meanwhile.
+    /// A store's copy of view `id` from revision 0, with the reader's fold
+    /// of another chunk run while the copy escapes its first text, and
+    /// what came of it: 0, the copy escaped nothing after the lock; 1, the
+    /// fold waited for the copy; 2, the fold finished meanwhile.
+    fn copy_folding_meanwhile(views: &Arc<Views>, id: u32) -> ((u64, String), u8) {
         let seen = Arc::new(AtomicU8::new(0));
         let hook = {
-            let (views, seen) = (Arc::clone(&views), Arc::clone(&seen));
+            let (views, seen) = (Arc::clone(views), Arc::clone(&seen));
             move || {
                 let (done, folded) = mpsc::channel();
                 // The reader's fold, on its own thread (not joined: it
@@ -565,11 +557,25 @@ mod tests {
             }
         };
         crate::view::copy::ESCAPING_TEXT.with(|h| *h.borrow_mut() = Some(Box::new(hook)));
-        let (revision, copy) = views.json_since(id, 0).expect("changed since 0");
+        let copy = views.json_since(id, 0).expect("changed since 0");
         crate::view::copy::ESCAPING_TEXT.with(|h| h.borrow_mut().take());
+        (copy, seen.load(Ordering::SeqCst))
+    }
+
+    /// A session store's copy of a big view does not hold up the reader:
+    /// while the copy's texts are being escaped, an update is folded.
+    #[test]
+    fn the_reader_folds_while_a_copy_escapes_its_texts() {
+        let views = Arc::new(Views::default());
+        let id = views.open("s", ViewOptions::default(), false);
+        // A host drains, so the text is a shared segment; more grows after.
+        views.on_update(Some(&chunk(&"\u{1}".repeat(1 << 20))));
+        while views.drain(id, 1 << 20, true).unwrap().is_some() {}
+        views.on_update(Some(&chunk("growing")));
+
+        let ((revision, copy), seen) = copy_folding_meanwhile(&views, id);
         assert_eq!(
-            seen.load(Ordering::SeqCst),
-            2,
+            seen, 2,
             "the fold finished while the copy was escaping its text (1: it waited for the copy)"
         );
         // The copy is the state when it was taken; the view moved on.
@@ -588,25 +594,9 @@ mod tests {
         let output = "\u{1}".repeat(1 << 20);
         let update = serde_json::json!({"sessionId": "s", "update": {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Run", "rawOutput": {"stdout": output}}});
         views.on_update(Some(&update.to_string()));
-        let seen = Arc::new(AtomicU8::new(0));
-        let hook = {
-            let (views, seen) = (Arc::clone(&views), Arc::clone(&seen));
-            move || {
-                let (done, folded) = mpsc::channel();
-                std::thread::spawn(move || {
-                    views.on_update(Some(&chunk("meanwhile")));
-                    let _ = done.send(());
-                });
-                let ok = folded.recv_timeout(Duration::from_secs(10)).is_ok();
-                seen.store(if ok { 2 } else { 1 }, Ordering::SeqCst);
-            }
-        };
-        crate::view::copy::ESCAPING_TEXT.with(|h| *h.borrow_mut() = Some(Box::new(hook)));
-        let (_, copy) = views.json_since(id, 0).expect("changed since 0");
-        crate::view::copy::ESCAPING_TEXT.with(|h| h.borrow_mut().take());
+        let ((_, copy), seen) = copy_folding_meanwhile(&views, id);
         assert_eq!(
-            seen.load(Ordering::SeqCst),
-            2,
+            seen, 2,
             "the output was escaped after the views were let go (0: under them)"
         );
         assert!(copy.contains(r#""stdout":"\u0001\u0001"#) && !copy.contains("meanwhile"));
