@@ -666,7 +666,7 @@ impl Serialize for Drain<'_> {
                     let value = ById(&self.apart, whole_key, whole, false);
                     m.serialize_entry(whole_key, &value)?;
                 } else {
-                    m.serialize_entry(whole_key, &FieldsById(whole))?;
+                    m.serialize_entry(whole_key, &FieldsById(whole, None))?;
                 }
             }
             if fields.clone().next().is_some() {

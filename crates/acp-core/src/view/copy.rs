@@ -18,7 +18,7 @@ use std::io;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::apart::APART_MIN_BYTES;
 use super::json::{block_texts, freeze_texts};
@@ -206,16 +206,6 @@ impl Serialize for HoledValue<'_> {
             Value::Object(map) => s.collect_map(map.iter().map(|(k, v)| (k, HoledValue(v, holes)))),
             other => other.serialize(s),
         }
-    }
-}
-
-/// Key-value pairs as a JSON object, each value a [`HoledValue`].
-pub(crate) struct HoledMap<'a>(pub &'a Map<String, Value>, pub &'a Holes<'a>);
-
-impl Serialize for HoledMap<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let holes = self.1;
-        s.collect_map(self.0.iter().map(|(k, v)| (k, HoledValue(v, holes))))
     }
 }
 

@@ -3,7 +3,7 @@
 //! and the pieces a drain writes (entries, tool calls by id, pending
 //! requests), all serialized from where they are, without a copy.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::apart::{Apart, Seg, Walk};
-use super::copy::{HoledMap, Holes};
+use super::copy::Holes;
 use super::lent::{DrainText, LentBlock};
 use super::state::{text_only, text_only_mut, Entry, EntryKind, Keyed, Pending, SessionState};
 
@@ -389,12 +389,17 @@ impl Serialize for TextBlock<'_> {
     }
 }
 
-/// Tool calls (or compactions) as `{id: fields}`.
-pub(crate) struct FieldsById<I>(pub I);
+/// Tool calls (or compactions) as `{id: fields}`, each [`Held`].
+pub(crate) struct FieldsById<'a, I>(pub I, pub Option<&'a Holes<'a>>);
 
-impl<'a, I: Iterator<Item = (&'a String, &'a Keyed)> + Clone> Serialize for FieldsById<I> {
+impl<'a, I: Iterator<Item = (&'a String, &'a Keyed)> + Clone> Serialize for FieldsById<'a, I> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(self.0.clone().map(|(id, k)| (id, &k.fields)))
+        let holes = self.1;
+        s.collect_map(
+            self.0
+                .clone()
+                .map(|(id, k)| (id, HeldMap(&k.fields, holes))),
+        )
     }
 }
 
@@ -425,18 +430,26 @@ impl Serialize for ChangedFields<'_> {
 pub(crate) fn pending_json<'a>(
     pending: impl Iterator<Item = &'a Pending> + Clone,
 ) -> Seq<impl Iterator<Item = PendingItem<'a>> + Clone> {
-    Seq(pending.map(PendingItem))
+    held_pending(pending, None)
+}
+
+/// [`pending_json`], the params [`Held`].
+fn held_pending<'a>(
+    pending: impl Iterator<Item = &'a Pending> + Clone,
+    holes: Option<&'a Holes<'a>>,
+) -> Seq<impl Iterator<Item = PendingItem<'a>> + Clone> {
+    Seq(pending.map(move |p| PendingItem(p, holes)))
 }
 
 #[derive(Clone, Copy)]
-pub(crate) struct PendingItem<'a>(&'a Pending);
+pub(crate) struct PendingItem<'a>(&'a Pending, Option<&'a Holes<'a>>);
 
 impl Serialize for PendingItem<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(3))?;
         m.serialize_entry("id", &self.0.id)?;
         m.serialize_entry("method", &self.0.method)?;
-        m.serialize_entry("params", &self.0.params)?;
+        m.serialize_entry("params", &Held(&self.0.params, self.1))?;
         m.end()
     }
 }
@@ -455,8 +468,8 @@ impl Serialize for Snapshot<'_> {
         m.serialize_entry("droppedEntries", &st.dropped_entries)?;
         if whole {
             let holes = self.2;
-            m.serialize_entry("toolCalls", &HeldById(&st.tool_calls, holes))?;
-            m.serialize_entry("compactions", &HeldById(&st.compactions, holes))?;
+            m.serialize_entry("toolCalls", &FieldsById(st.tool_calls.iter(), holes))?;
+            m.serialize_entry("compactions", &FieldsById(st.compactions.iter(), holes))?;
             m.serialize_entry("plan", &Held(&st.plan, holes))?;
             m.serialize_entry("modes", &HeldMap(&st.modes, holes))?;
             m.serialize_entry("config", &HeldMap(&st.config, holes))?;
@@ -467,10 +480,7 @@ impl Serialize for Snapshot<'_> {
         m.serialize_entry("stopReason", &st.stop_reason)?;
         m.serialize_entry("running", &st.running)?;
         if whole {
-            match self.2 {
-                Some(holes) => m.serialize_entry("pending", &HeldPending(&st.pending, holes))?,
-                None => m.serialize_entry("pending", &pending_json(st.pending.iter()))?,
-            }
+            m.serialize_entry("pending", &held_pending(st.pending.iter(), self.2))?;
         }
         m.serialize_entry("droppedKeys", &st.dropped_keys)?;
         if let Some(parts) = self.1 {
@@ -500,41 +510,9 @@ struct HeldMap<'a>(&'a Map<String, Value>, Option<&'a Holes<'a>>);
 impl Serialize for HeldMap<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.1 {
-            Some(holes) => HoledMap(self.0, holes).serialize(s),
+            Some(holes) => s.collect_map(self.0.iter().map(|(k, v)| (k, holes.value(v)))),
             None => self.0.serialize(s),
         }
-    }
-}
-
-/// Pending requests as [`PendingItem`]s, their params' long strings as holes.
-struct HeldPending<'a>(&'a VecDeque<Pending>, &'a Holes<'a>);
-
-impl Serialize for HeldPending<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let holes = self.1;
-        s.collect_seq(self.0.iter().map(|p| HeldItem(p, holes)))
-    }
-}
-
-struct HeldItem<'a>(&'a Pending, &'a Holes<'a>);
-
-impl Serialize for HeldItem<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(3))?;
-        m.serialize_entry("id", &self.0.id)?;
-        m.serialize_entry("method", &self.0.method)?;
-        m.serialize_entry("params", &self.1.value(&self.0.params))?;
-        m.end()
-    }
-}
-
-/// Tool calls (or compactions) as `{id: fields}`, [`Held`].
-struct HeldById<'a>(&'a HashMap<String, Keyed>, Option<&'a Holes<'a>>);
-
-impl Serialize for HeldById<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let holes = self.1;
-        s.collect_map(self.0.iter().map(|(id, k)| (id, HeldMap(&k.fields, holes))))
     }
 }
 
