@@ -84,11 +84,9 @@ impl ToNapiValue for JsText {
 
 /// Kept texts this long are lent to V8 rather than copied: a UI keeps
 /// them, and a copy lives in V8's young generation, where every
-/// collection until it is promoted copies it again, on the JS thread (a
-/// host draining a backlog of tool output paused for milliseconds per
-/// collection). Lent, V8 moves a string header, not the text. Shorter
-/// ones, as many as the texts apart (`APART_MIN_BYTES`), cost more to
-/// lend than to copy.
+/// collection until it is promoted copies it again, on the JS thread.
+/// Lent, V8 moves a string header, not the text. Shorter ones cost more
+/// to lend than to copy.
 const EXTERNAL_MIN_BYTES: usize = acp_core::view::APART_MIN_BYTES;
 
 /// Whether this Node has Node-API 10's external strings (Node ≥ 18.18 and
