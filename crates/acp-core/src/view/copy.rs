@@ -9,9 +9,10 @@
 //! agent sends, on the worker it shares with the host's other agents: it
 //! waits for the first step only, not for the escaping of tens of MiB of
 //! text (six bytes a control character). The result is, byte for byte,
-//! `serde_json::to_string(&state.whole())`.
+//! `serde_json::to_string(&state.whole())`. A host's snapshot takes its
+//! parts the same way ([`SessionState::snapshot_holed`]).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::io;
 
@@ -43,6 +44,47 @@ struct Hole {
 pub(crate) struct Holes<'a> {
     out: &'a RefCell<Vec<u8>>,
     found: RefCell<Vec<Hole>>,
+    /// The bytes of the holes' texts since the last [`Holes::cut`].
+    held: Cell<usize>,
+}
+
+impl<'a> Holes<'a> {
+    pub(crate) fn new(out: &'a RefCell<Vec<u8>>) -> Self {
+        Self {
+            out,
+            found: RefCell::new(Vec::new()),
+            held: Cell::new(0),
+        }
+    }
+
+    /// Serialize `value` onto the output, its holes noted.
+    pub(crate) fn write<T: Serialize>(&self, value: &T) {
+        let mut ser = serde_json::Serializer::new(SharedOut(self.out));
+        value
+            .serialize(&mut ser)
+            .expect("a state always serializes");
+    }
+
+    /// Append JSON written by hand (a bracket, a comma).
+    pub(crate) fn write_raw(&self, json: &[u8]) {
+        self.out.borrow_mut().extend_from_slice(json);
+    }
+
+    /// The JSON written since the last cut and its texts, unescaped: at
+    /// least this many bytes once escaped.
+    pub(crate) fn len(&self) -> usize {
+        self.out.borrow().len() + self.held.get()
+    }
+
+    /// What was written since the last cut, as a copy whose texts are
+    /// escaped later ([`WholeCopy::into_json`]); the output starts over.
+    pub(crate) fn cut(&self) -> WholeCopy {
+        self.held.set(0);
+        WholeCopy {
+            skeleton: std::mem::take(&mut *self.out.borrow_mut()),
+            holes: std::mem::take(&mut *self.found.borrow_mut()),
+        }
+    }
 }
 
 impl Holes<'_> {
@@ -60,6 +102,8 @@ impl Holes<'_> {
     /// ends where its `""` goes.
     fn push(&self, texts: Vec<DrainText>) {
         let at = self.out.borrow().len();
+        let bytes: usize = texts.iter().map(|t| t.as_str().len()).sum();
+        self.held.set(self.held.get() + bytes);
         self.found.borrow_mut().push(Hole { at, texts });
     }
 }
@@ -76,19 +120,9 @@ impl SessionState {
             }
         }
         let out = RefCell::new(Vec::new());
-        let holes = Holes {
-            out: &out,
-            found: RefCell::new(Vec::new()),
-        };
-        let mut ser = serde_json::Serializer::new(SharedOut(&out));
-        self.whole_holed(&holes)
-            .serialize(&mut ser)
-            .expect("a state always serializes");
-        let holes = holes.found.into_inner();
-        WholeCopy {
-            skeleton: out.into_inner(),
-            holes,
-        }
+        let holes = Holes::new(&out);
+        holes.write(&self.whole_holed(&holes));
+        holes.cut()
     }
 }
 
@@ -114,6 +148,14 @@ impl WholeCopy {
         }
         out.extend_from_slice(&self.skeleton[from..]);
         String::from_utf8(out).expect("serde_json writes UTF-8")
+    }
+}
+
+#[cfg(test)]
+impl WholeCopy {
+    /// The JSON taken under the lock, its texts left out.
+    pub(crate) fn skeleton_len(&self) -> usize {
+        self.skeleton.len()
     }
 }
 
