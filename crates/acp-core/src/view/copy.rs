@@ -294,7 +294,7 @@ mod tests {
     use serde_json::json;
 
     use super::{DrainText, SessionState};
-    use crate::view::fold::tests::{text, unknown};
+    use crate::view::fold::tests::{long_everywhere, text, unknown};
     use crate::view::ViewOptions;
 
     /// The JSON a copy was before it was taken apart.
@@ -397,17 +397,7 @@ mod tests {
     fn a_copy_takes_other_long_strings_as_plain_copies_to_escape_later() {
         let mut s = SessionState::new("s", ViewOptions::default());
         let long = "\u{1}".repeat(200_000);
-        s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "x", "rawInput": {"cmd": long}, "content": [{"type": "content", "content": {"type": "text", "text": long}}]}));
-        s.apply_update(json!({"sessionUpdate": "plan", "entries": [{"content": long, "priority": "high", "status": "pending"}]}));
-        s.apply_update(json!({"sessionUpdate": "notice", "text": long}));
-        s.apply_update(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "image", "data": long, "mimeType": "image/png"}}));
-        unknown(&mut s, &long);
-        s.request_waiting(
-            "1".into(),
-            json!(1),
-            "session/request_permission",
-            json!({"toolCall": {"rawInput": long}}),
-        );
+        long_everywhere(&mut s, &long);
         let copy = s.whole_copy();
         // Escaped, each string would be 1.2 MB of the JSON taken under the lock.
         assert!(copy.skeleton.len() < 4096, "{} bytes", copy.skeleton.len());

@@ -585,7 +585,7 @@ pub(crate) mod tests {
     use serde_json::{json, Value};
 
     use super::{Arc, DrainText, SessionState};
-    use crate::view::fold::tests::{text, unknown};
+    use crate::view::fold::tests::{long_everywhere, text, unknown};
     use crate::view::ViewOptions;
 
     /// [`join`] of a snapshot whose texts are apart (as
@@ -647,23 +647,7 @@ pub(crate) mod tests {
     fn a_snapshot_takes_other_long_strings_as_copies_to_escape_later() {
         let mut s = SessionState::new("s", ViewOptions::default());
         let long = "\u{1}".repeat(200_000);
-        s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "x", "rawInput": {"cmd": long}, "content": [{"type": "content", "content": {"type": "text", "text": long}}]}));
-        s.apply_update(
-            json!({"sessionUpdate": "compaction_update", "compactionId": "c", "summary": long}),
-        );
-        s.apply_update(json!({"sessionUpdate": "plan", "entries": [{"content": long, "priority": "high", "status": "pending"}]}));
-        s.apply_update(json!({"sessionUpdate": "notice", "text": long}));
-        s.apply_update(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "image", "data": long, "mimeType": "image/png"}}));
-        s.apply_update(
-            json!({"sessionUpdate": "usage_update", "used": 1, "size": 2, "note": long}),
-        );
-        unknown(&mut s, &long);
-        s.request_waiting(
-            "1".into(),
-            json!(1),
-            "session/request_permission",
-            json!({"toolCall": {"rawInput": long}}),
-        );
+        long_everywhere(&mut s, &long);
         let whole = s.snapshot_value();
         while s.drain_parts(1 << 20).is_some() {}
         let (holed, _) = s.snapshot_holed(1 << 20);
