@@ -106,6 +106,62 @@ test('request handlers get {signal, method, requestId}; a fault answers -32603 w
   client.kill();
 });
 
+test("a request handler's signal is made only when read, and is aborted when read after the answer stopped being wanted", async () => {
+  // Count the AbortControllers the dispatcher makes: one per agent request
+  // costs more than the rest of its dispatch.
+  const Original = globalThis.AbortController;
+  let made = 0;
+  globalThis.AbortController = class extends Original {
+    constructor() {
+      super();
+      made++;
+    }
+  };
+  try {
+    const later = {};
+    const { options, conns } = fakeOptions({
+      handlers: {
+        '_x/plain': () => ({ ok: true }),
+        '_x/later': (_params, ctx) => new Promise((resolve) => (later[ctx.requestId] = { ctx, resolve })),
+      },
+    });
+    const client = new AcpClient(options);
+    const conn = conns[0];
+    conn.deliver([
+      [KIND.request, 1, { jsonrpc: '2.0', id: 1, method: '_x/plain', params: {} }],
+      [KIND.request, 2, { jsonrpc: '2.0', id: 2, method: '_x/later', params: {} }],
+      [KIND.request, 3, { jsonrpc: '2.0', id: 3, method: '_x/later', params: {} }],
+      [KIND.request, 4, { jsonrpc: '2.0', id: 4, method: '_x/later', params: {} }],
+    ]);
+    assert.deepEqual(
+      conn.calls.filter(([name]) => name === 'respond'),
+      [['respond', 1, '{"ok":true}']],
+    );
+    assert.equal(made, 0, 'no handler read its signal');
+    // Read before the cancel: aborted by it, like any AbortSignal.
+    const early = later[2].ctx.signal;
+    assert.equal(early.aborted, false);
+    assert.equal(later[2].ctx.signal, early, 'one signal per request');
+    conn.deliver([
+      [KIND.requestSettled, 2, 'cancelled'],
+      [KIND.requestSettled, 3, 'cancelled'],
+    ]);
+    assert.equal(early.aborted, true);
+    assert.equal(early.reason.code, 'ERR_ACP_ABORTED');
+    // First read after the cancel: already aborted, with the same reason.
+    assert.equal(later[3].ctx.signal.aborted, true);
+    assert.equal(later[3].ctx.signal.reason.code, 'ERR_ACP_ABORTED');
+    assert.equal(made, 2);
+    // Still running when the agent exits: aborted as closed, read or not.
+    conn.deliver([[KIND.host, 'exit', exit]]);
+    assert.equal(later[4].ctx.signal.aborted, true);
+    assert.equal(later[4].ctx.signal.reason.code, 'ERR_ACP_CLOSED');
+    await client.closed;
+  } finally {
+    globalThis.AbortController = Original;
+  }
+});
+
 test('vendor cancelled results reach the core; generic code knows no vendor names', async () => {
   const { options, conns } = fakeOptions();
   const client = new AcpClient(options);

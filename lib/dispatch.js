@@ -44,6 +44,33 @@ function isThenable(v) {
 }
 
 /**
+ * An agent request a handler is working on. Its AbortSignal is made only
+ * when the handler first reads `context.signal` (already aborted if the
+ * answer stopped being wanted before): most handlers never read it, and
+ * making one costs more than the rest of the request's dispatch.
+ */
+class Running {
+  #controller = null;
+  #aborted = false;
+  #reason;
+
+  get signal() {
+    if (this.#controller === null) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  abort(reason) {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+}
+
+/**
  * `host` is what the dispatcher reports to:
  * - `report(err, where)`: a host callback threw (never throws itself);
  * - `event(name, payload)`: a connection event (`stderr`, `protocolError`…);
@@ -58,7 +85,7 @@ class Dispatcher {
   #handlers;
   #host;
   #pending = new Map(); // our request id → { resolve, reject, method }
-  #running = new Map(); // agent request token → AbortController
+  #running = new Map(); // agent request token → Running
   #held = new Set(); // acks of batches waiting for handlers' Promises
   #closed = false; // the host closes: batches no longer wait
 
@@ -257,10 +284,12 @@ class Dispatcher {
       conn.respondError(token, -32601, `Method not found: ${msg.method}`);
       return;
     }
-    const controller = new AbortController();
-    this.#running.set(token, controller);
+    const running = new Running();
+    this.#running.set(token, running);
     const context = {
-      signal: controller.signal,
+      get signal() {
+        return running.signal;
+      },
       method: msg.method,
       requestId: msg.id,
       paramsCut: cut,
@@ -354,7 +383,7 @@ class Dispatcher {
         }),
       );
     }
-    for (const controller of this.#running.values()) controller.abort(new AcpError('ERR_ACP_CLOSED', 'agent exited'));
+    for (const running of this.#running.values()) running.abort(new AcpError('ERR_ACP_CLOSED', 'agent exited'));
     this.#running.clear();
     this.#host.pendingChanged();
     this.#host.exit(info);
