@@ -57,6 +57,26 @@ export declare class AgentConnection {
   close(): void
   /** SIGKILL the agent's process group now (synchronous). */
   kill(): void
+  /**
+   * EXPERIMENTAL (`readOnHost`, Unix): the agent's stdout fd, for the
+   * host to read from its event loop (it owns and closes it), given
+   * once; null when the core reads it.
+   */
+  takeStdout(): number | null
+  /**
+   * EXPERIMENTAL: a chunk the host read from stdout (empty: retry).
+   * Returns the batch to dispatch now (as if `onBatch` had it, without
+   * an `ack`), `false` when there is none (nothing, or queued behind
+   * earlier items, which arrive through `onBatch`), or `true` when the
+   * queue is full: stop reading and feed an empty chunk after the next
+   * `onBatch` call.
+   */
+  feedStdout(chunk: Uint8Array): string | boolean
+  /**
+   * EXPERIMENTAL: stdout ended (EOF, or a read error's message); as
+   * `feedStdout`.
+   */
+  endStdout(error?: string | undefined | null): string | boolean
   /** Keep Node alive while `true` (pending calls), let it exit when `false`. */
   setRef(keepAlive: boolean): void
   /**
@@ -200,6 +220,11 @@ export interface ConnectionOptions {
   batchMaxMessages?: number
   batchMaxBytes?: number
   inFlightBatches?: number
+  /**
+   * EXPERIMENTAL (Unix): the host reads stdout from its event loop
+   * (`takeStdout`, `feedStdout`, `endStdout`).
+   */
+  readOnHost?: boolean
   /** Deliver a `[6, record]` trace item for every wire message. */
   trace?: boolean
   traceMaxPayloadBytes?: number

@@ -115,6 +115,8 @@ function nativeOptions(o, hostMethods) {
     batchMaxMessages: o.batchMaxMessages,
     batchMaxBytes: o.batchMaxBytes,
     inFlightBatches: o.inFlightBatches,
+    // EXPERIMENTAL: see lib/host-stdout.js.
+    readOnHost: process.platform !== 'win32' && process.env.ACP_NATIVE_READ_ON_HOST === '1',
     ...o.builtins,
     hostMethods,
     trace: typeof o.trace === 'function',

@@ -3,7 +3,7 @@ use std::sync::Arc;
 
 use acp_core::rpc::RequestId;
 use acp_core::{Connection, ConnectionConfig};
-use napi::bindgen_prelude::{External, Function};
+use napi::bindgen_prelude::{Either, External, Function};
 use napi::threadsafe_function::UnknownReturnValue;
 use napi::Env;
 use napi_derive::napi;
@@ -169,6 +169,56 @@ impl AgentConnection {
         self.conn.kill();
     }
 
+    /// EXPERIMENTAL (`readOnHost`, Unix): the agent's stdout fd, for the
+    /// host to read from its event loop (it owns and closes it), given
+    /// once; null when the core reads it.
+    #[napi]
+    pub fn take_stdout(&self) -> Option<i32> {
+        #[cfg(unix)]
+        {
+            use std::os::fd::IntoRawFd;
+            self.conn.take_stdout().map(IntoRawFd::into_raw_fd)
+        }
+        #[cfg(not(unix))]
+        None
+    }
+
+    /// EXPERIMENTAL: a chunk the host read from stdout (empty: retry).
+    /// Returns the batch to dispatch now (as if `onBatch` had it, without
+    /// an `ack`), `false` when there is none (nothing, or queued behind
+    /// earlier items, which arrive through `onBatch`), or `true` when the
+    /// queue is full: stop reading and feed an empty chunk after the next
+    /// `onBatch` call.
+    #[napi(ts_return_type = "string | boolean")]
+    pub fn feed_stdout(&self, chunk: &[u8]) -> Either<JsText, bool> {
+        #[cfg(unix)]
+        {
+            let idle = || self.sink.0.idle();
+            fed(self.conn.feed_stdout(chunk, &idle))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = chunk;
+            Either::B(false)
+        }
+    }
+
+    /// EXPERIMENTAL: stdout ended (EOF, or a read error's message); as
+    /// `feedStdout`.
+    #[napi(ts_return_type = "string | boolean")]
+    pub fn end_stdout(&self, error: Option<String>) -> Either<JsText, bool> {
+        #[cfg(unix)]
+        {
+            let idle = || self.sink.0.idle();
+            fed(self.conn.end_stdout(error.as_deref(), &idle))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = error;
+            Either::B(false)
+        }
+    }
+
     /// Keep Node alive while `true` (pending calls), let it exit when `false`.
     #[napi]
     pub fn set_ref(&self, env: Env, keep_alive: bool) -> napi::Result<()> {
@@ -242,6 +292,16 @@ impl AgentConnection {
     #[napi(getter)]
     pub fn noise_lines(&self) -> f64 {
         self.conn.noise_lines() as f64
+    }
+}
+
+#[cfg(unix)]
+fn fed(fed: acp_core::connection::Fed) -> Either<JsText, bool> {
+    use acp_core::connection::Fed;
+    match fed {
+        Fed::Batch(batch) => Either::A(batch.into()),
+        Fed::Nothing => Either::B(false),
+        Fed::Full => Either::B(true),
     }
 }
 

@@ -47,6 +47,9 @@ pub struct ConnectionConfig {
     /// Batches handed to the host and not yet acknowledged, at most. This
     /// is the backpressure: when the host is slow, reading stops.
     pub in_flight_batches: usize,
+    /// EXPERIMENTAL, Unix: the host reads stdout on its own thread (see
+    /// [`super::Connection::take_stdout`]); the reader task does not run.
+    pub read_on_host: bool,
     /// Built-in `fs/*` and `terminal/*` handlers (off by default).
     pub builtins: BuiltinConfig,
     /// Message history and live tracing.
@@ -78,6 +81,7 @@ impl Default for ConnectionConfig {
             // memory without delivering faster.
             batch_max_bytes: 64 * 1024,
             in_flight_batches: 2,
+            read_on_host: false,
             builtins: BuiltinConfig::default(),
             trace: TraceConfig::default(),
             cancelled_results: HashMap::new(),

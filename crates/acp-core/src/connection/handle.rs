@@ -71,6 +71,8 @@ impl Connection {
             stderr: StderrLog::new(config.stderr_tail_bytes),
             builtins: Builtins::new(config.builtins.clone()),
             views: Default::default(),
+            #[cfg(unix)]
+            host_reader: Default::default(),
         });
 
         rt.spawn(run_delivery(
@@ -83,12 +85,52 @@ impl Connection {
                 max_messages: config.batch_max_messages.max(1),
                 max_bytes: config.batch_max_bytes.max(1),
             },
+            queue_end.waiting,
         ));
         rt.spawn(run_writer(writer_queue));
         rt.spawn(run_timeouts(
             Arc::downgrade(&shared),
             Arc::clone(&shared.requests.timeouts),
         ));
+        // The host's own copy of the fd (tokio's goes with `agent.stdout`);
+        // without one (out of fds), the reader task reads as usual.
+        #[cfg(unix)]
+        let host_fd = config
+            .read_on_host
+            .then(|| {
+                std::os::fd::AsFd::as_fd(&agent.stdout)
+                    .try_clone_to_owned()
+                    .ok()
+            })
+            .flatten();
+        #[cfg(unix)]
+        let reader = if let Some(fd) = host_fd {
+            let (ended, has_ended) = tokio::sync::oneshot::channel();
+            drop(agent.stdout);
+            *shared.host_reader.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(super::host_reader::HostSide {
+                    fd: Some(fd),
+                    reader: super::host_reader::HostReader::new(
+                        config.max_line_bytes,
+                        BatchLimits {
+                            max_messages: config.batch_max_messages.max(1),
+                            max_bytes: config.batch_max_bytes.max(1),
+                        },
+                        ended,
+                    ),
+                });
+            rt.spawn(async move {
+                let _ = has_ended.await;
+            })
+        } else {
+            rt.spawn(run_reader(
+                agent.stdout,
+                shared.clone(),
+                config.max_line_bytes,
+                config.batch_max_messages,
+            ))
+        };
+        #[cfg(not(unix))]
         let reader = rt.spawn(run_reader(
             agent.stdout,
             shared.clone(),
@@ -115,6 +157,61 @@ impl Connection {
 
     pub fn pid(&self) -> u32 {
         self.shared.pid()
+    }
+
+    /// EXPERIMENTAL (`read_on_host`): the agent's stdout fd for the host to
+    /// read from its event loop, given once; the host then feeds what it
+    /// reads to [`Self::feed_stdout`] and its end to [`Self::end_stdout`].
+    #[cfg(unix)]
+    pub fn take_stdout(&self) -> Option<std::os::fd::OwnedFd> {
+        let mut host = self
+            .shared
+            .host_reader
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        host.as_mut()?.fd.take()
+    }
+
+    /// A chunk the host read from stdout (empty: retry after
+    /// [`super::Fed::Full`]). `sink_idle`: whether the sink holds nothing
+    /// undelivered.
+    #[cfg(unix)]
+    pub fn feed_stdout(&self, chunk: &[u8], sink_idle: &dyn Fn() -> bool) -> super::Fed {
+        // What a line starts (a built-in terminal and its tasks) needs the
+        // runtime's context.
+        let _rt = self.shared.rt.enter();
+        let mut host = self
+            .shared
+            .host_reader
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match host.as_mut() {
+            Some(side) => side.reader.feed(&self.shared, chunk, sink_idle),
+            None => super::Fed::Nothing,
+        }
+    }
+
+    /// stdout ended: EOF, or a read error (its message).
+    #[cfg(unix)]
+    pub fn end_stdout(&self, error: Option<&str>, sink_idle: &dyn Fn() -> bool) -> super::Fed {
+        // What a line starts (a built-in terminal and its tasks) needs the
+        // runtime's context.
+        let _rt = self.shared.rt.enter();
+        let mut host = self
+            .shared
+            .host_reader
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match host.as_mut() {
+            Some(side) => {
+                let error = error.map(|message| {
+                    self.shared
+                        .read_error("stdout", &std::io::Error::other(message.to_string()))
+                });
+                side.reader.finish(&self.shared, error, sink_idle)
+            }
+            None => super::Fed::Nothing,
+        }
     }
 
     /// A handle that does not keep the connection alive.

@@ -10,6 +10,8 @@ mod event;
 mod exit;
 mod handle;
 mod host_queue;
+#[cfg(unix)]
+mod host_reader;
 mod lifecycle;
 mod reader;
 mod requests;
@@ -28,6 +30,8 @@ pub use delivery::{Batch, DeliverySink};
 pub use event::{Event, ItemKind};
 pub use exit::ExitInfo;
 pub use handle::{CallError, Connection, WeakConnection};
+#[cfg(unix)]
+pub use host_reader::Fed;
 pub use trace::TraceConfig;
 pub use views::{ViewBusy, ViewSnapshot};
 pub use worker_slice::worker_parked;

@@ -126,7 +126,7 @@ fn off_worker_if(big: bool, handle: impl FnOnce()) {
 
 /// One frame; `at`: when the chunk it ended in was read; `run`: the text
 /// chunks of this read so far.
-fn on_frame(
+pub(super) fn on_frame(
     shared: &Arc<Shared>,
     frame: Frame<'_>,
     at: Instant,
