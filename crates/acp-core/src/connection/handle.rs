@@ -46,7 +46,13 @@ pub enum CallError {
 #[derive(Clone)]
 pub struct Connection {
     shared: Arc<Shared>,
+    /// EXPERIMENTAL: stdout as the host reads it (`read_on_host`).
+    #[cfg(unix)]
+    host_stdout: HostStdout,
 }
+
+#[cfg(unix)]
+type HostStdout = Arc<std::sync::Mutex<Option<super::host_reader::HostSide>>>;
 
 impl Connection {
     /// Spawn the agent and start its tasks on `rt`.
@@ -71,8 +77,6 @@ impl Connection {
             stderr: StderrLog::new(config.stderr_tail_bytes),
             builtins: Builtins::new(config.builtins.clone()),
             views: Default::default(),
-            #[cfg(unix)]
-            host_reader: Default::default(),
         });
 
         rt.spawn(run_delivery(
@@ -92,6 +96,8 @@ impl Connection {
             Arc::downgrade(&shared),
             Arc::clone(&shared.requests.timeouts),
         ));
+        #[cfg(unix)]
+        let host_stdout = HostStdout::default();
         // The host's own copy of the fd (tokio's goes with `agent.stdout`);
         // without one (out of fds), the reader task reads as usual.
         #[cfg(unix)]
@@ -107,7 +113,7 @@ impl Connection {
         let reader = if let Some(fd) = host_fd {
             let (ended, has_ended) = tokio::sync::oneshot::channel();
             drop(agent.stdout);
-            *shared.host_reader.lock().unwrap_or_else(|e| e.into_inner()) =
+            *host_stdout.lock().unwrap_or_else(|e| e.into_inner()) =
                 Some(super::host_reader::HostSide {
                     fd: Some(fd),
                     reader: super::host_reader::HostReader::new(
@@ -152,7 +158,11 @@ impl Connection {
                 term_grace: config.term_grace,
             },
         ));
-        Ok(Self { shared })
+        Ok(Self {
+            shared,
+            #[cfg(unix)]
+            host_stdout,
+        })
     }
 
     pub fn pid(&self) -> u32 {
@@ -164,11 +174,7 @@ impl Connection {
     /// reads to [`Self::feed_stdout`] and its end to [`Self::end_stdout`].
     #[cfg(unix)]
     pub fn take_stdout(&self) -> Option<std::os::fd::OwnedFd> {
-        let mut host = self
-            .shared
-            .host_reader
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut host = self.host_stdout.lock().unwrap_or_else(|e| e.into_inner());
         host.as_mut()?.fd.take()
     }
 
@@ -180,11 +186,7 @@ impl Connection {
         // What a line starts (a built-in terminal and its tasks) needs the
         // runtime's context.
         let _rt = self.shared.rt.enter();
-        let mut host = self
-            .shared
-            .host_reader
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut host = self.host_stdout.lock().unwrap_or_else(|e| e.into_inner());
         match host.as_mut() {
             Some(side) => side.reader.feed(&self.shared, chunk, sink_idle),
             None => super::Fed::Nothing,
@@ -197,11 +199,7 @@ impl Connection {
         // What a line starts (a built-in terminal and its tasks) needs the
         // runtime's context.
         let _rt = self.shared.rt.enter();
-        let mut host = self
-            .shared
-            .host_reader
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut host = self.host_stdout.lock().unwrap_or_else(|e| e.into_inner());
         match host.as_mut() {
             Some(side) => {
                 let error = error.map(|message| {
@@ -216,7 +214,11 @@ impl Connection {
 
     /// A handle that does not keep the connection alive.
     pub fn downgrade(&self) -> WeakConnection {
-        WeakConnection(Arc::downgrade(&self.shared))
+        WeakConnection {
+            shared: Arc::downgrade(&self.shared),
+            #[cfg(unix)]
+            host_stdout: Arc::clone(&self.host_stdout),
+        }
     }
 
     /// The exit report, once the agent is gone.
@@ -583,19 +585,28 @@ fn check_json_text(params: Option<&str>) -> Result<(), CallError> {
 /// A handle that does not keep the connection's state alive: for exit
 /// hooks that must be able to kill the agent but not leak the connection.
 #[derive(Clone)]
-pub struct WeakConnection(std::sync::Weak<Shared>);
+pub struct WeakConnection {
+    shared: std::sync::Weak<Shared>,
+    /// Only a line framer's state once the host has taken the fd.
+    #[cfg(unix)]
+    host_stdout: HostStdout,
+}
 
 impl WeakConnection {
     /// The connection, if it still exists.
     pub fn upgrade(&self) -> Option<Connection> {
-        self.0.upgrade().map(|shared| Connection { shared })
+        self.shared.upgrade().map(|shared| Connection {
+            shared,
+            #[cfg(unix)]
+            host_stdout: Arc::clone(&self.host_stdout),
+        })
     }
 
     /// Kill the agent if the connection still exists and is not done.
     pub fn kill(&self) {
-        if let Some(shared) = self.0.upgrade() {
-            if shared.life.exit().is_none() {
-                Connection { shared }.kill();
+        if let Some(conn) = self.upgrade() {
+            if conn.shared.life.exit().is_none() {
+                conn.kill();
             }
         }
     }

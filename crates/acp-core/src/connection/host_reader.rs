@@ -4,8 +4,10 @@
 //!
 //! The host hands each chunk it read to [`HostReader::feed`]; the lines
 //! are handled as the reader task handles them, and what they make is
-//! handed back as one batch to deliver at once, unless something queued
-//! before still waits for the sink: then it is queued behind it, in order.
+//! handed back as a batch to deliver at once (within the batch limits and
+//! the batches the host may hold), unless something queued before still
+//! waits for the sink: then it is queued behind it, in order, and what
+//! does not fit a batch is queued behind the batch.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -42,7 +44,7 @@ pub(super) struct HostSide {
 pub(super) struct HostReader {
     framer: LineFramer,
     run: TextRun,
-    /// Items made and not yet handed over (only while [`Fed::Full`]).
+    /// Items made and not yet handed over: the queue had no room for them.
     ready: Vec<Event>,
     /// Tells the supervisor that stdout has ended.
     ended: Option<oneshot::Sender<()>>,

@@ -37,9 +37,6 @@ pub(super) struct Shared {
     pub builtins: Builtins,
     /// Live session views the reader folds into.
     pub views: Views,
-    /// EXPERIMENTAL: stdout as the host reads it (`read_on_host`).
-    #[cfg(unix)]
-    pub host_reader: std::sync::Mutex<Option<super::host_reader::HostSide>>,
 }
 
 impl Shared {
