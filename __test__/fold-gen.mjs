@@ -94,6 +94,15 @@ function genBlock(r) {
 const TOOL_IDS = ['t1', 't2', 't3', '__proto__', 't4'];
 const STATUSES = ['pending', 'in_progress', 'completed', 'failed', null];
 
+/** Text of 100 to 3,000 bytes or so: words, escapes, now and then a lone surrogate. */
+function longText(r) {
+  const words = r.chance(0.2) ? WORDS : WELL_FORMED;
+  let s = '';
+  for (let n = 100 + r.int(3000); s.length < n; ) s += r.pick(words) + (r.chance(0.2) ? '\u001b[0m' : '');
+  return s;
+}
+const WELL_FORMED = WORDS.filter((w) => !/[\ud800-\udfff]/.test(w.replace(/[\ud800-\udbff][\udc00-\udfff]/g, '')));
+
 /** One `update` value. */
 export function genUpdate(r) {
   const kind = r.int(20);
@@ -130,6 +139,9 @@ export function genUpdate(r) {
       if (r.chance(0.6)) u.status = r.pick(STATUSES);
       if (r.chance(0.3)) u.content = r.chance(0.8) ? [{ type: 'content', content: genBlock(r) }] : null;
       if (r.chance(0.3)) u.rawOutput = genValue(r);
+      // Terminal output and diffs: long fields, a view keeps their text.
+      if (r.chance(0.2)) u.content = [{ type: 'content', content: { type: 'text', text: longText(r) } }];
+      if (r.chance(0.1)) u.rawOutput = { output: longText(r), exitCode: r.int(2), at: [r.int(9), null] };
       if (r.chance(0.2)) u.title = r.chance(0.5) ? null : r.pick(WORDS);
       return sprinkle(r, u);
     }

@@ -217,3 +217,33 @@ test('session-wide objects (info, modes, config, commands, usage) are bounded in
   assert.equal(rust.droppedKeys, 297 + 1 + 3);
   assert.ok(jsonSize(rust.info) <= limits.maxTotalBytes);
 });
+
+test("the client's own mode and config changes fold alike in both folds, under tight limits", () => {
+  // Folded as the update an agent would send, but not bounded as one (its
+  // two keys are over maxKeys, its size over maxTotalBytes): the merge
+  // bounds what it adds.
+  const rec = (direction, msg) => JSON.stringify({ direction, kind: 'x', payload: JSON.stringify(msg) });
+  const text = [
+    update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'hi' } }),
+    rec('send', { jsonrpc: '2.0', id: 1, method: 'session/set_mode', params: { sessionId: 's', modeId: 'ask' } }),
+    rec('receive', { jsonrpc: '2.0', id: 1, result: {} }),
+    rec('send', {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'session/set_config_option',
+      params: { sessionId: 's', configId: 'm' },
+    }),
+    rec('receive', { jsonrpc: '2.0', id: 2, result: { configOptions: [] } }),
+  ].join('\n');
+  const limits = { maxKeys: 1, maxTotalBytes: 76 };
+  const rust = JSON.parse(native.foldRecording(text, limits)).sessions.s;
+  const js = foldRecording(text, limits).sessions.s;
+  assert.equal(canonical(js), canonical(rust));
+  assert.deepEqual(js.modes, { currentModeId: 'ask' });
+  assert.deepEqual(js.config, { configOptions: [] });
+  assert.deepEqual(
+    js.entries.map((e) => e.kind),
+    ['agent'],
+    'no unknown entry, nothing evicted',
+  );
+});

@@ -417,6 +417,21 @@ class SessionFold {
   /** Fold one `session/update`'s `update` value. */
   applyUpdate(update) {
     if (!plainTextChunk(update)) update = boundValue(update, this.#limits);
+    this.#apply(update);
+  }
+
+  /**
+   * The client's own `session/set_mode` that succeeded, which agents do not
+   * echo: folded as the update an agent would send, its mode the client's
+   * (not bounded as an agent's update; the merge bounds what it adds, as
+   * the core's views do).
+   */
+  modeSet(modeId) {
+    this.#apply({ sessionUpdate: 'current_mode_update', currentModeId: modeId });
+  }
+
+  /** Fold an update already within this fold's limits. */
+  #apply(update) {
     if (!isObject(update) || typeof update.sessionUpdate !== 'string') return this.#unknown(update);
     const variant = update.sessionUpdate;
     const kind = hasOwn(CHUNK_KINDS, variant) ? CHUNK_KINDS[variant] : undefined;
@@ -524,7 +539,7 @@ class SessionFold {
   configOptionsSet(result) {
     result = boundValue(result, this.#limits);
     if (isObject(result) && Array.isArray(result.configOptions)) {
-      this.applyUpdate({ sessionUpdate: 'config_option_update', configOptions: result.configOptions });
+      this.#apply({ sessionUpdate: 'config_option_update', configOptions: result.configOptions });
     }
   }
 
@@ -727,7 +742,7 @@ class RecordingFold {
         // The client's own changes, which agents do not echo: folded as the
         // update an agent would send (as the core's views do).
         if (result !== undefined && typeof req.modeId === 'string') {
-          this.#state(req.sid)?.applyUpdate({ sessionUpdate: 'current_mode_update', currentModeId: req.modeId });
+          this.#state(req.sid)?.modeSet(req.modeId);
         }
       } else if (req.method === 'session/set_config_option' && req.sid !== undefined) {
         if (result !== undefined) this.#state(req.sid)?.configOptionsSet(result);

@@ -24,7 +24,7 @@ use crate::acp::{methods, session_id_of};
 use crate::rpc::RequestId;
 use crate::view::{
     parse_bounded, short_enough, Caps, DrainText, Drained, EntryKind, SessionState, UpdateParams,
-    ViewOptions,
+    ViewOptions, WholeCopy,
 };
 
 /// Our requests whose answers a view folds, at most (the oldest is
@@ -432,20 +432,24 @@ impl Views {
     /// a time) in the same hold of the views: the snapshot holds exactly
     /// the changes drained so far, which its `$seq` numbers, so a copy of
     /// it stays exact under the later ones. The host emits the drains
-    /// first.
+    /// first. Its long strings are escaped after the views are let go
+    /// ([`SessionState::snapshot_holed`]): the reader folds meanwhile.
     pub fn snapshot(&self, id: u32, max_text: usize) -> Option<ViewSnapshot> {
-        let mut inner = self.lock();
-        let view = inner.views.get_mut(&id)?;
-        view.signalled = false;
-        // Ends: each drain takes text or whole entries out of a finite
-        // state. The cap only guards the host against a bug looping here.
-        let drained = std::iter::from_fn(|| view.state.drain_parts(max_text))
-            .take(MAX_SNAPSHOT_DRAINS)
-            .collect();
-        let (parts, texts) = view.state.snapshot_apart(SNAPSHOT_PART_BYTES);
+        let (drained, parts, texts) = {
+            let mut inner = self.lock();
+            let view = inner.views.get_mut(&id)?;
+            view.signalled = false;
+            // Ends: each drain takes text or whole entries out of a finite
+            // state. The cap only guards the host against a bug looping here.
+            let drained = std::iter::from_fn(|| view.state.drain_parts(max_text))
+                .take(MAX_SNAPSHOT_DRAINS)
+                .collect();
+            let (parts, texts) = view.state.snapshot_holed(SNAPSHOT_PART_BYTES);
+            (drained, parts, texts)
+        };
         Some(ViewSnapshot {
             drained,
-            parts,
+            parts: parts.into_iter().map(WholeCopy::into_json).collect(),
             texts,
         })
     }
@@ -541,6 +545,12 @@ mod tests {
     /// what came of it: 0, the copy escaped nothing after the lock; 1, the
     /// fold waited for the copy; 2, the fold finished meanwhile.
     fn copy_folding_meanwhile(views: &Arc<Views>, id: u32) -> ((u64, String), u8) {
+        folding_meanwhile(views, || views.json_since(id, 0).expect("changed since 0"))
+    }
+
+    /// What `take` returns, with the reader's fold of another chunk run
+    /// while `take` escapes its first text (see [`copy_folding_meanwhile`]).
+    fn folding_meanwhile<T>(views: &Arc<Views>, take: impl FnOnce() -> T) -> (T, u8) {
         let seen = Arc::new(AtomicU8::new(0));
         let hook = {
             let (views, seen) = (Arc::clone(views), Arc::clone(&seen));
@@ -557,9 +567,9 @@ mod tests {
             }
         };
         crate::view::copy::ESCAPING_TEXT.with(|h| *h.borrow_mut() = Some(Box::new(hook)));
-        let copy = views.json_since(id, 0).expect("changed since 0");
+        let taken = take();
         crate::view::copy::ESCAPING_TEXT.with(|h| h.borrow_mut().take());
-        (copy, seen.load(Ordering::SeqCst))
+        (taken, seen.load(Ordering::SeqCst))
     }
 
     /// A session store's copy of a big view does not hold up the reader:
@@ -600,6 +610,33 @@ mod tests {
             "the output was escaped after the views were let go (0: under them)"
         );
         assert!(copy.contains(r#""stdout":"\u0001\u0001"#) && !copy.contains("meanwhile"));
+    }
+
+    /// A host's snapshot() too: a tool call's output and an image are
+    /// escaped into the snapshot's JSON after the views are let go.
+    #[test]
+    fn the_reader_folds_while_a_snapshot_escapes_a_tool_calls_output() {
+        let views = Arc::new(Views::default());
+        let id = views.open("s", ViewOptions::default(), false);
+        let output = "\u{1}".repeat(1 << 20);
+        let updates = [
+            serde_json::json!({"sessionId": "s", "update": {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Run", "rawOutput": {"stdout": output}}}),
+            serde_json::json!({"sessionId": "s", "update": {"sessionUpdate": "user_message_chunk", "content": {"type": "image", "mimeType": "image/png", "data": "iVBO".repeat(1 << 16)}}}),
+        ];
+        for update in updates {
+            views.on_update(Some(&update.to_string()));
+        }
+        let (snapshot, seen) =
+            folding_meanwhile(&views, || views.snapshot(id, 1 << 20).expect("open"));
+        assert_eq!(
+            seen, 2,
+            "the output was escaped after the views were let go (1: under them)"
+        );
+        let json = snapshot.parts.concat();
+        assert!(json.contains(r#""stdout":"\u0001\u0001"#) && json.contains("iVBOiVBO"));
+        assert!(!json.contains("meanwhile"), "the state when it was taken");
+        let next = views.snapshot(id, 1 << 20).expect("open");
+        assert!(next.texts.iter().any(|t| t.as_str().contains("meanwhile")));
     }
 
     /// Update params longer than what is parsed before a view is known (a

@@ -9,9 +9,10 @@
 //! agent sends, on the worker it shares with the host's other agents: it
 //! waits for the first step only, not for the escaping of tens of MiB of
 //! text (six bytes a control character). The result is, byte for byte,
-//! `serde_json::to_string(&state.whole())`.
+//! `serde_json::to_string(&state.whole())`. A host's snapshot takes its
+//! parts the same way ([`SessionState::snapshot_holed`]).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::io;
 
@@ -43,6 +44,47 @@ struct Hole {
 pub(crate) struct Holes<'a> {
     out: &'a RefCell<Vec<u8>>,
     found: RefCell<Vec<Hole>>,
+    /// The bytes of the holes' texts since the last [`Holes::cut`].
+    held: Cell<usize>,
+}
+
+impl<'a> Holes<'a> {
+    pub(crate) fn new(out: &'a RefCell<Vec<u8>>) -> Self {
+        Self {
+            out,
+            found: RefCell::new(Vec::new()),
+            held: Cell::new(0),
+        }
+    }
+
+    /// Serialize `value` onto the output, its holes noted.
+    pub(crate) fn write<T: Serialize>(&self, value: &T) {
+        let mut ser = serde_json::Serializer::new(SharedOut(self.out));
+        value
+            .serialize(&mut ser)
+            .expect("a state always serializes");
+    }
+
+    /// Append JSON written by hand (a bracket, a comma).
+    pub(crate) fn write_raw(&self, json: &[u8]) {
+        self.out.borrow_mut().extend_from_slice(json);
+    }
+
+    /// The JSON written since the last cut and its texts, unescaped: at
+    /// least this many bytes once escaped.
+    pub(crate) fn len(&self) -> usize {
+        self.out.borrow().len() + self.held.get()
+    }
+
+    /// What was written since the last cut, as a copy whose texts are
+    /// escaped later ([`WholeCopy::into_json`]); the output starts over.
+    pub(crate) fn cut(&self) -> WholeCopy {
+        self.held.set(0);
+        WholeCopy {
+            skeleton: std::mem::take(&mut *self.out.borrow_mut()),
+            holes: std::mem::take(&mut *self.found.borrow_mut()),
+        }
+    }
 }
 
 impl Holes<'_> {
@@ -60,6 +102,8 @@ impl Holes<'_> {
     /// ends where its `""` goes.
     fn push(&self, texts: Vec<DrainText>) {
         let at = self.out.borrow().len();
+        let bytes: usize = texts.iter().map(|t| t.as_str().len()).sum();
+        self.held.set(self.held.get() + bytes);
         self.found.borrow_mut().push(Hole { at, texts });
     }
 }
@@ -76,19 +120,9 @@ impl SessionState {
             }
         }
         let out = RefCell::new(Vec::new());
-        let holes = Holes {
-            out: &out,
-            found: RefCell::new(Vec::new()),
-        };
-        let mut ser = serde_json::Serializer::new(SharedOut(&out));
-        self.whole_holed(&holes)
-            .serialize(&mut ser)
-            .expect("a state always serializes");
-        let holes = holes.found.into_inner();
-        WholeCopy {
-            skeleton: out.into_inner(),
-            holes,
-        }
+        let holes = Holes::new(&out);
+        holes.write(&self.whole_holed(&holes));
+        holes.cut()
     }
 }
 
@@ -114,6 +148,14 @@ impl WholeCopy {
         }
         out.extend_from_slice(&self.skeleton[from..]);
         String::from_utf8(out).expect("serde_json writes UTF-8")
+    }
+}
+
+#[cfg(test)]
+impl WholeCopy {
+    /// The JSON taken under the lock, its texts left out.
+    pub(crate) fn skeleton_len(&self) -> usize {
+        self.skeleton.len()
     }
 }
 
@@ -252,7 +294,7 @@ mod tests {
     use serde_json::json;
 
     use super::{DrainText, SessionState};
-    use crate::view::fold::tests::{text, unknown};
+    use crate::view::fold::tests::{long_everywhere, text, unknown};
     use crate::view::ViewOptions;
 
     /// The JSON a copy was before it was taken apart.
@@ -355,17 +397,7 @@ mod tests {
     fn a_copy_takes_other_long_strings_as_plain_copies_to_escape_later() {
         let mut s = SessionState::new("s", ViewOptions::default());
         let long = "\u{1}".repeat(200_000);
-        s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "x", "rawInput": {"cmd": long}, "content": [{"type": "content", "content": {"type": "text", "text": long}}]}));
-        s.apply_update(json!({"sessionUpdate": "plan", "entries": [{"content": long, "priority": "high", "status": "pending"}]}));
-        s.apply_update(json!({"sessionUpdate": "notice", "text": long}));
-        s.apply_update(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "image", "data": long, "mimeType": "image/png"}}));
-        unknown(&mut s, &long);
-        s.request_waiting(
-            "1".into(),
-            json!(1),
-            "session/request_permission",
-            json!({"toolCall": {"rawInput": long}}),
-        );
+        long_everywhere(&mut s, &long);
         let copy = s.whole_copy();
         // Escaped, each string would be 1.2 MB of the JSON taken under the lock.
         assert!(copy.skeleton.len() < 4096, "{} bytes", copy.skeleton.len());

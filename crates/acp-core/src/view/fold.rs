@@ -622,6 +622,29 @@ pub(crate) mod tests {
         state.apply_update(json!({"sessionUpdate": "x_custom", "data": data}));
     }
 
+    /// `long` in every kind of place a view keeps a string other than
+    /// message text: a tool call's input and output, a compaction, the
+    /// plan, a notice, an image, usage, an unknown update, pending params.
+    pub(crate) fn long_everywhere(s: &mut SessionState, long: &str) {
+        s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "x", "rawInput": {"cmd": long}, "content": [{"type": "content", "content": {"type": "text", "text": long}}]}));
+        s.apply_update(
+            json!({"sessionUpdate": "compaction_update", "compactionId": "c", "summary": long}),
+        );
+        s.apply_update(json!({"sessionUpdate": "plan", "entries": [{"content": long, "priority": "high", "status": "pending"}]}));
+        s.apply_update(json!({"sessionUpdate": "notice", "text": long}));
+        s.apply_update(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "image", "data": long, "mimeType": "image/png"}}));
+        s.apply_update(
+            json!({"sessionUpdate": "usage_update", "used": 1, "size": 2, "note": long}),
+        );
+        unknown(s, long);
+        s.request_waiting(
+            "1".into(),
+            json!(1),
+            "session/request_permission",
+            json!({"toolCall": {"rawInput": long}}),
+        );
+    }
+
     fn kinds(state: &SessionState) -> Vec<(u64, EntryKind)> {
         state.entries.iter().map(|e| (e.index, e.kind)).collect()
     }

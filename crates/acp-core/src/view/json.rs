@@ -3,6 +3,7 @@
 //! and the pieces a drain writes (entries, tool calls by id, pending
 //! requests), all serialized from where they are, without a copy.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::apart::{Apart, Seg, Walk};
-use super::copy::Holes;
+use super::copy::{Holes, WholeCopy};
 use super::lent::{DrainText, LentBlock};
 use super::state::{text_only, text_only_mut, Entry, EntryKind, Keyed, Pending, SessionState};
 
@@ -54,10 +55,19 @@ impl SessionState {
     /// would take six bytes) nor copied when long: a growing text of at
     /// least [`super::LEND_MIN_BYTES`] is frozen into a segment first
     /// (when every change was drained, as a host's snapshot does), and
-    /// segments are shared with the host. What is left to serialize is
-    /// the state's other content, so the views' lock is held for that,
-    /// not for the text the agent streamed.
+    /// segments are shared with the host.
     pub fn snapshot_apart(&mut self, part_bytes: usize) -> (Vec<String>, Vec<DrainText>) {
+        let (parts, texts) = self.snapshot_holed(part_bytes);
+        (parts.into_iter().map(WholeCopy::into_json).collect(), texts)
+    }
+
+    /// [`Self::snapshot_apart`] in the two steps of a store's copy
+    /// ([`super::copy`]): under the views' lock, the parts with the other
+    /// long strings (tool output, diffs, images, plans) as holes holding
+    /// plain copies; after it, [`WholeCopy::into_json`] escapes each part's.
+    /// The reader, which folds every update into the views, waits for the
+    /// copies, not for escaping what an agent chose to send.
+    pub fn snapshot_holed(&mut self, part_bytes: usize) -> (Vec<WholeCopy>, Vec<DrainText>) {
         // Only text the host has seen all of: drains carry unseen text
         // from where they left it, which a freeze would move.
         if !self.is_dirty() {
@@ -71,22 +81,32 @@ impl SessionState {
             .iter()
             .map(|e| texts_of(e, &mut texts))
             .collect();
-        let mut parts = self.session_wide_parts();
-        let entries = self.entries.iter().zip(&places).map(|(e, at)| {
-            let texts = if at.is_empty() {
-                Texts::Inline
-            } else {
-                Texts::Apart(at)
-            };
-            EntryJson(e, None, texts, None)
-        });
-        let entries = pack(entries, part_bytes, &mut parts);
-        let keyed = |map: &HashMap<String, Keyed>, parts: &mut Vec<String>| {
-            pack(map.iter().map(|(id, k)| (id, &k.fields)), part_bytes, parts)
+        let out = RefCell::new(Vec::new());
+        let holes = Holes::new(&out);
+        let h = Some(&holes);
+        // The head's place, written last.
+        let mut parts = vec![holes.cut()];
+        holes.write(&Held(&self.plan, h));
+        parts.push(holes.cut());
+        for map in [&self.modes, &self.config, &self.commands, &self.info] {
+            holes.write(&HeldMap(map, h));
+            parts.push(holes.cut());
+        }
+        holes.write(&self.usage.as_ref().map(|u| HeldMap(u, h)));
+        parts.push(holes.cut());
+        holes.write(&held_pending(self.pending.iter(), h));
+        parts.push(holes.cut());
+        let entries = (self.entries.iter().zip(&places))
+            .map(|(e, at)| EntryJson(e, None, Texts::Apart(at, &holes), None));
+        let entries = pack_holed(entries, part_bytes, &holes, &mut parts);
+        let keyed = |map: &HashMap<String, Keyed>, parts: &mut Vec<WholeCopy>| {
+            let fields = map.iter().map(|(id, k)| (id, HeldMap(&k.fields, h)));
+            pack_holed(fields, part_bytes, &holes, parts)
         };
         let tools = keyed(&self.tool_calls, &mut parts);
         let compactions = keyed(&self.compactions, &mut parts);
-        parts[0] = json(Snapshot(self, Some([entries, tools, compactions]), None));
+        holes.write(&Snapshot(self, Some([entries, tools, compactions]), None));
+        parts[0] = holes.cut();
         (parts, texts)
     }
 
@@ -205,6 +225,34 @@ fn pack<T: Serialize>(
     parts.len() - before
 }
 
+/// [`pack`], each part a [`WholeCopy`] whose long strings are holes: a
+/// part is closed when its JSON and its holes' texts reach `part_bytes`
+/// (escaped, the texts may take up to six times that).
+fn pack_holed<T: Serialize>(
+    items: impl Iterator<Item = T>,
+    part_bytes: usize,
+    holes: &Holes<'_>,
+    parts: &mut Vec<WholeCopy>,
+) -> usize {
+    let before = parts.len();
+    let mut open = false;
+    for item in items {
+        holes.write_raw(if open { b"," } else { b"[" });
+        open = true;
+        holes.write(&item);
+        if holes.len() >= part_bytes {
+            holes.write_raw(b"]");
+            parts.push(holes.cut());
+            open = false;
+        }
+    }
+    if open {
+        holes.write_raw(b"]");
+        parts.push(holes.cut());
+    }
+    parts.len() - before
+}
+
 /// Serializes the state without copying it; with `Some(parts)`, only the
 /// head of [`SessionState::snapshot_parts`]; with `Some(holes)`, its
 /// message texts left as holes.
@@ -215,8 +263,9 @@ struct Snapshot<'a>(&'a SessionState, Option<[usize; 3]>, Option<&'a Holes<'a>>)
 pub(crate) enum Texts<'a> {
     /// In the JSON, escaped.
     Inline,
-    /// Apart, at these places (see [`SessionState::snapshot_apart`]).
-    Apart(&'a [(usize, usize)]),
+    /// Apart, at these places (see [`SessionState::snapshot_apart`]);
+    /// the entry's other long strings as holes.
+    Apart(&'a [(usize, usize)], &'a Holes<'a>),
     /// In holes, filled in later ([`Holes`]).
     Holes(&'a Holes<'a>),
 }
@@ -241,8 +290,8 @@ impl Serialize for EntryJson<'_, '_> {
         m.serialize_entry("index", &e.index)?;
         m.serialize_entry("kind", e.kind.as_str())?;
         let holes = match self.2 {
-            Texts::Holes(holes) => Some(holes),
-            _ => None,
+            Texts::Holes(holes) | Texts::Apart(_, holes) => Some(holes),
+            Texts::Inline => None,
         };
         let body = || e.body.as_ref().map(|b| Held(b, holes));
         match e.kind {
@@ -267,7 +316,9 @@ impl Serialize for EntryJson<'_, '_> {
                     let content = DrainContent { e, cut, apart, at };
                     m.serialize_entry("content", &content)?
                 }
-                (_, Texts::Apart(_)) => m.serialize_entry("content", &ApartContent(&e.content))?,
+                (_, Texts::Apart(_, holes)) => {
+                    m.serialize_entry("content", &ApartContent(&e.content, holes))?
+                }
                 (_, Texts::Holes(holes)) => m.serialize_entry("content", &holes.content(e))?,
                 (Some(text), _) => m.serialize_entry("content", &CutContent(&e.content, text))?,
                 _ if e.lent.len > 0 => m.serialize_entry("content", &LentContent(e))?,
@@ -282,8 +333,11 @@ impl Serialize for EntryJson<'_, '_> {
             if e.dropped_blocks > 0 {
                 m.serialize_entry("droppedBlocks", &e.dropped_blocks)?;
             }
-            if let Texts::Apart(places) = self.2 {
-                m.serialize_entry("$texts", places)?;
+            match self.2 {
+                Texts::Apart(places, _) if !places.is_empty() => {
+                    m.serialize_entry("$texts", places)?
+                }
+                _ => {}
             }
         }
         m.end()
@@ -347,8 +401,9 @@ impl Serialize for DrainContent<'_, '_> {
     }
 }
 
-/// Content blocks, the text-only ones' texts left out (`""`).
-struct ApartContent<'a>(&'a [Value]);
+/// Content blocks, the text-only ones' texts left out (`""`), the others'
+/// long strings as holes.
+struct ApartContent<'a>(&'a [Value], &'a Holes<'a>);
 
 impl Serialize for ApartContent<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -356,7 +411,7 @@ impl Serialize for ApartContent<'_> {
         for block in self.0 {
             match text_only(block) {
                 Some(_) => seq.serialize_element(&TextBlock(""))?,
-                None => seq.serialize_element(block)?,
+                None => seq.serialize_element(&self.1.value(block))?,
             }
         }
         seq.end()
@@ -530,7 +585,7 @@ pub(crate) mod tests {
     use serde_json::{json, Value};
 
     use super::{Arc, DrainText, SessionState};
-    use crate::view::fold::tests::{text, unknown};
+    use crate::view::fold::tests::{long_everywhere, text, unknown};
     use crate::view::ViewOptions;
 
     /// [`join`] of a snapshot whose texts are apart (as
@@ -585,6 +640,33 @@ pub(crate) mod tests {
         let (parts, texts) = s.snapshot_apart(1 << 20);
         assert_eq!(join_apart(&parts, &texts), s.snapshot_value());
     }
+    /// The views' lock is held for the JSON of what is short: tool
+    /// output, images, plans, notices and pending params of an agent's
+    /// choosing are copied then, and escaped later.
+    #[test]
+    fn a_snapshot_takes_other_long_strings_as_copies_to_escape_later() {
+        let mut s = SessionState::new("s", ViewOptions::default());
+        let long = "\u{1}".repeat(200_000);
+        long_everywhere(&mut s, &long);
+        let whole = s.snapshot_value();
+        while s.drain_parts(1 << 20).is_some() {}
+        let (holed, _) = s.snapshot_holed(1 << 20);
+        // Escaped, each string would be 1.2 MB of the JSON taken under the lock.
+        let skeleton: usize = holed.iter().map(|p| p.skeleton_len()).sum();
+        assert!(skeleton < 8192, "{skeleton} bytes");
+        let (parts, texts) = s.snapshot_apart(1 << 20);
+        assert_eq!(join_apart(&parts, &texts), whole);
+        // A part closes by its texts' bytes too, not only its JSON's.
+        for i in 0..8 {
+            s.apply_update(json!({"sessionUpdate": "tool_call", "toolCallId": format!("t{i}"), "title": "x", "rawOutput": long}));
+        }
+        let (parts, texts) = s.snapshot_apart(500_000);
+        let head: Value = serde_json::from_str(&parts[0]).unwrap();
+        let tool_parts = head["$parts"][1].as_u64().unwrap();
+        assert!(tool_parts >= 3, "1.8 MB of texts in {tool_parts} parts");
+        assert_eq!(join_apart(&parts, &texts), s.snapshot_value());
+    }
+
     /// `joinSnapshot` of lib/session-view.js, ported.
     fn join(parts: &[String]) -> Value {
         let mut head: Value = serde_json::from_str(&parts[0]).unwrap();
