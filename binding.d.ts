@@ -58,25 +58,19 @@ export declare class AgentConnection {
   /** SIGKILL the agent's process group now (synchronous). */
   kill(): void
   /**
-   * EXPERIMENTAL (`readOnHost`, Unix): the agent's stdout fd, for the
-   * host to read from its event loop (it owns and closes it), given
-   * once; null when the core reads it.
+   * EXPERIMENTAL (`readOnHost`, Unix): read the agent's stdout on this
+   * thread's event loop while the agent is quiet, the core's reader
+   * thread reading while it floods (and at its exit). Batches read here
+   * go to `deliver` (as if `onBatch` had them, without an `ack`); call
+   * `resumeStdout()` after each `onBatch` call. False when the core reads.
    */
-  takeStdout(): number | null
-  /**
-   * EXPERIMENTAL: a chunk the host read from stdout (empty: retry).
-   * Returns the batch to dispatch now (as if `onBatch` had it, without
-   * an `ack`), `false` when there is none (nothing, or queued behind
-   * earlier items, which arrive through `onBatch`), or `true` when the
-   * queue is full: stop reading and feed an empty chunk after the next
-   * `onBatch` call.
-   */
-  feedStdout(chunk: Uint8Array): string | boolean
-  /**
-   * EXPERIMENTAL: stdout ended (EOF, or a read error's message); as
-   * `feedStdout`.
-   */
-  endStdout(error?: string | undefined | null): string | boolean
+  readStdoutHere(deliver: (arg: string) => unknown): boolean
+  /** EXPERIMENTAL: read here again if the core gave stdout back. */
+  resumeStdout(): void
+  /** EXPERIMENTAL: whether reading stdout here keeps Node alive. */
+  refStdout(on: boolean): void
+  /** EXPERIMENTAL: stop reading stdout here (the agent is gone). */
+  stopStdout(): void
   /** Keep Node alive while `true` (pending calls), let it exit when `false`. */
   setRef(keepAlive: boolean): void
   /**

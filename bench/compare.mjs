@@ -1,5 +1,5 @@
 // Two builds side by side, with readline as the floor:
-//   node bench/compare.mjs <before checkout> [rounds] [what...]
+//   node bench/compare.mjs <before checkout, or - for none> [rounds] [what...]
 // `what`: rt (bench/round-trip.mjs, 10,000 pings), or run-one.mjs
 // scenarios (ping, permission, small…); default all four. Each run is a
 // fresh process; the clients take turns, the order reversed every other
@@ -20,7 +20,7 @@ if (!before) {
 const ROUNDS = Number(roundsArg ?? 5);
 const WHAT = whatArgs.length > 0 ? whatArgs : ['rt', 'ping', 'permission', 'small'];
 const CONFIGS = [
-  ['before', before, 'native', {}],
+  ...(before === '-' ? [] : [['before', before, 'native', {}]]),
   ['after', here, 'native', {}],
   ['after, on loop', here, 'native', { ACP_NATIVE_READ_ON_HOST: '1' }],
   ['readline', here, 'readline', {}],

@@ -1,61 +1,30 @@
 'use strict';
 
 // EXPERIMENTAL (Unix; ACP_NATIVE_READ_ON_HOST=1): the agent's stdout read
-// on this thread's event loop and fed to the core, so that an answer wakes
-// one thread (this one), not the core's reader and then this one. The core
-// handles the lines as its reader would and hands back a batch to dispatch
-// at once (acknowledged as any batch) when nothing queued before it still
-// waits to reach JS and the host may hold one more batch; else it queues
-// the items behind the others (they arrive through onBatch). Reading stops
-// while the core's queue has no room.
-
-const net = require('node:net');
-
-const EMPTY = Buffer.alloc(0);
+// on this thread's event loop while the agent is quiet, so that an answer
+// wakes one thread (this one), not the core's reader and then this one.
+// While it floods, and at its exit, the core's reader thread reads (and
+// frames, folds and batches off this thread). The core decides and polls
+// the fd itself (src/host_poll.rs); this side only says when a batch came
+// through `onBatch`, the moment the core may have given the fd back.
 
 /**
- * Read `conn`'s stdout here if the core gave its fd out, else null.
- * `deliver(text)` dispatches a batch now.
+ * Read `conn`'s stdout here if the core lets it, else null. `deliver(text)`
+ * dispatches a batch now.
  */
 function readStdoutHere(conn, deliver) {
-  const fd = conn.takeStdout?.();
-  if (fd === null || fd === undefined) return null;
-  const socket = new net.Socket({ fd, readable: true, writable: false });
-  socket.unref();
-  let full = false; // the core's queue had no room: fed again after a delivery
-  let ended = false;
-  const take = (fed) => {
-    if (typeof fed === 'string') {
-      deliver(fed);
-    } else if (fed !== full) {
-      full = fed;
-      if (full) socket.pause();
-      else socket.resume();
-    }
-  };
-  const end = (error) => {
-    if (ended) return;
-    ended = true;
-    take(conn.endStdout(error));
-  };
-  socket.on('data', (chunk) => take(conn.feedStdout(chunk)));
-  socket.on('end', () => end(null));
-  socket.on('error', (err) => {
-    end(String(err?.message ?? err));
-    socket.destroy();
-  });
+  if (!conn.readStdoutHere?.(deliver)) return null;
   return {
-    /** A batch arrived through onBatch: what waited for room may go now. */
+    /** A batch arrived through onBatch: the core may have given the fd back. */
     delivered() {
-      take(conn.feedStdout(EMPTY));
+      conn.resumeStdout();
     },
     ref(on) {
-      if (on) socket.ref();
-      else socket.unref();
+      conn.refStdout(on);
     },
-    /** The agent is gone: whatever still holds its stdout is not read. */
+    /** The agent is gone. */
     stop() {
-      socket.destroy();
+      conn.stopStdout();
     },
   };
 }

@@ -3,7 +3,7 @@ use std::sync::Arc;
 
 use acp_core::rpc::RequestId;
 use acp_core::{Connection, ConnectionConfig};
-use napi::bindgen_prelude::{Either, External, Function};
+use napi::bindgen_prelude::{External, Function};
 use napi::threadsafe_function::UnknownReturnValue;
 use napi::Env;
 use napi_derive::napi;
@@ -27,6 +27,9 @@ pub struct AgentConnection {
     sink: Arc<JsBatchSink>,
     /// Registration with the environment's cleanup hook.
     cleanup_key: u64,
+    /// EXPERIMENTAL: stdout polled on this thread (`readStdoutHere`).
+    #[cfg(unix)]
+    poll: std::cell::RefCell<Option<crate::host_poll::HostPoll>>,
 }
 
 impl Drop for AgentConnection {
@@ -59,6 +62,8 @@ impl AgentConnection {
             conn,
             sink,
             cleanup_key,
+            #[cfg(unix)]
+            poll: Default::default(),
         })
     }
 
@@ -169,54 +174,65 @@ impl AgentConnection {
         self.conn.kill();
     }
 
-    /// EXPERIMENTAL (`readOnHost`, Unix): the agent's stdout fd, for the
-    /// host to read from its event loop (it owns and closes it), given
-    /// once; null when the core reads it.
+    /// EXPERIMENTAL (`readOnHost`, Unix): read the agent's stdout on this
+    /// thread's event loop while the agent is quiet, the core's reader
+    /// thread reading while it floods (and at its exit). Batches read here
+    /// go to `deliver` (as if `onBatch` had them, without an `ack`); call
+    /// `resumeStdout()` after each `onBatch` call. False when the core reads.
     #[napi]
-    pub fn take_stdout(&self) -> Option<i32> {
+    pub fn read_stdout_here(
+        &self,
+        env: Env,
+        deliver: Function<String, UnknownReturnValue>,
+    ) -> bool {
         #[cfg(unix)]
         {
-            use std::os::fd::IntoRawFd;
-            self.conn.take_stdout().map(IntoRawFd::into_raw_fd)
+            let mut poll = self.poll.borrow_mut();
+            if poll.is_none() {
+                // SAFETY: on the JS thread, `deliver` is a function.
+                *poll = unsafe {
+                    crate::host_poll::HostPoll::start(
+                        env.raw(),
+                        &self.conn,
+                        &self.sink,
+                        napi::JsValue::raw(&deliver),
+                    )
+                };
+            }
+            poll.is_some()
         }
         #[cfg(not(unix))]
-        None
+        {
+            let _ = (env, deliver);
+            false
+        }
     }
 
-    /// EXPERIMENTAL: a chunk the host read from stdout (empty: retry).
-    /// Returns the batch to dispatch now (as if `onBatch` had it, without
-    /// an `ack`), `false` when there is none (nothing, or queued behind
-    /// earlier items, which arrive through `onBatch`), or `true` when the
-    /// queue is full: stop reading and feed an empty chunk after the next
-    /// `onBatch` call.
-    #[napi(ts_return_type = "string | boolean")]
-    pub fn feed_stdout(&self, chunk: &[u8]) -> Either<JsText, bool> {
+    /// EXPERIMENTAL: read here again if the core gave stdout back.
+    #[napi]
+    pub fn resume_stdout(&self) {
         #[cfg(unix)]
-        {
-            let idle = || self.sink.0.idle();
-            fed(self.conn.feed_stdout(chunk, &idle))
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = chunk;
-            Either::B(false)
+        if let Some(poll) = self.poll.borrow_mut().as_mut() {
+            poll.resume();
         }
     }
 
-    /// EXPERIMENTAL: stdout ended (EOF, or a read error's message); as
-    /// `feedStdout`.
-    #[napi(ts_return_type = "string | boolean")]
-    pub fn end_stdout(&self, error: Option<String>) -> Either<JsText, bool> {
+    /// EXPERIMENTAL: whether reading stdout here keeps Node alive.
+    #[napi]
+    pub fn ref_stdout(&self, on: bool) {
         #[cfg(unix)]
-        {
-            let idle = || self.sink.0.idle();
-            fed(self.conn.end_stdout(error.as_deref(), &idle))
+        if let Some(poll) = self.poll.borrow().as_ref() {
+            poll.set_ref(on);
         }
         #[cfg(not(unix))]
-        {
-            let _ = error;
-            Either::B(false)
-        }
+        let _ = on;
+    }
+
+    /// EXPERIMENTAL: stop reading stdout here (the agent is gone).
+    #[napi]
+    pub fn stop_stdout(&self) {
+        #[cfg(unix)]
+        drop(self.poll.borrow_mut().take());
     }
 
     /// Keep Node alive while `true` (pending calls), let it exit when `false`.
@@ -292,16 +308,6 @@ impl AgentConnection {
     #[napi(getter)]
     pub fn noise_lines(&self) -> f64 {
         self.conn.noise_lines() as f64
-    }
-}
-
-#[cfg(unix)]
-fn fed(fed: acp_core::connection::Fed) -> Either<JsText, bool> {
-    use acp_core::connection::Fed;
-    match fed {
-        Fed::Batch(batch) => Either::A(batch.into()),
-        Fed::Nothing => Either::B(false),
-        Fed::Full => Either::B(true),
     }
 }
 

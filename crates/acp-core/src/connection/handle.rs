@@ -52,7 +52,7 @@ pub struct Connection {
 }
 
 #[cfg(unix)]
-type HostStdout = Arc<std::sync::Mutex<Option<super::host_reader::HostSide>>>;
+use super::host_reader::HostStdout;
 
 impl Connection {
     /// Spawn the agent and start its tasks on `rt`.
@@ -101,21 +101,20 @@ impl Connection {
         // The host's own copy of the fd (tokio's goes with `agent.stdout`);
         // without one (out of fds), the reader task reads as usual.
         #[cfg(unix)]
-        let host_fd = config
+        let fds = config
             .read_on_host
             .then(|| {
-                std::os::fd::AsFd::as_fd(&agent.stdout)
-                    .try_clone_to_owned()
-                    .ok()
+                let fd = std::os::fd::AsFd::as_fd(&agent.stdout);
+                Some((fd.try_clone_to_owned().ok()?, fd.try_clone_to_owned().ok()?))
             })
             .flatten();
         #[cfg(unix)]
-        let reader = if let Some(fd) = host_fd {
-            let (ended, has_ended) = tokio::sync::oneshot::channel();
+        let reader = if let Some((host_fd, core_fd)) = fds {
+            let (ended, _has_ended) = tokio::sync::oneshot::channel();
             drop(agent.stdout);
             *host_stdout.lock().unwrap_or_else(|e| e.into_inner()) =
                 Some(super::host_reader::HostSide {
-                    fd: Some(fd),
+                    fd: Some(host_fd),
                     reader: super::host_reader::HostReader::new(
                         config.max_line_bytes,
                         BatchLimits {
@@ -125,9 +124,12 @@ impl Connection {
                         ended,
                     ),
                 });
-            rt.spawn(async move {
-                let _ = has_ended.await;
-            })
+            // Created on the runtime: its fd is registered there.
+            rt.spawn(super::host_reader::run_core_reader(
+                core_fd,
+                Arc::clone(&host_stdout),
+                shared.clone(),
+            ))
         } else {
             rt.spawn(run_reader(
                 agent.stdout,
@@ -156,6 +158,8 @@ impl Connection {
                 stderr,
                 close_grace: config.close_grace,
                 term_grace: config.term_grace,
+                #[cfg(unix)]
+                host_stdout: Arc::clone(&host_stdout),
             },
         ));
         Ok(Self {
@@ -169,47 +173,49 @@ impl Connection {
         self.shared.pid()
     }
 
-    /// EXPERIMENTAL (`read_on_host`): the agent's stdout fd for the host to
-    /// read from its event loop, given once; the host then feeds what it
-    /// reads to [`Self::feed_stdout`] and its end to [`Self::end_stdout`].
+    /// EXPERIMENTAL (`read_on_host`): read the agent's stdout once, on the
+    /// host's thread, when its event loop finds it readable (see
+    /// `host_reader`). [`super::Fed::Full`]: stop polling, the core reads.
+    /// `sink_idle`: whether the sink holds nothing undelivered.
     #[cfg(unix)]
-    pub fn take_stdout(&self) -> Option<std::os::fd::OwnedFd> {
-        let mut host = self.host_stdout.lock().unwrap_or_else(|e| e.into_inner());
-        host.as_mut()?.fd.take()
-    }
-
-    /// A chunk the host read from stdout (empty: retry after
-    /// [`super::Fed::Full`]). `sink_idle`: whether the sink holds nothing
-    /// undelivered.
-    #[cfg(unix)]
-    pub fn feed_stdout(&self, chunk: &[u8], sink_idle: &dyn Fn() -> bool) -> super::Fed {
+    pub fn host_read(&self, sink_idle: &dyn Fn() -> bool) -> super::Fed {
         // What a line starts (a built-in terminal and its tasks) needs the
         // runtime's context.
         let _rt = self.shared.rt.enter();
         let mut host = self.host_stdout.lock().unwrap_or_else(|e| e.into_inner());
         match host.as_mut() {
-            Some(side) => side.reader.feed(&self.shared, chunk, sink_idle),
-            None => super::Fed::Nothing,
+            Some(super::host_reader::HostSide {
+                fd: Some(fd),
+                reader,
+            }) => reader.host_read(fd, &self.shared, sink_idle),
+            _ => super::Fed::Full,
         }
     }
 
-    /// stdout ended: EOF, or a read error (its message).
+    /// The raw stdout fd the host polls for readability (it reads through
+    /// [`Self::host_read`]); None when the core reads it.
     #[cfg(unix)]
-    pub fn end_stdout(&self, error: Option<&str>, sink_idle: &dyn Fn() -> bool) -> super::Fed {
-        // What a line starts (a built-in terminal and its tasks) needs the
-        // runtime's context.
-        let _rt = self.shared.rt.enter();
+    pub fn host_stdout_fd(&self) -> Option<i32> {
+        use std::os::fd::AsRawFd;
+        let host = self.host_stdout.lock().unwrap_or_else(|e| e.into_inner());
+        host.as_ref()?.fd.as_ref().map(|fd| fd.as_raw_fd())
+    }
+
+    /// The host no longer polls stdout: its copy of the fd is closed.
+    #[cfg(unix)]
+    pub fn close_host_stdout(&self) {
         let mut host = self.host_stdout.lock().unwrap_or_else(|e| e.into_inner());
-        match host.as_mut() {
-            Some(side) => {
-                let error = error.map(|message| {
-                    self.shared
-                        .read_error("stdout", &std::io::Error::other(message.to_string()))
-                });
-                side.reader.finish(&self.shared, error, sink_idle)
-            }
-            None => super::Fed::Nothing,
+        if let Some(side) = host.as_mut() {
+            side.fd = None;
         }
+    }
+
+    /// Whether the host reads stdout now (after a batch it was delivered:
+    /// the core may have given the fd back).
+    #[cfg(unix)]
+    pub fn stdout_on_host(&self) -> bool {
+        let host = self.host_stdout.lock().unwrap_or_else(|e| e.into_inner());
+        host.as_ref().is_some_and(|side| side.reader.on_host())
     }
 
     /// A handle that does not keep the connection alive.

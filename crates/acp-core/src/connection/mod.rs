@@ -11,6 +11,7 @@ mod exit;
 mod handle;
 mod host_queue;
 #[cfg(unix)]
+#[cfg(unix)]
 mod host_reader;
 mod lifecycle;
 mod reader;
@@ -30,6 +31,7 @@ pub use delivery::{Batch, DeliverySink};
 pub use event::{Event, ItemKind};
 pub use exit::ExitInfo;
 pub use handle::{CallError, Connection, WeakConnection};
+#[cfg(unix)]
 #[cfg(unix)]
 pub use host_reader::Fed;
 pub use trace::TraceConfig;
