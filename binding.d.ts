@@ -58,18 +58,18 @@ export declare class AgentConnection {
   /** SIGKILL the agent's process group now (synchronous). */
   kill(): void
   /**
-   * EXPERIMENTAL (`readOnHost`, Unix): read the agent's stdout on this
+   * `readOnHost` (Linux, macOS): read the agent's stdout on this
    * thread's event loop while the agent is quiet, the core's reader
    * thread reading while it floods (and at its exit). Batches read here
    * go to `deliver` (as if `onBatch` had them, without an `ack`); call
    * `resumeStdout()` after each `onBatch` call. False when the core reads.
    */
   readStdoutHere(deliver: (arg: string) => unknown): boolean
-  /** EXPERIMENTAL: read here again if the core gave stdout back. */
+  /** Read here again if the core gave stdout back. */
   resumeStdout(): void
-  /** EXPERIMENTAL: whether reading stdout here keeps Node alive. */
+  /** Whether reading stdout here keeps Node alive. */
   refStdout(on: boolean): void
-  /** EXPERIMENTAL: stop reading stdout here (the agent is gone). */
+  /** Stop reading stdout here (the agent is gone): the core reads it. */
   stopStdout(): void
   /** Keep Node alive while `true` (pending calls), let it exit when `false`. */
   setRef(keepAlive: boolean): void
@@ -215,8 +215,8 @@ export interface ConnectionOptions {
   batchMaxBytes?: number
   inFlightBatches?: number
   /**
-   * EXPERIMENTAL (Unix): the host reads stdout from its event loop
-   * (`takeStdout`, `feedStdout`, `endStdout`).
+   * Unix: the host may read stdout on its event loop while the agent is
+   * quiet (`readStdoutHere`).
    */
   readOnHost?: boolean
   /** Deliver a `[6, record]` trace item for every wire message. */

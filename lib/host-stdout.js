@@ -1,6 +1,6 @@
 'use strict';
 
-// EXPERIMENTAL (Unix; ACP_NATIVE_READ_ON_HOST=1): the agent's stdout read
+// Linux and macOS: the agent's stdout read
 // on this thread's event loop while the agent is quiet, so that an answer
 // wakes one thread (this one), not the core's reader and then this one.
 // While it floods, and at its exit, the core's reader thread reads (and

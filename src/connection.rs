@@ -27,7 +27,7 @@ pub struct AgentConnection {
     sink: Arc<JsBatchSink>,
     /// Registration with the environment's cleanup hook.
     cleanup_key: u64,
-    /// EXPERIMENTAL: stdout polled on this thread (`readStdoutHere`).
+    /// stdout polled on this thread (`readStdoutHere`).
     #[cfg(unix)]
     poll: std::cell::RefCell<Option<crate::host_poll::HostPoll>>,
 }
@@ -174,7 +174,7 @@ impl AgentConnection {
         self.conn.kill();
     }
 
-    /// EXPERIMENTAL (`readOnHost`, Unix): read the agent's stdout on this
+    /// `readOnHost` (Linux, macOS): read the agent's stdout on this
     /// thread's event loop while the agent is quiet, the core's reader
     /// thread reading while it floods (and at its exit). Batches read here
     /// go to `deliver` (as if `onBatch` had them, without an `ack`); call
@@ -208,7 +208,7 @@ impl AgentConnection {
         }
     }
 
-    /// EXPERIMENTAL: read here again if the core gave stdout back.
+    /// Read here again if the core gave stdout back.
     #[napi]
     pub fn resume_stdout(&self) {
         #[cfg(unix)]
@@ -217,7 +217,7 @@ impl AgentConnection {
         }
     }
 
-    /// EXPERIMENTAL: whether reading stdout here keeps Node alive.
+    /// Whether reading stdout here keeps Node alive.
     #[napi]
     pub fn ref_stdout(&self, on: bool) {
         #[cfg(unix)]
@@ -228,7 +228,7 @@ impl AgentConnection {
         let _ = on;
     }
 
-    /// EXPERIMENTAL: stop reading stdout here (the agent is gone).
+    /// Stop reading stdout here (the agent is gone): the core reads it.
     #[napi]
     pub fn stop_stdout(&self) {
         #[cfg(unix)]

@@ -1,12 +1,14 @@
-//! EXPERIMENTAL (Unix): the agent's stdout polled on the host's event loop
+//! Unix: the agent's stdout polled on the host's event loop
 //! (a libuv poll handle on Node's loop), each readable turn one read by the
 //! core on this thread (`Connection::host_read`), its batch dispatched at
 //! once. Stopping is immediate: the read happens under the core's lock, so
 //! the core can take the fd between two reads (a flood, the agent's exit)
 //! and the next turn finds it gone and stops polling.
 
+use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::ptr;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use acp_core::connection::Fed;
@@ -44,11 +46,16 @@ struct Turn {
     deliver: sys::napi_ref,
     context: sys::napi_async_context,
     polling: bool,
+    /// Node waits for it when the environment goes (a worker's exit) with
+    /// the handle still open: its loop must not close with it.
+    env_gone: sys::napi_async_cleanup_hook_handle,
+    closing: Rc<Cell<bool>>,
 }
 
-/// The poll handle; closed by [`HostPoll::close`] (or on drop).
+/// The poll handle; closed on drop, or when the environment goes.
 pub struct HostPoll {
     handle: *mut c_void,
+    closing: Rc<Cell<bool>>,
 }
 
 impl HostPoll {
@@ -91,6 +98,7 @@ impl HostPoll {
         sys::napi_create_object(env, &mut resource);
         let mut context = ptr::null_mut();
         sys::napi_async_init(env, resource, name, &mut context);
+        let closing = Rc::new(Cell::new(false));
         let turn = Box::new(Turn {
             env,
             conn: conn.clone(),
@@ -98,15 +106,21 @@ impl HostPoll {
             deliver: deliver_ref,
             context,
             polling: false,
+            env_gone: ptr::null_mut(),
+            closing: Rc::clone(&closing),
         });
-        *(handle as *mut *mut Turn) = Box::into_raw(turn);
-        let mut poll = Self { handle };
+        let turn = Box::into_raw(turn);
+        *(handle as *mut *mut Turn) = turn;
+        sys::napi_add_async_cleanup_hook(env, Some(on_env_gone), handle, &mut (*turn).env_gone);
+        let mut poll = Self { handle, closing };
         uv_unref(handle);
+        conn.host_polls_stdout();
         poll.resume();
         Some(poll)
     }
 
     fn turn(&mut self) -> &mut Turn {
+        debug_assert!(!self.closing.get());
         // SAFETY: set in `start`, freed only when the handle is closed,
         // which takes `self`; used on the JS thread only.
         unsafe { &mut **(self.handle as *mut *mut Turn) }
@@ -114,6 +128,9 @@ impl HostPoll {
 
     /// Poll again if the core gave the fd back (after a delivered batch).
     pub fn resume(&mut self) {
+        if self.closing.get() {
+            return;
+        }
         let handle = self.handle;
         let turn = self.turn();
         if turn.polling || !turn.conn.stdout_on_host() {
@@ -125,6 +142,9 @@ impl HostPoll {
 
     /// Keep Node's loop alive for stdout while `true`.
     pub fn set_ref(&self, on: bool) {
+        if self.closing.get() {
+            return;
+        }
         // SAFETY: an open handle, on its loop's thread.
         unsafe {
             if on {
@@ -138,18 +158,32 @@ impl HostPoll {
 
 impl Drop for HostPoll {
     fn drop(&mut self) {
-        // SAFETY: open until here; `on_closed` frees it and its turn.
-        unsafe {
-            uv_poll_stop(self.handle);
-            uv_close(self.handle, on_closed);
+        if !self.closing.get() {
+            // SAFETY: open, its turn too; `on_closed` frees both.
+            unsafe { close(self.handle) }
         }
     }
+}
+
+/// Close the handle once (the host's drop or the environment's end).
+unsafe fn close(handle: *mut c_void) {
+    let turn = &mut **(handle as *mut *mut Turn);
+    if turn.closing.replace(true) {
+        return;
+    }
+    uv_poll_stop(handle);
+    uv_close(handle, on_closed);
+}
+
+unsafe extern "C" fn on_env_gone(_hook: sys::napi_async_cleanup_hook_handle, handle: *mut c_void) {
+    close(handle);
 }
 
 unsafe extern "C" fn on_closed(handle: *mut c_void) {
     let turn = Box::from_raw(*(handle as *mut *mut Turn));
     // Polled no more: the fd may go.
     turn.conn.close_host_stdout();
+    sys::napi_remove_async_cleanup_hook(turn.env_gone);
     sys::napi_delete_reference(turn.env, turn.deliver);
     sys::napi_async_destroy(turn.env, turn.context);
     let words = uv_handle_size(UV_POLL).div_ceil(8);

@@ -38,8 +38,8 @@ pub struct ConnectionOptions {
     pub batch_max_messages: Option<u32>,
     pub batch_max_bytes: Option<u32>,
     pub in_flight_batches: Option<u32>,
-    /// EXPERIMENTAL (Unix): the host reads stdout from its event loop
-    /// (`takeStdout`, `feedStdout`, `endStdout`).
+    /// Unix: the host may read stdout on its event loop while the agent is
+    /// quiet (`readStdoutHere`).
     pub read_on_host: Option<bool>,
     /// Deliver a `[6, record]` trace item for every wire message.
     pub trace: Option<bool>,

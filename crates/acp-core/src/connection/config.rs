@@ -47,8 +47,9 @@ pub struct ConnectionConfig {
     /// Batches handed to the host and not yet acknowledged, at most. This
     /// is the backpressure: when the host is slow, reading stops.
     pub in_flight_batches: usize,
-    /// EXPERIMENTAL, Unix: the host reads stdout on its own thread (see
-    /// [`super::Connection::take_stdout`]); the reader task does not run.
+    /// Unix: the host may read stdout on its own thread while the agent is
+    /// quiet (see [`super::Connection::host_read`]); the core reads it
+    /// until the host polls it, while the agent floods, and at its exit.
     pub read_on_host: bool,
     /// Built-in `fs/*` and `terminal/*` handlers (off by default).
     pub builtins: BuiltinConfig,

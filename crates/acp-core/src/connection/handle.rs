@@ -46,7 +46,7 @@ pub enum CallError {
 #[derive(Clone)]
 pub struct Connection {
     shared: Arc<Shared>,
-    /// EXPERIMENTAL: stdout as the host reads it (`read_on_host`).
+    /// stdout when the host may read it (`read_on_host`).
     #[cfg(unix)]
     host_stdout: HostStdout,
 }
@@ -173,7 +173,7 @@ impl Connection {
         self.shared.pid()
     }
 
-    /// EXPERIMENTAL (`read_on_host`): read the agent's stdout once, on the
+    /// `read_on_host`: read the agent's stdout once, on the
     /// host's thread, when its event loop finds it readable (see
     /// `host_reader`). [`super::Fed::Full`]: stop polling, the core reads.
     /// `sink_idle`: whether the sink holds nothing undelivered.
@@ -201,11 +201,22 @@ impl Connection {
         host.as_ref()?.fd.as_ref().map(|fd| fd.as_raw_fd())
     }
 
-    /// The host no longer polls stdout: its copy of the fd is closed.
+    /// The host polls stdout (from `host_stdout_fd`) and may be given it.
+    #[cfg(unix)]
+    pub fn host_polls_stdout(&self) {
+        let mut host = self.host_stdout.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(side) = host.as_mut() {
+            side.reader.set_host_polls(true);
+        }
+    }
+
+    /// The host no longer polls stdout: the core reads it, and the host's
+    /// copy of the fd is closed.
     #[cfg(unix)]
     pub fn close_host_stdout(&self) {
         let mut host = self.host_stdout.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(side) = host.as_mut() {
+            side.reader.set_host_polls(false);
             side.fd = None;
         }
     }

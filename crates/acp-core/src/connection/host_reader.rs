@@ -1,22 +1,23 @@
-//! EXPERIMENTAL (Unix): the agent's stdout read on the host's own thread,
-//! from its event loop, while the agent is quiet, and by the core's reader
-//! task while it floods. A reply read on the host's thread wakes one thread
-//! (the host's), not the reader's and then the host's; a flood read by the
-//! core is framed, folded and batched off the host's thread.
+//! Unix: the agent's stdout read on the host's own thread, from its event
+//! loop, while the agent is quiet, and by the core's reader task while it
+//! floods, before the host polls it, and at the agent's exit. A reply read
+//! on the host's thread wakes one thread (the host's), not the reader's and
+//! then the host's; a flood read by the core is framed, folded and batched
+//! off the host's thread.
 //!
 //! One of the two owns the fd at a time ([`Owner`]), and the framer's state
 //! (a partial line) is here, under one lock, so it moves with the fd. The
-//! host gives the fd to the core from inside its read callback, and stops
-//! reading before it returns; the core gives it back after a short read
-//! with nothing queued before it, and the host starts reading again after
-//! the next batch it is delivered (that read's items are in it).
+//! host's reads happen under that lock too ([`HostReader::host_read`]), so
+//! the core takes the fd between two of them, at once, whenever it must:
+//! a full read or items that cannot go to the host directly (a flood), the
+//! agent's exit, the host no longer polling. The core gives it back after a
+//! short read with nothing queued before it; the host polls again after the
+//! next batch it is delivered (that read's items are in it).
 //!
-//! The host hands each chunk it read to [`HostReader::feed`]; the lines
-//! are handled as the reader task handles them, and what they make is
-//! handed back as a batch to deliver at once (within the batch limits and
-//! the batches the host may hold), unless something queued before still
-//! waits for the sink: then it is queued behind it, in order, and what
-//! does not fit a batch is queued behind the batch.
+//! What the host reads is handled as the reader task handles it, and what
+//! it makes is handed back as a batch to deliver at once (within the batch
+//! limits and the batches the host may hold) when nothing queued before it
+//! still waits for the sink.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -24,7 +25,6 @@ use std::time::Instant;
 
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
-
 use tokio::sync::{oneshot, Notify};
 
 use super::delivery::{Batch, BatchLimits};
@@ -75,6 +75,8 @@ pub(super) struct HostReader {
     ended: Option<oneshot::Sender<()>>,
     limits: BatchLimits,
     owner: Owner,
+    /// The host polls the fd (it may be given it).
+    host_polls: bool,
     /// The host's read buffer.
     buf: Vec<u8>,
     /// Wakes the core's reader task when it is given the fd (or stdout ended).
@@ -89,7 +91,8 @@ impl HostReader {
             ready: Vec::new(),
             ended: Some(ended),
             limits,
-            owner: Owner::Host,
+            owner: Owner::Core,
+            host_polls: false,
             buf: Vec::new(),
             to_core: Arc::new(Notify::new()),
         }
@@ -133,11 +136,19 @@ impl HostReader {
         fed
     }
 
-    /// The agent has exited: the core reads what it left (the host's thread
-    /// may be busy), as it would have read it all along.
+    /// The agent has exited (the core reads what it left: the host's thread
+    /// may be busy), or the host stopped polling.
     pub fn reclaim(&mut self) {
         if self.on_host() {
             self.give_to_core();
+        }
+    }
+
+    /// Whether the host polls the fd: the core gives it the fd only then.
+    pub fn set_host_polls(&mut self, polls: bool) {
+        self.host_polls = polls;
+        if !polls {
+            self.reclaim();
         }
     }
 
@@ -172,6 +183,7 @@ impl HostReader {
         // Only with items to deliver: the batch that carries them is what
         // tells the host to read again.
         if last
+            && self.host_polls
             && !self.ready.is_empty()
             && shared.queue.idle()
             && shared.queue.try_queue_all(&mut self.ready)
