@@ -4,8 +4,9 @@
 // scenarios (ping, permission, small…); default all four. Each run is a
 // fresh process; the clients take turns, the order reversed every other
 // round, so that drifting machine load falls on all alike. Prints
-// medians and ranges. "after, on loop" is this checkout with stdout read
-// on Node's event loop (ACP_NATIVE_READ_ON_HOST=1, experimental, Unix).
+// medians and ranges. "read off the loop" is this checkout with the
+// adaptive stdout read turned off (ACP_NATIVE_READ_ON_HOST=0: the core's
+// thread reads everything, as before).
 // Build both checkouts in release first (`npm run build`).
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
@@ -21,8 +22,8 @@ const ROUNDS = Number(roundsArg ?? 5);
 const WHAT = whatArgs.length > 0 ? whatArgs : ['rt', 'ping', 'permission', 'small'];
 const CONFIGS = [
   ...(before === '-' ? [] : [['before', before, 'native', {}]]),
-  ['after', here, 'native', {}],
-  ['after, on loop', here, 'native', { ACP_NATIVE_READ_ON_HOST: '1' }],
+  ['after, read off the loop', here, 'native', { ACP_NATIVE_READ_ON_HOST: '0' }],
+  ['after (adaptive read)', here, 'native', {}],
   ['readline', here, 'readline', {}],
 ];
 
