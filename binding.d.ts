@@ -57,6 +57,20 @@ export declare class AgentConnection {
   close(): void
   /** SIGKILL the agent's process group now (synchronous). */
   kill(): void
+  /**
+   * `readOnHost` (Linux, macOS): read the agent's stdout on this
+   * thread's event loop while the agent is quiet, the core's reader
+   * thread reading while it floods (and at its exit). Batches read here
+   * go to `deliver` (as if `onBatch` had them, without an `ack`); call
+   * `resumeStdout()` after each `onBatch` call. False when the core reads.
+   */
+  readStdoutHere(deliver: (arg: string) => unknown): boolean
+  /** Read here again if the core gave stdout back. */
+  resumeStdout(): void
+  /** Whether reading stdout here keeps Node alive. */
+  refStdout(on: boolean): void
+  /** Stop reading stdout here (the agent is gone): the core reads it. */
+  stopStdout(): void
   /** Keep Node alive while `true` (pending calls), let it exit when `false`. */
   setRef(keepAlive: boolean): void
   /**
@@ -200,6 +214,11 @@ export interface ConnectionOptions {
   batchMaxMessages?: number
   batchMaxBytes?: number
   inFlightBatches?: number
+  /**
+   * Unix: the host may read stdout on its event loop while the agent is
+   * quiet (`readStdoutHere`).
+   */
+  readOnHost?: boolean
   /** Deliver a `[6, record]` trace item for every wire message. */
   trace?: boolean
   traceMaxPayloadBytes?: number

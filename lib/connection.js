@@ -21,6 +21,7 @@ const options = require('./options.js');
 const { StatusTracker } = require('./status.js');
 const { HandlerRegistry } = require('./handlers.js');
 const { Dispatcher } = require('./dispatch.js');
+const { readStdoutHere } = require('./host-stdout.js');
 const { RestartPolicy } = require('./restart.js');
 const { fromNativeError, abortError } = require('./errors.js');
 
@@ -61,6 +62,7 @@ const CLOSING = Symbol('acp-native.closing');
 
 class ConnectionBase extends EventEmitter {
   #conn = null; // the binding's AgentConnection of the current process
+  #stdout = null; // its stdout when read here (lib/host-stdout.js, experimental)
   #options;
   #handlers;
   #dispatcher;
@@ -122,7 +124,10 @@ class ConnectionBase extends EventEmitter {
       if (!this.#conn) logging.forget(this);
       throw fromNativeError(err, { command: o.command });
     }
-    onBatch = this.#dispatcher.batchCallback(conn);
+    const dispatcher = this.#dispatcher;
+    const stdout = readStdoutHere(conn, (text) => dispatcher.deliverHere(conn, text));
+    onBatch = dispatcher.batchCallback(conn, stdout ? () => stdout.delivered() : null);
+    this.#stdout = stdout;
     this.#conn = conn;
     this.#stdoutNoise = [];
     this.#dispatcher.attach(conn);
@@ -346,6 +351,7 @@ class ConnectionBase extends EventEmitter {
     if (want !== this.#refd) {
       this.#refd = want;
       conn.setRef(want);
+      this.#stdout?.ref(want);
     }
   }
 
@@ -357,6 +363,7 @@ class ConnectionBase extends EventEmitter {
     this.#exit = info;
     this.#untrack?.();
     this.#untrack = null;
+    this.#stdout?.stop();
     this.#conn.release?.();
     const requested = info.reason === 'closed' || info.reason === 'killed';
     this.#status.exited(info, requested);

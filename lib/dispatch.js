@@ -100,11 +100,18 @@ class Dispatcher {
     this.#conn = conn;
   }
 
-  /** The batch callback for `conn`. */
-  batchCallback(conn) {
+  /** The batch callback for `conn`; `delivered()` runs after each batch. */
+  batchCallback(conn, delivered) {
     return (text) => {
-      if (this.#conn === conn) this.#onBatch(conn, text);
+      if (this.#conn !== conn) return;
+      this.#onBatch(conn, text);
+      delivered?.();
     };
+  }
+
+  /** A batch read on this thread (lib/host-stdout.js), acknowledged as any. */
+  deliverHere(conn, text) {
+    if (this.#conn === conn) this.#onBatch(conn, text);
   }
 
   get pendingCount() {

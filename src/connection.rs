@@ -27,6 +27,9 @@ pub struct AgentConnection {
     sink: Arc<JsBatchSink>,
     /// Registration with the environment's cleanup hook.
     cleanup_key: u64,
+    /// stdout polled on this thread (`readStdoutHere`).
+    #[cfg(unix)]
+    poll: std::cell::RefCell<Option<crate::host_poll::HostPoll>>,
 }
 
 impl Drop for AgentConnection {
@@ -59,6 +62,8 @@ impl AgentConnection {
             conn,
             sink,
             cleanup_key,
+            #[cfg(unix)]
+            poll: Default::default(),
         })
     }
 
@@ -167,6 +172,67 @@ impl AgentConnection {
     #[napi]
     pub fn kill(&self) {
         self.conn.kill();
+    }
+
+    /// `readOnHost` (Linux, macOS): read the agent's stdout on this
+    /// thread's event loop while the agent is quiet, the core's reader
+    /// thread reading while it floods (and at its exit). Batches read here
+    /// go to `deliver` (as if `onBatch` had them, without an `ack`); call
+    /// `resumeStdout()` after each `onBatch` call. False when the core reads.
+    #[napi]
+    pub fn read_stdout_here(
+        &self,
+        env: Env,
+        deliver: Function<String, UnknownReturnValue>,
+    ) -> bool {
+        #[cfg(unix)]
+        {
+            let mut poll = self.poll.borrow_mut();
+            if poll.is_none() {
+                // SAFETY: on the JS thread, `deliver` is a function.
+                *poll = unsafe {
+                    crate::host_poll::HostPoll::start(
+                        env.raw(),
+                        &self.conn,
+                        &self.sink,
+                        napi::JsValue::raw(&deliver),
+                    )
+                };
+            }
+            poll.is_some()
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = (env, deliver);
+            false
+        }
+    }
+
+    /// Read here again if the core gave stdout back.
+    #[napi]
+    pub fn resume_stdout(&self) {
+        #[cfg(unix)]
+        if let Some(poll) = self.poll.borrow_mut().as_mut() {
+            poll.resume();
+        }
+    }
+
+    /// Whether reading stdout here keeps Node alive.
+    #[napi]
+    pub fn ref_stdout(&self, on: bool) {
+        #[cfg(unix)]
+        if let Some(poll) = self.poll.borrow().as_ref() {
+            poll.set_ref(on);
+        }
+        #[cfg(not(unix))]
+        let _ = on;
+    }
+
+    /// Stop reading stdout here (the agent is gone): the core reads it.
+    #[napi]
+    pub fn stop_stdout(&self) {
+        #[cfg(unix)]
+        drop(self.poll.borrow_mut().take());
     }
 
     /// Keep Node alive while `true` (pending calls), let it exit when `false`.

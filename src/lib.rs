@@ -6,6 +6,8 @@
 mod cleanup;
 mod connection;
 mod errors;
+#[cfg(unix)]
+mod host_poll;
 mod logging;
 mod options;
 mod runtime;

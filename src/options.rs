@@ -38,6 +38,9 @@ pub struct ConnectionOptions {
     pub batch_max_messages: Option<u32>,
     pub batch_max_bytes: Option<u32>,
     pub in_flight_batches: Option<u32>,
+    /// Unix: the host may read stdout on its event loop while the agent is
+    /// quiet (`readStdoutHere`).
+    pub read_on_host: Option<bool>,
     /// Deliver a `[6, record]` trace item for every wire message.
     pub trace: Option<bool>,
     pub trace_max_payload_bytes: Option<u32>,
@@ -174,6 +177,7 @@ impl From<ConnectionOptions> for ConnectionConfig {
             batch_max_messages: size(o.batch_max_messages, d.batch_max_messages),
             batch_max_bytes: size(o.batch_max_bytes, d.batch_max_bytes),
             in_flight_batches: size(o.in_flight_batches, d.in_flight_batches),
+            read_on_host: o.read_on_host.unwrap_or(d.read_on_host),
             builtins: BuiltinConfig {
                 fs: o.fs.map(Into::into),
                 terminals: o.terminals.map(Into::into),

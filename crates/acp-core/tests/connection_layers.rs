@@ -12,6 +12,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("handle", 5),
     // The tasks that read, watch and drain the agent.
     ("reader", 4),
+    // The reader's work when the host reads stdout on its own thread.
+    ("host_reader", 4),
     ("stderr", 4),
     ("supervisor", 4),
     // Work the tasks hand their lines to.

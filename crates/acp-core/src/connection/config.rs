@@ -47,6 +47,10 @@ pub struct ConnectionConfig {
     /// Batches handed to the host and not yet acknowledged, at most. This
     /// is the backpressure: when the host is slow, reading stops.
     pub in_flight_batches: usize,
+    /// Unix: the host may read stdout on its own thread while the agent is
+    /// quiet (see [`super::Connection::host_read`]); the core reads it
+    /// until the host polls it, while the agent floods, and at its exit.
+    pub read_on_host: bool,
     /// Built-in `fs/*` and `terminal/*` handlers (off by default).
     pub builtins: BuiltinConfig,
     /// Message history and live tracing.
@@ -78,6 +82,7 @@ impl Default for ConnectionConfig {
             // memory without delivering faster.
             batch_max_bytes: 64 * 1024,
             in_flight_batches: 2,
+            read_on_host: false,
             builtins: BuiltinConfig::default(),
             trace: TraceConfig::default(),
             cancelled_results: HashMap::new(),

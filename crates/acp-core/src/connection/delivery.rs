@@ -2,7 +2,7 @@
 //! on it too, so a response can never overtake a notification that came
 //! before it on the wire.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, Semaphore};
@@ -42,6 +42,7 @@ pub(super) async fn run_delivery(
     queue_budget: Arc<Semaphore>,
     host_gone: Arc<AtomicBool>,
     limits: BatchLimits,
+    waiting: Arc<AtomicUsize>,
 ) {
     let release = |ev: &Event| {
         let bytes = ev.queued_bytes();
@@ -62,6 +63,7 @@ pub(super) async fn run_delivery(
         };
         if host_gone.load(Ordering::Relaxed) {
             release(&first);
+            waiting.fetch_sub(1, Ordering::SeqCst);
             continue;
         }
         match slots.acquire().await {
@@ -77,6 +79,7 @@ pub(super) async fn run_delivery(
         let mut released = first.queued_bytes() as usize;
         let first_len = batch.len();
         let mut count = first.items();
+        let mut events = 1;
         drop(first);
         while count < limits.max_messages && batch.len() < limits.max_bytes {
             match rx.try_recv() {
@@ -98,6 +101,7 @@ pub(super) async fn run_delivery(
                     ev.encode_into(&mut batch);
                     released += ev.queued_bytes() as usize;
                     count += ev.items();
+                    events += 1;
                 }
                 Err(_) => break,
             }
@@ -110,5 +114,7 @@ pub(super) async fn run_delivery(
             host_gone.store(true, Ordering::Relaxed);
             slots.add_permits(1);
         }
+        // Only once the sink has the batch: see `HostQueue::idle`.
+        waiting.fetch_sub(events, Ordering::SeqCst);
     }
 }

@@ -46,7 +46,13 @@ pub enum CallError {
 #[derive(Clone)]
 pub struct Connection {
     shared: Arc<Shared>,
+    /// stdout when the host may read it (`read_on_host`).
+    #[cfg(unix)]
+    host_stdout: HostStdout,
 }
+
+#[cfg(unix)]
+use super::host_reader::HostStdout;
 
 impl Connection {
     /// Spawn the agent and start its tasks on `rt`.
@@ -83,12 +89,56 @@ impl Connection {
                 max_messages: config.batch_max_messages.max(1),
                 max_bytes: config.batch_max_bytes.max(1),
             },
+            queue_end.waiting,
         ));
         rt.spawn(run_writer(writer_queue));
         rt.spawn(run_timeouts(
             Arc::downgrade(&shared),
             Arc::clone(&shared.requests.timeouts),
         ));
+        #[cfg(unix)]
+        let host_stdout = HostStdout::default();
+        // The host's own copy of the fd (tokio's goes with `agent.stdout`);
+        // without one (out of fds), the reader task reads as usual.
+        #[cfg(unix)]
+        let fds = config
+            .read_on_host
+            .then(|| {
+                let fd = std::os::fd::AsFd::as_fd(&agent.stdout);
+                Some((fd.try_clone_to_owned().ok()?, fd.try_clone_to_owned().ok()?))
+            })
+            .flatten();
+        #[cfg(unix)]
+        let reader = if let Some((host_fd, core_fd)) = fds {
+            let (ended, _has_ended) = tokio::sync::oneshot::channel();
+            drop(agent.stdout);
+            *host_stdout.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(super::host_reader::HostSide {
+                    fd: Some(host_fd),
+                    reader: super::host_reader::HostReader::new(
+                        config.max_line_bytes,
+                        BatchLimits {
+                            max_messages: config.batch_max_messages.max(1),
+                            max_bytes: config.batch_max_bytes.max(1),
+                        },
+                        ended,
+                    ),
+                });
+            // Created on the runtime: its fd is registered there.
+            rt.spawn(super::host_reader::run_core_reader(
+                core_fd,
+                Arc::clone(&host_stdout),
+                shared.clone(),
+            ))
+        } else {
+            rt.spawn(run_reader(
+                agent.stdout,
+                shared.clone(),
+                config.max_line_bytes,
+                config.batch_max_messages,
+            ))
+        };
+        #[cfg(not(unix))]
         let reader = rt.spawn(run_reader(
             agent.stdout,
             shared.clone(),
@@ -108,18 +158,84 @@ impl Connection {
                 stderr,
                 close_grace: config.close_grace,
                 term_grace: config.term_grace,
+                #[cfg(unix)]
+                host_stdout: Arc::clone(&host_stdout),
             },
         ));
-        Ok(Self { shared })
+        Ok(Self {
+            shared,
+            #[cfg(unix)]
+            host_stdout,
+        })
     }
 
     pub fn pid(&self) -> u32 {
         self.shared.pid()
     }
 
+    /// `read_on_host`: read the agent's stdout once, on the
+    /// host's thread, when its event loop finds it readable (see
+    /// `host_reader`). [`super::Fed::Full`]: stop polling, the core reads.
+    /// `sink_idle`: whether the sink holds nothing undelivered.
+    #[cfg(unix)]
+    pub fn host_read(&self, sink_idle: &dyn Fn() -> bool) -> super::Fed {
+        // What a line starts (a built-in terminal and its tasks) needs the
+        // runtime's context.
+        let _rt = self.shared.rt.enter();
+        let mut host = self.host_stdout.lock().unwrap_or_else(|e| e.into_inner());
+        match host.as_mut() {
+            Some(super::host_reader::HostSide {
+                fd: Some(fd),
+                reader,
+            }) => reader.host_read(fd, &self.shared, sink_idle),
+            _ => super::Fed::Full,
+        }
+    }
+
+    /// The raw stdout fd the host polls for readability (it reads through
+    /// [`Self::host_read`]); None when the core reads it.
+    #[cfg(unix)]
+    pub fn host_stdout_fd(&self) -> Option<i32> {
+        use std::os::fd::AsRawFd;
+        let host = self.host_stdout.lock().unwrap_or_else(|e| e.into_inner());
+        host.as_ref()?.fd.as_ref().map(|fd| fd.as_raw_fd())
+    }
+
+    /// The host polls stdout (from `host_stdout_fd`) and may be given it.
+    #[cfg(unix)]
+    pub fn host_polls_stdout(&self) {
+        let mut host = self.host_stdout.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(side) = host.as_mut() {
+            side.reader.set_host_polls(true);
+        }
+    }
+
+    /// The host no longer polls stdout: the core reads it, and the host's
+    /// copy of the fd is closed.
+    #[cfg(unix)]
+    pub fn close_host_stdout(&self) {
+        let mut host = self.host_stdout.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(side) = host.as_mut() {
+            side.reader.set_host_polls(false);
+            side.fd = None;
+        }
+    }
+
+    /// Whether the host reads stdout now (after a batch it was delivered:
+    /// the core may have given the fd back).
+    #[cfg(unix)]
+    pub fn stdout_on_host(&self) -> bool {
+        let host = self.host_stdout.lock().unwrap_or_else(|e| e.into_inner());
+        host.as_ref().is_some_and(|side| side.reader.on_host())
+    }
+
     /// A handle that does not keep the connection alive.
     pub fn downgrade(&self) -> WeakConnection {
-        WeakConnection(Arc::downgrade(&self.shared))
+        WeakConnection {
+            shared: Arc::downgrade(&self.shared),
+            #[cfg(unix)]
+            host_stdout: Arc::clone(&self.host_stdout),
+        }
     }
 
     /// The exit report, once the agent is gone.
@@ -486,19 +602,28 @@ fn check_json_text(params: Option<&str>) -> Result<(), CallError> {
 /// A handle that does not keep the connection's state alive: for exit
 /// hooks that must be able to kill the agent but not leak the connection.
 #[derive(Clone)]
-pub struct WeakConnection(std::sync::Weak<Shared>);
+pub struct WeakConnection {
+    shared: std::sync::Weak<Shared>,
+    /// Only a line framer's state once the host has taken the fd.
+    #[cfg(unix)]
+    host_stdout: HostStdout,
+}
 
 impl WeakConnection {
     /// The connection, if it still exists.
     pub fn upgrade(&self) -> Option<Connection> {
-        self.0.upgrade().map(|shared| Connection { shared })
+        self.shared.upgrade().map(|shared| Connection {
+            shared,
+            #[cfg(unix)]
+            host_stdout: Arc::clone(&self.host_stdout),
+        })
     }
 
     /// Kill the agent if the connection still exists and is not done.
     pub fn kill(&self) {
-        if let Some(shared) = self.0.upgrade() {
-            if shared.life.exit().is_none() {
-                Connection { shared }.kill();
+        if let Some(conn) = self.upgrade() {
+            if conn.shared.life.exit().is_none() {
+                conn.kill();
             }
         }
     }

@@ -2,6 +2,7 @@
 //! budgets that bound it: batches the host holds, and bytes of agent
 //! output waiting between the reader and the host.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, Semaphore};
@@ -19,6 +20,8 @@ pub(super) struct HostQueue {
     slots: Arc<Semaphore>,
     /// Bytes of agent output allowed to wait for delivery.
     budget: Arc<Semaphore>,
+    /// Events queued and not yet handed to the sink (see [`Self::idle`]).
+    waiting: Arc<AtomicUsize>,
 }
 
 /// The consumer's side, for `run_delivery`.
@@ -26,6 +29,7 @@ pub(super) struct QueueEnd {
     pub events: mpsc::UnboundedReceiver<Event>,
     pub slots: Arc<Semaphore>,
     pub budget: Arc<Semaphore>,
+    pub waiting: Arc<AtomicUsize>,
 }
 
 impl HostQueue {
@@ -33,16 +37,19 @@ impl HostQueue {
         let (events, rx) = mpsc::unbounded_channel();
         let slots = Arc::new(Semaphore::new(in_flight_batches.max(1)));
         let budget = Arc::new(Semaphore::new(QUEUE_BUDGET_BYTES as usize));
+        let waiting = Arc::new(AtomicUsize::new(0));
         let end = QueueEnd {
             events: rx,
             slots: Arc::clone(&slots),
             budget: Arc::clone(&budget),
+            waiting: Arc::clone(&waiting),
         };
         (
             Self {
                 events,
                 slots,
                 budget,
+                waiting,
             },
             end,
         )
@@ -51,7 +58,18 @@ impl HostQueue {
     /// Queue an event, in order, without waiting (gone only once delivery
     /// has stopped, when nobody is listening any more).
     pub fn emit(&self, event: Event) {
-        let _ = self.events.send(event);
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        if self.events.send(event).is_err() {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Nothing queued waits to be handed to the sink: an item handed to
+    /// the host directly now cannot overtake one queued before it (the
+    /// sink's own queue aside, which its owner checks).
+    #[cfg(unix)]
+    pub fn idle(&self) -> bool {
+        self.waiting.load(Ordering::SeqCst) == 0
     }
 
     /// Queue `events` in order, emptying it, each once the budget has
@@ -83,6 +101,7 @@ impl HostQueue {
                 }
             }
             for event in left.by_ref().take(count) {
+                self.waiting.fetch_add(1, Ordering::SeqCst);
                 if self.events.send(event).is_err() {
                     return false;
                 }
@@ -95,6 +114,24 @@ impl HostQueue {
         self.budget.available_permits() >= bytes
     }
 
+    /// Queue `events` in order now, emptying it, if the budget has room
+    /// for all of them; never waits. False (nothing queued) otherwise.
+    #[cfg(unix)]
+    pub fn try_queue_all(&self, events: &mut Vec<Event>) -> bool {
+        let bytes: u32 = events.iter().map(Event::queued_bytes).sum();
+        if bytes > 0 {
+            match self.budget.try_acquire_many(bytes) {
+                Ok(permit) => permit.forget(),
+                Err(_) => return false,
+            }
+        }
+        for event in events.drain(..) {
+            self.waiting.fetch_add(1, Ordering::SeqCst);
+            let _ = self.events.send(event);
+        }
+        true
+    }
+
     /// Queue `event` if the budget has room for it now; never waits.
     pub fn try_queue(&self, event: Event) -> bool {
         match self.budget.try_acquire_many(event.queued_bytes()) {
@@ -103,6 +140,12 @@ impl HostQueue {
         }
         self.emit(event);
         true
+    }
+
+    /// Take one of the batches the host may hold, if one is free.
+    #[cfg(unix)]
+    pub fn try_take_slot(&self) -> bool {
+        self.slots.try_acquire().map(|p| p.forget()).is_ok()
     }
 
     /// The host finished processing one delivered batch.

@@ -10,6 +10,9 @@ mod event;
 mod exit;
 mod handle;
 mod host_queue;
+#[cfg(unix)]
+#[cfg(unix)]
+mod host_reader;
 mod lifecycle;
 mod reader;
 mod requests;
@@ -28,6 +31,9 @@ pub use delivery::{Batch, DeliverySink};
 pub use event::{Event, ItemKind};
 pub use exit::ExitInfo;
 pub use handle::{CallError, Connection, WeakConnection};
+#[cfg(unix)]
+#[cfg(unix)]
+pub use host_reader::Fed;
 pub use trace::TraceConfig;
 pub use views::{ViewBusy, ViewSnapshot};
 pub use worker_slice::worker_parked;

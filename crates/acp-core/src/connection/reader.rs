@@ -28,7 +28,7 @@ use crate::vocabulary::ErrorCode as HostError;
 /// the agent refills it and woken each read. Long lines are read a worker
 /// slice at a time: a bigger read leaves them cold in memory by the time
 /// they are framed.
-const READ_BYTES: usize = 1024 * 1024;
+pub(super) const READ_BYTES: usize = 1024 * 1024;
 /// Lines shorter than this on average (in the last read) let the next read
 /// grow: the per-read cost is then spread over more lines than the cache
 /// cost of a big read adds.
@@ -37,7 +37,7 @@ const SHORT_LINE_BYTES: usize = 1024;
 /// readers run between slices, so this bounds how long a flooding agent
 /// holds the worker, while a slice still carries enough messages that the
 /// yields cost nothing measurable.
-const SLICE_BYTES: usize = 32 * 1024;
+pub(super) const SLICE_BYTES: usize = 32 * 1024;
 /// How much of a bad line is quoted back in an event.
 const QUOTE_BYTES: usize = 200;
 
@@ -126,7 +126,7 @@ fn off_worker_if(big: bool, handle: impl FnOnce()) {
 
 /// One frame; `at`: when the chunk it ended in was read; `run`: the text
 /// chunks of this read so far.
-fn on_frame(
+pub(super) fn on_frame(
     shared: &Arc<Shared>,
     frame: Frame<'_>,
     at: Instant,

@@ -29,6 +29,9 @@ pub(super) struct Supervised {
     pub stderr: JoinHandle<()>,
     pub close_grace: Duration,
     pub term_grace: Duration,
+    /// stdout when the host may be reading it (`host_reader`).
+    #[cfg(unix)]
+    pub host_stdout: super::host_reader::HostStdout,
 }
 
 pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
@@ -38,7 +41,10 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
     let mut ended_by_itself = false;
     let status = tokio::select! {
         status = s.tree.wait() => {
-            // Give stdout a moment to deliver what the agent wrote last.
+            // Give stdout a moment to deliver what the agent wrote last,
+            // read by the core as ever (the host's thread may be busy).
+            #[cfg(unix)]
+            super::host_reader::reclaim(&s.host_stdout);
             let _ = timeout(DRAIN_AFTER_EXIT, &mut s.reader).await;
             status.ok()
         }
@@ -71,6 +77,8 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut s: Supervised) {
             } else {
                 stop(&shared, &mut s.tree, s.close_grace, s.term_grace).await.0
             };
+            #[cfg(unix)]
+            super::host_reader::reclaim(&s.host_stdout);
             let _ = timeout(DRAIN_AFTER_EXIT, &mut s.reader).await;
             status
         }
