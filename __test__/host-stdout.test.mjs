@@ -1,8 +1,10 @@
-// EXPERIMENTAL (Unix): the agent's stdout read on Node's own event loop
-// (ACP_NATIVE_READ_ON_HOST=1, lib/host-stdout.js). What a user would
-// notice is latency, which tests do not time: the structural fact behind
-// it is asserted instead, that what the agent says reaches JS without a
-// threadsafe-function call (a second thread's wakeup) per message.
+// Linux and macOS: while the agent is quiet, its stdout is read on Node's
+// own event loop (lib/host-stdout.js, src/host_poll.rs); the core's thread
+// reads it while the agent floods, while a session view is open, and at
+// its exit. What a user would notice is latency, which tests do not time:
+// the structural fact behind it is asserted instead, that what the agent
+// says reaches JS without a threadsafe-function call (a second thread's
+// wakeup) per message. ACP_NATIVE_READ_ON_HOST=0 turns the loop's reads off.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
@@ -69,4 +71,40 @@ test('an agent that writes and exits while the host is busy: every line reaches 
   while (Date.now() < until);
   assert.deepEqual(await exited, ['chunk0 ', 'chunk1 ', 'chunk2 ']);
   assert.equal((await turn).code, 'ERR_ACP_CLOSED');
+});
+
+test('with a session view open, the core reads stdout: the fold stays off the JS thread', {
+  skip:
+    (process.platform === 'win32' && 'the core reads stdout on Windows') ||
+    (process.env.ACP_NATIVE_READ_ON_HOST === '0' && 'turned off'),
+}, async () => {
+  let onLoop = 0; // batches read on the JS thread's loop
+  const client = mockClient({
+    [CONNECTION_FACTORY]: (options, onBatch) => {
+      const conn = new loader.native.AgentConnection(options, onBatch);
+      const readHere = conn.readStdoutHere.bind(conn);
+      conn.readStdoutHere = (deliver) =>
+        readHere((text) => {
+          onLoop++;
+          deliver(text);
+        });
+      return conn;
+    },
+  });
+  await client.initialize();
+  const { sessionId } = await client.newSession({ cwd: tmpdir() });
+  assert.ok(onLoop > 0, 'read on the loop before the view');
+  const view = client.session(sessionId);
+  const before = onLoop;
+  const { stopReason } = await client.prompt({ sessionId, prompt: 'text:3 say:done' });
+  assert.equal(stopReason, 'end_turn');
+  await view.settled();
+  assert.equal(onLoop - before, 0, 'nothing was read on the loop while the view was open');
+  const texts = view.snapshot().entries.flatMap((e) => e.content.map((c) => c.text));
+  assert.deepEqual(texts, ['chunk0 chunk1 chunk2 done']);
+  // Closed, the view no longer holds the loop's reads back.
+  view.close();
+  for (let i = 0; i < 5; i++) await client.newSession({ cwd: tmpdir() });
+  assert.ok(onLoop - before > 0, 'read on the loop again');
+  await client.close();
 });

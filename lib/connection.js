@@ -62,7 +62,7 @@ const CLOSING = Symbol('acp-native.closing');
 
 class ConnectionBase extends EventEmitter {
   #conn = null; // the binding's AgentConnection of the current process
-  #stdout = null; // its stdout when read here (lib/host-stdout.js, experimental)
+  #stdout = null; // its stdout when read here (lib/host-stdout.js)
   #options;
   #handlers;
   #dispatcher;

@@ -114,6 +114,11 @@ impl HostReader {
         if !self.on_host() {
             return Fed::Full;
         }
+        // A host that opened a session view asked for the fold off its
+        // thread: the core reads while one is open.
+        if shared.views.any() {
+            return self.give_to_core();
+        }
         let mut buf = std::mem::take(&mut self.buf);
         buf.resize(HOST_READ_BYTES, 0);
         let fed = match read_fd(fd, &mut buf) {
@@ -185,6 +190,7 @@ impl HostReader {
         if last
             && self.host_polls
             && !self.ready.is_empty()
+            && !shared.views.any()
             && shared.queue.idle()
             && shared.queue.try_queue_all(&mut self.ready)
         {
