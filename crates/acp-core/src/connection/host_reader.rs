@@ -179,12 +179,7 @@ impl HostReader {
     /// read, its last slice): if nothing queued still waits and the items
     /// fit the queue now, they are queued here and the host reads next.
     pub fn core_feed(&mut self, shared: &Arc<Shared>, chunk: &[u8], last: bool) -> Vec<Event> {
-        let at = Instant::now();
-        let Self {
-            framer, run, ready, ..
-        } = self;
-        framer.push(chunk, |frame| on_frame(shared, frame, at, run, ready));
-        run.flush(shared, ready);
+        self.frame(shared, chunk);
         // Only with items to deliver: the batch that carries them is what
         // tells the host to read again.
         if last
@@ -201,6 +196,23 @@ impl HostReader {
 
     /// The core read stdout's end (or a read error): the last items.
     pub fn core_finish(&mut self, shared: &Arc<Shared>, error: Option<Event>) -> Vec<Event> {
+        self.frame_end(shared, error);
+        self.say_ended();
+        std::mem::take(&mut self.ready)
+    }
+
+    /// Frame `chunk` into `ready`.
+    fn frame(&mut self, shared: &Arc<Shared>, chunk: &[u8]) {
+        let at = Instant::now();
+        let Self {
+            framer, run, ready, ..
+        } = self;
+        framer.push(chunk, |frame| on_frame(shared, frame, at, run, ready));
+        run.flush(shared, ready);
+    }
+
+    /// Frame what is left at stdout's end into `ready`, then `error`.
+    fn frame_end(&mut self, shared: &Arc<Shared>, error: Option<Event>) {
         let at = Instant::now();
         let Self {
             framer, run, ready, ..
@@ -208,10 +220,12 @@ impl HostReader {
         framer.finish(|frame| on_frame(shared, frame, at, run, ready));
         run.flush(shared, ready);
         ready.extend(error);
+    }
+
+    fn say_ended(&mut self) {
         if let Some(ended) = self.ended.take() {
             let _ = ended.send(());
         }
-        std::mem::take(&mut self.ready)
     }
 
     /// Handle one chunk of stdout (or none: retry what waits).
@@ -229,12 +243,7 @@ impl HostReader {
             return Fed::Full;
         }
         if !chunk.is_empty() {
-            let at = Instant::now();
-            let Self {
-                framer, run, ready, ..
-            } = self;
-            framer.push(chunk, |frame| on_frame(shared, frame, at, run, ready));
-            run.flush(shared, ready);
+            self.frame(shared, chunk);
         }
         if full {
             return self.give_to_core();
@@ -249,17 +258,9 @@ impl HostReader {
         error: Option<Event>,
         sink_idle: &dyn Fn() -> bool,
     ) -> Fed {
-        let at = Instant::now();
-        let Self {
-            framer, run, ready, ..
-        } = self;
-        framer.finish(|frame| on_frame(shared, frame, at, run, ready));
-        run.flush(shared, ready);
-        ready.extend(error);
+        self.frame_end(shared, error);
         let fed = self.hand_over(shared, sink_idle);
-        if let Some(ended) = self.ended.take() {
-            let _ = ended.send(());
-        }
+        self.say_ended();
         // The core's reader task ends too (queueing what did not fit).
         self.to_core.notify_one();
         fed
