@@ -135,6 +135,10 @@ impl Outbox {
         let Some(tx) = guard.as_ref().filter(|tx| !tx.is_closed()) else {
             return Err((OutboxError::Closed, line));
         };
+        // Read under the pipe lock, which the writer holds from each write
+        // until it has uncounted it: a sender that heard the agent answer
+        // a line never still finds that line counted.
+        let mut pipe = lock(&self.pipe);
         let queued = self.queued.load(Ordering::Acquire);
         if queued > 0 && queued + line.len() > self.limit {
             let full = OutboxError::Full {
@@ -143,7 +147,6 @@ impl Outbox {
             };
             return Err((full, line));
         }
-        let mut pipe = lock(&self.pipe);
         let written = if queued == 0 {
             pipe.as_mut().map_or(0, |stdin| write_now(stdin, &line))
         } else {
@@ -252,15 +255,12 @@ pub async fn run_writer(mut queue: WriterQueue) {
             }
             &buf
         };
-        let ok = write_all(&queue.pipe, out).await;
-        queue.queued.fetch_sub(out.len(), Ordering::AcqRel);
-        if !ok {
-            if let Some(rest) = held.take() {
-                queue.queued.fetch_sub(rest.bytes().len(), Ordering::AcqRel);
-            }
+        let unwritten = write_all(&queue, out).await;
+        if unwritten > 0 {
+            let held = held.take().map_or(0, |rest| rest.bytes().len());
+            queue.queued.fetch_sub(unwritten + held, Ordering::AcqRel);
             break;
         }
-        queue.room.notify();
     }
     lock(&queue.pipe).take();
     // Closed for senders (`is_closed` on their side): waiters give up.
@@ -268,18 +268,31 @@ pub async fn run_writer(mut queue: WriterQueue) {
     queue.room.notify();
 }
 
-/// Write all of `buf`, taking the pipe lock only around each attempt.
-async fn write_all(pipe: &Pipe, mut buf: &[u8]) -> bool {
+/// Write all of `buf`, taking the pipe lock only around each attempt, and
+/// uncount each write's bytes before releasing it. Returns how many bytes
+/// were not written (still counted): 0 unless the pipe broke.
+async fn write_all(queue: &WriterQueue, mut buf: &[u8]) -> usize {
     while !buf.is_empty() {
-        let n = poll_fn(|cx| match lock(pipe).as_mut() {
-            Some(stdin) => Pin::new(stdin).poll_write(cx, buf),
-            None => std::task::Poll::Ready(Ok(0)),
+        let n = poll_fn(|cx| {
+            let mut pipe = lock(&queue.pipe);
+            let Some(stdin) = pipe.as_mut() else {
+                return std::task::Poll::Ready(0);
+            };
+            match Pin::new(stdin).poll_write(cx, buf) {
+                std::task::Poll::Ready(Ok(n)) => {
+                    queue.queued.fetch_sub(n, Ordering::AcqRel);
+                    std::task::Poll::Ready(n)
+                }
+                std::task::Poll::Ready(Err(_)) => std::task::Poll::Ready(0),
+                std::task::Poll::Pending => std::task::Poll::Pending,
+            }
         })
         .await;
-        match n {
-            Ok(0) | Err(_) => return false,
-            Ok(n) => buf = &buf[n..],
+        if n == 0 {
+            return buf.len();
         }
+        buf = &buf[n..];
+        queue.room.notify();
         if !buf.is_empty() {
             // One pipe-full per worker slice: an agent that reads fast
             // would otherwise keep the shared worker for all of tokio's
@@ -287,7 +300,7 @@ async fn write_all(pipe: &Pipe, mut buf: &[u8]) -> bool {
             tokio::task::yield_now().await;
         }
     }
-    true
+    0
 }
 
 #[cfg(all(test, unix))]
@@ -393,5 +406,87 @@ mod tests {
             .recv_timeout(Duration::from_secs(60))
             .expect("the waiter still waits after its reader died");
         assert_eq!(result, Err(OutboxError::Closed));
+    }
+
+    /// The agent of [`a_line_the_agent_answered_is_not_counted`]: this
+    /// test binary run again, reading each whole line and answering it at
+    /// once (a shell would fork between lines).
+    #[test]
+    #[ignore = "run as a child by a_line_the_agent_answered_is_not_counted"]
+    fn answering_agent() {
+        use std::io::{Read, Write};
+        let Ok(line) = std::env::var("ACP_WRITER_TEST_LINE") else {
+            return;
+        };
+        let mut buf = vec![0; line.parse().unwrap()];
+        // stderr: the test harness writes its own lines to stdout.
+        let mut out = std::io::stderr().lock();
+        while std::io::stdin().lock().read_exact(&mut buf).is_ok() {
+            out.write_all(b"ok\n").unwrap();
+            out.flush().unwrap();
+        }
+    }
+
+    /// A line the agent has read is no longer counted: once the agent
+    /// answers a line larger than the whole queue, the next such line is
+    /// taken, not refused as "full". A writer preempted between a write
+    /// and its uncounting (hog threads make it likely) used to refuse it.
+    #[test]
+    fn a_line_the_agent_answered_is_not_counted() {
+        use std::io::BufRead;
+        let rt = runtime();
+        let _entered = rt.enter();
+        let limit = 256 * 1024;
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "transport::writer::tests::answering_agent",
+                "--ignored",
+                "--nocapture",
+                "--quiet",
+            ])
+            .env("ACP_WRITER_TEST_LINE", (2 * limit + 1).to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the answering agent");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stderr.take().unwrap().into_owned_fd().unwrap();
+        let mut answers = std::io::BufReader::new(std::fs::File::from(stdout));
+        let (outbox, queue) = Outbox::new(stdin, limit);
+        rt.spawn(run_writer(queue));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let hogs: Vec<_> = (0..3)
+            .map(|_| {
+                let stop = Arc::clone(&stop);
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                })
+            })
+            .collect();
+        let mut refused = Vec::new();
+        for round in 0..1000 {
+            let mut line = vec![b'a'; 2 * limit];
+            line.push(b'\n');
+            if let Err(e) = outbox.send(line) {
+                refused.push((round, e));
+                break;
+            }
+            let mut answer = String::new();
+            answers.read_line(&mut answer).unwrap();
+            assert_eq!(answer, "ok\n", "round {round}");
+        }
+        stop.store(true, Ordering::Relaxed);
+        for hog in hogs {
+            hog.join().unwrap();
+        }
+        assert_eq!(refused, []);
+        outbox.close();
+        rt.block_on(async {
+            child.wait().await.unwrap();
+        });
     }
 }
