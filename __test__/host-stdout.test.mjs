@@ -4,7 +4,7 @@
 // its exit. What a user would notice is latency, which tests do not time:
 // the structural fact behind it is asserted instead, that what the agent
 // says reaches JS without a threadsafe-function call (a second thread's
-// wakeup) per message. Experimental: on only with ACP_NATIVE_READ_ON_HOST=1.
+// wakeup) per message. ACP_NATIVE_READ_ON_HOST=0 turns it off.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ const allow = (p) => ({ outcome: { outcome: 'selected', optionId: p.options[0].o
 test('read on the loop: round trips and a turn reach JS without a threadsafe-function call, whole and in order', {
   skip:
     (process.platform === 'win32' && 'the core reads stdout on Windows') ||
-    (process.env.ACP_NATIVE_READ_ON_HOST !== '1' && 'experimental, off unless ACP_NATIVE_READ_ON_HOST=1'),
+    (process.env.ACP_NATIVE_READ_ON_HOST === '0' && 'turned off by ACP_NATIVE_READ_ON_HOST=0'),
 }, async () => {
   let viaThread = 0; // batches delivered through the threadsafe function
   const client = mockClient({
@@ -76,7 +76,7 @@ test('an agent that writes and exits while the host is busy: every line reaches 
 test('with a session view open, the core reads stdout: the fold stays off the JS thread', {
   skip:
     (process.platform === 'win32' && 'the core reads stdout on Windows') ||
-    (process.env.ACP_NATIVE_READ_ON_HOST !== '1' && 'experimental, off unless ACP_NATIVE_READ_ON_HOST=1'),
+    (process.env.ACP_NATIVE_READ_ON_HOST === '0' && 'turned off by ACP_NATIVE_READ_ON_HOST=0'),
 }, async () => {
   let onLoop = 0; // batches read on the JS thread's loop
   const client = mockClient({

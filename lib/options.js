@@ -115,10 +115,9 @@ function nativeOptions(o, hostMethods) {
     batchMaxMessages: o.batchMaxMessages,
     batchMaxBytes: o.batchMaxBytes,
     inFlightBatches: o.inFlightBatches,
-    // Experimental, off: stdout read on this thread while the agent is quiet
-    // (lib/host-stdout.js; Linux and macOS), on with ACP_NATIVE_READ_ON_HOST=1
-    // for the benchmarks and tests; not a user option (a queue race is open).
-    readOnHost: process.platform !== 'win32' && process.env.ACP_NATIVE_READ_ON_HOST === '1',
+    // Stdout read on this thread while the agent is quiet (lib/host-stdout.js;
+    // Linux and macOS). ACP_NATIVE_READ_ON_HOST=0 turns it off, to compare.
+    readOnHost: process.platform !== 'win32' && process.env.ACP_NATIVE_READ_ON_HOST !== '0',
     ...o.builtins,
     hostMethods,
     trace: typeof o.trace === 'function',
