@@ -30,7 +30,9 @@ impl SessionState {
     /// value each (each bounded on its own); an entry part is a JSON array
     /// of entries, the others arrays of `[id, fields]` pairs, each about
     /// `part_bytes` long (an element longer than that is a part of its
-    /// own).
+    /// own). Tests only: the plain form the product's
+    /// [`Self::snapshot_holed`] is checked against.
+    #[cfg(test)]
     pub fn snapshot_parts(&self, part_bytes: usize) -> Vec<String> {
         let mut parts = self.session_wide_parts();
         let entries = self
@@ -112,6 +114,7 @@ impl SessionState {
 
     /// The head's place and the session-wide fields (see
     /// [`Self::snapshot_parts`]).
+    #[cfg(test)]
     fn session_wide_parts(&self) -> Vec<String> {
         vec![
             String::new(),
@@ -141,6 +144,7 @@ impl SessionState {
     }
 }
 
+#[cfg(test)]
 fn json<T: Serialize>(value: T) -> String {
     serde_json::to_string(&value).expect("a state always serializes")
 }
@@ -199,7 +203,8 @@ pub(crate) fn block_texts(e: &Entry, block: usize, open: &str, texts: &mut Vec<D
 }
 
 /// `items` as JSON arrays of about `part_bytes` each, appended to `parts`;
-/// how many.
+/// how many. Tests only, as [`SessionState::snapshot_parts`].
+#[cfg(test)]
 fn pack<T: Serialize>(
     items: impl Iterator<Item = T>,
     part_bytes: usize,
