@@ -47,6 +47,7 @@ function sessionIdOf(arg) {
  * A connection to one ACP agent process. See index.d.ts for the API docs.
  */
 class AcpClient extends ConnectionBase {
+  /** @type {import('../index').InitializeResponse | null} */
   #agent = null; // the initialize result of the current process
   #views = new Map(); // sessionId → SessionView (lib/session-view.js)
   #recorded = new Map(); // sessionId → stored id, sessions recorded in options.store
@@ -269,7 +270,9 @@ class AcpClient extends ConnectionBase {
       const caps = this.#agent?.agentCapabilities ?? {};
       const storedFrom = this.#recorded.get(sessionId) ?? params.storedId;
       const cwd = params.cwd ?? process.cwd();
-      if (caps.sessionCapabilities?.fork) {
+      // session/fork is unstable ACP: not in the (stable) typed capabilities.
+      const sessionCaps = /** @type {{ fork?: object | null } | null | undefined} */ (caps.sessionCapabilities);
+      if (sessionCaps?.fork) {
         this.#recording = true;
         const result = await this.request('session/fork', {
           sessionId,

@@ -60,16 +60,26 @@ const NOISE_LINE_CHARS = 200;
 /** Emitted (internal) when close() or kill() begins. */
 const CLOSING = Symbol('acp-native.closing');
 
+/** @typedef {import('../binding').AgentConnection} AgentConnection */
+
 class ConnectionBase extends EventEmitter {
-  #conn = null; // the binding's AgentConnection of the current process
+  /**
+   * The binding's AgentConnection of the current process: undefined only
+   * while the constructor's first spawn runs (it throws if that fails).
+   * @type {AgentConnection}
+   */
+  #conn;
+  /** @type {ReturnType<typeof readStdoutHere>} */
   #stdout = null; // its stdout when read here (lib/host-stdout.js)
   #options;
   #handlers;
   #dispatcher;
   #restart;
   #status = new StatusTracker((change) => this.#emit('state', change));
-  #exit = null; // ExitInfo of the current process once gone
+  /** @type {import('../index').ExitInfo | null} */
+  #exit = null; // of the current process once gone
   #exitAnnounced = true; // the `exit` event of the current process ran (or none is due)
+  /** @type {(() => boolean) | null} */
   #untrack = null;
   #stopped = false; // close()/kill() was called: never restart
   #closing = false;
@@ -457,7 +467,10 @@ class ConnectionBase extends EventEmitter {
     return fromNativeError(err, exit);
   }
 
-  /** The agent part of `status()` (client.js knows the agent). */
+  /**
+   * The agent part of `status()` (client.js knows the agent).
+   * @returns {Pick<import('../index').ClientStatus, 'protocolVersion' | 'agentInfo' | 'agentCapabilities'>}
+   */
   [AGENT_STATUS]() {
     return { protocolVersion: null, agentInfo: null, agentCapabilities: null };
   }

@@ -10,6 +10,8 @@ const { native } = require('./loader.js');
 const { AcpError, RpcError, fromRpcError, fromFailure, abortError } = require('./errors.js');
 const { keepFullResult } = require('./results.js');
 
+/** @typedef {import('../binding').AgentConnection} AgentConnection */
+
 // Item kinds, as the core numbers them (crates/acp-core/src/connection/event.rs).
 // Read from the binary when the first dispatcher is made, not at require
 // time: a bundle must be able to call loadNativeBinding first.
@@ -50,6 +52,7 @@ function isThenable(v) {
  * making one costs more than the rest of the request's dispatch.
  */
 class Running {
+  /** @type {AbortController | null} */
   #controller = null;
   #aborted = false;
   #reason;
@@ -81,7 +84,12 @@ class Running {
  * - `pendingChanged()`: our pending request count changed (ref counting).
  */
 class Dispatcher {
-  #conn = null;
+  /**
+   * The current process's connection. Set by attach() right after the
+   * spawn, before any call is tracked or batch delivered.
+   * @type {AgentConnection}
+   */
+  #conn;
   #handlers;
   #host;
   #pending = new Map(); // our request id → { resolve, reject, method }

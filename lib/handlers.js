@@ -3,6 +3,9 @@
 // The host's handlers: one registry of agent → client request handlers and
 // one of notification handlers. Every registration returns a Disposable.
 
+/** @typedef {(params: unknown, msg: object) => unknown} NotificationHandler */
+
+/** @type {readonly NotificationHandler[]} */
 const EMPTY = Object.freeze([]);
 
 class HandlerRegistry {

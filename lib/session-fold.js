@@ -79,8 +79,10 @@ const MAX_DESCENTS = 3;
 
 const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const LONE_ALL = new RegExp(LONE.source, 'g');
-const isWellFormed = String.prototype.isWellFormed ? (s) => s.isWellFormed() : (s) => !LONE.test(s);
-const toWellFormed = String.prototype.toWellFormed ? (s) => s.toWellFormed() : (s) => s.replace(LONE_ALL, '\ufffd');
+const isWellFormed =
+  typeof String.prototype.isWellFormed === 'function' ? (s) => s.isWellFormed() : (s) => !LONE.test(s);
+const toWellFormed =
+  typeof String.prototype.toWellFormed === 'function' ? (s) => s.toWellFormed() : (s) => s.replace(LONE_ALL, '\ufffd');
 
 /** jsonSize, depth (a scalar 0, a container 1 + its deepest member's) and whether a string or key is not well formed. */
 function measure(v) {
@@ -119,7 +121,7 @@ function wellFormed(v) {
   const root = copy(v);
   const todo = [[v, root]];
   while (todo.length > 0) {
-    const [from, to] = todo.pop();
+    const [from, to] = /** @type {unknown[]} */ (todo.pop()); // not empty
     if (from === null || typeof from !== 'object') continue;
     for (const k of Object.keys(from)) {
       const y = copy(from[k]);
@@ -231,7 +233,7 @@ function jsonEqual(a, b) {
   // With a stack, like jsonSize: any depth.
   const todo = [[a, b]];
   while (todo.length > 0) {
-    const [x, y] = todo.pop();
+    const [x, y] = /** @type {unknown[]} */ (todo.pop()); // not empty
     if (x === y) continue;
     if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
     if (Array.isArray(x) !== Array.isArray(y)) return false;

@@ -121,10 +121,12 @@ class SessionView extends EventEmitter {
   #options;
   #given; // the options as opened (client.session() compares a second call's)
   #intervalMs;
+  /** @type {NodeJS.Timeout | null} */
   #timer = null;
   #queued = false;
   #lastEmit = 0;
   #closed = false;
+  /** @type {{ immediate?: NodeJS.Immediate, timeout?: NodeJS.Timeout } | null} */
   #more = null; // the timer or immediate that drains again soon
   #outbox = []; // changes taken, emitted from #next on
   #next = 0;
@@ -264,7 +266,7 @@ class SessionView extends EventEmitter {
    * the response). Resolves at once on a closed view.
    */
   settled() {
-    return new Promise((resolve) => {
+    return new Promise((/** @type {(value?: void) => void} */ resolve) => {
       const step = () => {
         if (this.#closed) return resolve();
         if (this.#emitOne(true) === null && this.#next >= this.#outbox.length) return resolve();

@@ -15,6 +15,7 @@ class StatusTracker {
   sessions = new Set();
   promptsInFlight = 0;
   restarts = 0;
+  /** @type {import('../index').ClientStatus['lastError']} */
   lastError = null;
   #emit;
 

@@ -16,7 +16,8 @@ const SESSION_ENDED = Symbol('acp-native.sessionEnded');
 class UpdateStream {
   #queue = [];
   #waiters = []; // resolve functions of next() calls waiting for an update
-  #room = null; // { promise, resolve } while the buffer is full
+  /** @type {{ promise: Promise<void>, resolve: () => void } | null} */
+  #room = null; // while the buffer is full
   #done = false;
   #highWaterMark;
   #subscription;
@@ -39,9 +40,11 @@ class UpdateStream {
       this.#queue.push(params);
       if (this.#queue.length < this.#highWaterMark) return undefined;
       if (!this.#room) {
+        /** @type {(() => void) | undefined} */
         let resolve;
-        const promise = new Promise((r) => (resolve = r));
-        this.#room = { promise, resolve };
+        const promise = /** @type {Promise<void>} */ (new Promise((r) => (resolve = r)));
+        // The executor ran: resolve is set.
+        this.#room = { promise, resolve: /** @type {() => void} */ (resolve) };
       }
       return this.#room.promise;
     });
@@ -74,7 +77,10 @@ class UpdateStream {
     return new Promise((resolve) => this.#waiters.push(resolve));
   }
 
-  /** `break` out of `for await`, or stop early: unsubscribes and lets reading go on. */
+  /**
+   * `break` out of `for await`, or stop early: unsubscribes and lets reading go on.
+   * @returns {Promise<IteratorReturnResult<undefined>>}
+   */
   return() {
     this.#end(true);
     return Promise.resolve({ value: undefined, done: true });

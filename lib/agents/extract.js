@@ -182,7 +182,8 @@ class Target {
     const out = this.file(name, fs.statSync(source).mode);
     out.close();
     this.addBytes(size);
-    fs.copyFileSync(source, this.place(name).full);
+    // file() threw had `name` been the root itself.
+    fs.copyFileSync(source, /** @type {{ full: string }} */ (this.place(name)).full);
   }
 
   /** After unpacking: every symlink in the tree resolves inside. */
@@ -420,8 +421,10 @@ async function extractArchive(file, kind, dir, { limits, rawName } = {}) {
       const out = target.file(rawName, 0o755);
       out.close();
       target.addBytes(fs.statSync(file).size);
-      fs.copyFileSync(file, target.place(rawName).full);
-      fs.chmodSync(target.place(rawName).full, 0o755);
+      // target.file() threw had `rawName` been the root itself.
+      const { full } = /** @type {{ full: string }} */ (target.place(rawName));
+      fs.copyFileSync(file, full);
+      fs.chmodSync(full, 0o755);
       return { entries: 1, bytes: target.bytes };
     }
     if (kind === 'zip') await extractZip(file, target);

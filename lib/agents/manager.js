@@ -51,6 +51,7 @@ function checkPreset(id, p) {
 class AgentManager {
   #o;
   #store;
+  /** @type {ReturnType<typeof loadIndex> | null} */
   #index = null; // the last loaded index (a promise while loading)
   #presets;
 
@@ -126,7 +127,7 @@ class AgentManager {
   #pick(entry) {
     const target = currentTarget();
     for (const kind of this.#o.prefer) {
-      if (kind === 'binary' && entry.distribution.binary?.[target])
+      if (kind === 'binary' && target !== null && entry.distribution.binary?.[target])
         return { kind, dist: entry.distribution.binary[target] };
       if (kind !== 'binary' && entry.distribution[kind]) return { kind, dist: entry.distribution[kind] };
     }
@@ -138,6 +139,7 @@ class AgentManager {
     const index = await this.index();
     const installed = this.#store.installed();
     const pins = this.#store.pins();
+    const target = currentTarget();
     const all = [...index.agents.filter((a) => !this.#presets.has(a.id)), ...this.#presets.values()];
     return all.map((a) => ({
       id: a.id,
@@ -147,7 +149,9 @@ class AgentManager {
       source: a.source ?? 'index',
       distributions: a.command
         ? ['command']
-        : Object.keys(a.distribution).filter((k) => k !== 'binary' || a.distribution.binary[currentTarget()]),
+        : Object.keys(a.distribution).filter(
+            (k) => k !== 'binary' || (target !== null && a.distribution.binary[target]),
+          ),
       installable: Boolean(a.command || this.#pick(a)),
       installed: installed.filter((i) => i.id === a.id).map((i) => i.version),
       pinned: pins[a.id],

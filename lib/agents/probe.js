@@ -32,7 +32,7 @@ async function probeAgent(clientOptions, { cwd, timeoutMs = 30_000, signal } = {
   const { AcpClient } = require('../client.js');
   // The probe's session gets a scratch directory of its own unless told: nothing an agent writes there stays.
   const scratch = cwd === undefined ? fs.mkdtempSync(path.join(os.tmpdir(), 'acp-probe-')) : null;
-  cwd ??= scratch;
+  cwd ??= /** @type {string} */ (scratch); // made when cwd is undefined
   const started = Date.now();
   let stderr = '';
   let client;

@@ -49,7 +49,10 @@ function writeCache(dir, text, meta) {
 
 function bundled() {
   // require(), not a file read: a bundler inlines it.
-  return { ...checkIndex(require('./registry-snapshot.json'), 'the bundled snapshot'), source: 'bundled' };
+  return {
+    ...checkIndex(require('./registry-snapshot.json'), 'the bundled snapshot'),
+    source: /** @type {const} */ ('bundled'),
+  };
 }
 
 /**
@@ -97,7 +100,7 @@ async function fetchIndex(url, etag, { timeoutMs = 30_000, signal, fetchImpl } =
  */
 async function loadIndex({ index = DEFAULT_INDEX_URL, cacheDir, offline = false, timeoutMs, signal, fetchImpl } = {}) {
   if (index !== null && typeof index === 'object')
-    return { ...checkIndex(index, 'the index object'), source: 'object' };
+    return { ...checkIndex(index, 'the index object'), source: /** @type {const} */ ('object') };
   if (typeof index !== 'string')
     throw new AcpError('ERR_ACP_INVALID_ARGUMENT', 'agents.index must be a URL or an index object', {
       argument: 'agents.index',
@@ -110,7 +113,7 @@ async function loadIndex({ index = DEFAULT_INDEX_URL, cacheDir, offline = false,
       try {
         return {
           ...checkIndex(parse(usable.text, 'the cache'), 'the cached index'),
-          source: 'cache',
+          source: /** @type {const} */ ('cache'),
           stale: true,
           error,
         };
@@ -133,7 +136,7 @@ async function loadIndex({ index = DEFAULT_INDEX_URL, cacheDir, offline = false,
   if (got.status === 304 && usable) {
     const checked = checkIndex(parse(usable.text, 'the cache'), 'the cached index');
     writeCache(cacheDir, usable.text, { ...usable.meta, checkedAt: Date.now() });
-    return { ...checked, source: 'cache', stale: false };
+    return { ...checked, source: /** @type {const} */ ('cache'), stale: false };
   }
   if (got.status === 304)
     return fallback(new AcpError('ERR_ACP_AGENT_INDEX', `${shown(index)} answered 304 with nothing cached`, {}));
@@ -144,7 +147,7 @@ async function loadIndex({ index = DEFAULT_INDEX_URL, cacheDir, offline = false,
     return fallback(err);
   }
   if (cacheDir) writeCache(cacheDir, got.text, { url: index, etag: got.etag, fetchedAt: Date.now() });
-  return { ...checked, source: 'network', stale: false };
+  return { ...checked, source: /** @type {const} */ ('network'), stale: false };
 }
 
 module.exports = { loadIndex, DEFAULT_INDEX_URL };

@@ -44,6 +44,7 @@ const LIMITS = {
 
 class IndexError extends Error {}
 
+/** @type {(where: string, message: string) => never} */
 const fail = (where, message) => {
   throw new IndexError(`${where} ${message}`);
 };
