@@ -1,15 +1,23 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mockClient, mockSession, TIME_SCALE } from './helpers.mjs';
 
 const allow = (p) => ({ outcome: { outcome: 'selected', optionId: p.options[0].optionId } });
-const scratch = () => mkdtempSync(join(tmpdir(), 'acp-observe-'));
+const scratches = [];
+const scratch = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-observe-'));
+  scratches.push(dir);
+  return dir;
+};
+after(() => {
+  for (const dir of scratches) rmSync(dir, { recursive: true, force: true });
+});
 
 test('the trace sees every message of a turn, both ways, exactly as the agent saw them', async () => {
   const wireLog = join(scratch(), 'wire.ndjson');

@@ -4,9 +4,9 @@
 // agent from PyPI (agentao 0.5.17, uvx distribution), installed
 // into a store kept in the cache directory (a rerun finds them installed),
 // launched without wrappers and probed.
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpClient, AgentManager } from '../index.mjs';
@@ -49,7 +49,15 @@ async function installWithRetries(m, id, tries = 3) {
   }
 }
 
-const scratch = () => mkdtempSync(join(tmpdir(), 'acp-agents-real-'));
+const scratches = [];
+const scratch = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-agents-real-'));
+  scratches.push(dir);
+  return dir;
+};
+after(() => {
+  for (const dir of scratches) rmSync(dir, { recursive: true, force: true });
+});
 const baseEnv = () => ({ PATH: process.env.PATH, HOME: scratch(), LANG: 'C.UTF-8' });
 
 describe('real agents from npm and PyPI', () => {

@@ -16,6 +16,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join, posix, relative } from 'node:path';
 import { defines, docFiles, ROOT, snippets } from './docs-snippets.mjs';
 
@@ -92,6 +93,8 @@ function checkLinks(file) {
 // ---- 2. snippets --------------------------------------------------------
 
 const RUN_DIR = join(ROOT, '.cache', 'docs-snippets'); // inside the package: `import 'acp-native'` resolves to it
+// The snippets' own temporary files (their tmpdir()), removed after the run.
+const SNIPPET_TMP = join(tmpdir(), `acp-docs-${process.pid}`);
 
 /** The module to run for a snippet. */
 function runnable({ lang, code }) {
@@ -122,7 +125,7 @@ function run(snippet, index) {
     execFile(
       process.execPath,
       [file],
-      { cwd: ROOT, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+      { cwd: ROOT, timeout: 60_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, TMPDIR: SNIPPET_TMP } },
       (err, stdout, stderr) => {
         if (err) {
           const why = err.killed ? 'timed out after 60 s' : `exit ${err.code}`;
@@ -147,11 +150,13 @@ function run(snippet, index) {
 async function runAll(list) {
   rmSync(RUN_DIR, { recursive: true, force: true });
   mkdirSync(RUN_DIR, { recursive: true });
+  mkdirSync(SNIPPET_TMP, { recursive: true });
   const queue = list.map((s, i) => () => run(s, i));
   const workers = Array.from({ length: 2 }, async () => {
     while (queue.length) await queue.shift()();
   });
   await Promise.all(workers);
+  rmSync(SNIPPET_TMP, { recursive: true, force: true });
   if (!problems.some((p) => p.includes('snippet failed'))) rmSync(RUN_DIR, { recursive: true, force: true });
 }
 

@@ -13,14 +13,31 @@ use acp_core::store::{
 };
 use serde_json::{json, Value};
 
-fn scratch(name: &str) -> PathBuf {
+/// A directory of its own for one test, removed when the test ends (passed
+/// or not).
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!(
         "acp-store-test-{name}-{}-{}",
         std::process::id(),
         new_store_id()
     ));
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
 }
 
 fn options() -> StoreOptions {
@@ -331,11 +348,11 @@ fn two_processes_share_one_store() {
 }
 
 /// A tmpfs of 1 MiB (root only; skipped with the reason otherwise).
-fn small_disk() -> Option<PathBuf> {
+fn small_disk() -> Option<Scratch> {
     let dir = scratch("full");
     let ok = std::process::Command::new("mount")
         .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
-        .arg(&dir)
+        .arg(dir.as_path())
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
