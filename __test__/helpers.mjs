@@ -1,5 +1,7 @@
-import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AcpClient } from '../index.mjs';
 
@@ -36,6 +38,13 @@ export const SCALED_TIMEOUTS = (() => {
     ['initializeTimeoutMs', 'requestTimeoutMs'].map((k) => [k, defaults[k] && defaults[k] * TIME_SCALE]),
   );
 })();
+
+/** A fresh directory, removed after the test `t`. */
+export function scratchDir(t, prefix) {
+  const dir = mkdtempSync(join(tmpdir(), `acp-${prefix}-`));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
 
 export const MOCK_AGENT = fileURLToPath(new URL('../mock-agent/agent.mjs', import.meta.url));
 export const HOSTILE_AGENT = fileURLToPath(new URL('./fixtures/hostile-agent.mjs', import.meta.url));

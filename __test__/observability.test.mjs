@@ -1,26 +1,15 @@
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mockClient, mockSession, TIME_SCALE } from './helpers.mjs';
+import { mockClient, mockSession, scratchDir, TIME_SCALE } from './helpers.mjs';
 
 const allow = (p) => ({ outcome: { outcome: 'selected', optionId: p.options[0].optionId } });
-const scratches = [];
-const scratch = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'acp-observe-'));
-  scratches.push(dir);
-  return dir;
-};
-after(() => {
-  for (const dir of scratches) rmSync(dir, { recursive: true, force: true });
-});
-
-test('the trace sees every message of a turn, both ways, exactly as the agent saw them', async () => {
-  const wireLog = join(scratch(), 'wire.ndjson');
+test('the trace sees every message of a turn, both ways, exactly as the agent saw them', async (t) => {
+  const wireLog = join(scratchDir(t, 'observe'), 'wire.ndjson');
   const records = [];
   const { client, sessionId } = await mockSession(
     {
@@ -85,7 +74,7 @@ test('the trace sees every message of a turn, both ways, exactly as the agent sa
   assert.match(String(permissionReply.id), /^srv_/);
 });
 
-test('history keeps exactly the last N messages, with payloads cut to size', async () => {
+test('history keeps exactly the last N messages, with payloads cut to size', async (t) => {
   const records = [];
   const { client, sessionId } = await mockSession({
     trace: (r) => records.push(r),
@@ -104,7 +93,7 @@ test('history keeps exactly the last N messages, with payloads cut to size', asy
     assert.equal(r.truncated, true);
   }
 
-  const file = join(scratch(), 'history.ndjson');
+  const file = join(scratchDir(t, 'observe'), 'history.ndjson');
   assert.equal(await client.saveHistory(file), 5);
   const lines = readFileSync(file, 'utf8')
     .trim()

@@ -4,13 +4,14 @@
 // agent from PyPI (agentao 0.5.17, uvx distribution), installed
 // into a store kept in the cache directory (a rerun finds them installed),
 // launched without wrappers and probed.
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { AcpClient, AgentManager } from '../index.mjs';
 import { assertNoWrapper } from '../__test__/agents-fixtures.mjs';
+import { scratchDir } from './helpers.mjs';
 
 const INDEX = {
   version: '1',
@@ -49,33 +50,28 @@ async function installWithRetries(m, id, tries = 3) {
   }
 }
 
-const scratches = [];
-const scratch = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'acp-agents-real-'));
-  scratches.push(dir);
-  return dir;
-};
-after(() => {
-  for (const dir of scratches) rmSync(dir, { recursive: true, force: true });
-});
-const baseEnv = () => ({ PATH: process.env.PATH, HOME: scratch(), LANG: 'C.UTF-8' });
+const baseEnv = (t) => ({ PATH: process.env.PATH, HOME: scratchDir(t, 'agents-home'), LANG: 'C.UTF-8' });
 
 describe('real agents from npm and PyPI', () => {
   const m = new AgentManager({ storeDir: storeDir(), index: INDEX });
 
-  it('npx: pi-acp 0.0.34 initializes, and its probe fails with the reason (the pi it drives is not installed)', async () => {
+  it('npx: pi-acp 0.0.34 initializes, and its probe fails with the reason (the pi it drives is not installed)', async (t) => {
     const r = await installWithRetries(m, 'pi-acp');
     const launch = await m.launch('pi-acp');
     assert.deepEqual(launch.args, [join(r.dir, 'node_modules', 'pi-acp', 'dist', 'index.js')]);
     // An empty PATH: whatever a developer has installed, `pi` is not found.
-    const probe = await m.probe('pi-acp', { refresh: true, env: { ...baseEnv(), PATH: scratch() }, replaceEnv: true });
+    const probe = await m.probe('pi-acp', {
+      refresh: true,
+      env: { ...baseEnv(t), PATH: scratchDir(t, 'agents-path') },
+      replaceEnv: true,
+    });
     assert.equal(probe.status, 'failed', JSON.stringify(probe));
     assert.equal(probe.agentInfo.version, '0.0.34');
     assert.equal(probe.authMethods[0].id, 'pi_terminal_login');
     assert.match(probe.error.message, /Could not start pi/);
   });
 
-  it('npx: claude-agent-acp 0.23.1 installed at that version, launched as <node> dist/index.js, probed ready', async () => {
+  it('npx: claude-agent-acp 0.23.1 installed at that version, launched as <node> dist/index.js, probed ready', async (t) => {
     const r = await installWithRetries(m, 'claude-acp');
     const record = JSON.parse(readFileSync(join(r.dir, 'install.json'), 'utf8'));
     assert.equal(record.entry, 'node_modules/@zed-industries/claude-agent-acp/dist/index.js');
@@ -86,7 +82,7 @@ describe('real agents from npm and PyPI', () => {
     const launch = await m.launch('claude-acp');
     assert.equal(launch.command, process.execPath);
     // Claude adapters refuse root when IS_SANDBOX is set to anything: empty.
-    const env = { ...baseEnv(), CLAUDE_CONFIG_DIR: scratch(), IS_SANDBOX: '' };
+    const env = { ...baseEnv(t), CLAUDE_CONFIG_DIR: scratchDir(t, 'claude-config'), IS_SANDBOX: '' };
     const client = await AcpClient.connect({ ...launch, env, replaceEnv: true });
     assert.equal(client.agent.agentInfo.version, '0.23.1');
     if (process.platform === 'linux') assertNoWrapper(assert, client.pid);
@@ -96,7 +92,7 @@ describe('real agents from npm and PyPI', () => {
     assert.equal(probe.agentCapabilities.loadSession, true);
   });
 
-  it('uvx: agentao 0.5.17 in its own venv; needs-auth without a model key, ready with one', async () => {
+  it('uvx: agentao 0.5.17 in its own venv; needs-auth without a model key, ready with one', async (t) => {
     const r = await installWithRetries(m, 'agentao');
     const record = JSON.parse(readFileSync(join(r.dir, 'install.json'), 'utf8'));
     assert.equal(record.kind, 'uvx');
@@ -107,11 +103,11 @@ describe('real agents from npm and PyPI', () => {
       true,
       'the venv python',
     );
-    const noKey = await m.probe('agentao', { refresh: true, env: baseEnv(), replaceEnv: true });
+    const noKey = await m.probe('agentao', { refresh: true, env: baseEnv(t), replaceEnv: true });
     assert.equal(noKey.status, 'needs-auth', JSON.stringify(noKey));
     assert.equal(noKey.agentInfo.version, '0.5.17');
     const withKey = {
-      ...baseEnv(),
+      ...baseEnv(t),
       OPENAI_API_KEY: 'fake-key',
       OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
       OPENAI_MODEL: 'fake-model',

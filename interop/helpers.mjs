@@ -1,10 +1,8 @@
 // Shared plumbing for the interop tests: the installed peers, a scratch
 // HOME and project directory, a fake LLM, and an AcpClient on a real agent
 // that records everything the host sees.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { AcpClient } from '../index.mjs';
+import { scratchDir as testScratchDir } from '../__test__/helpers.mjs';
 import { readyPeers } from './setup-peers.mjs';
 import { startFakeLlm } from './fake-llm.mjs';
 
@@ -12,11 +10,7 @@ import { startFakeLlm } from './fake-llm.mjs';
 export const peers = new Proxy({}, { get: (_, key) => readyPeers()[key] });
 
 /** A fresh directory removed after the test. */
-export function scratchDir(t, prefix) {
-  const dir = mkdtempSync(join(tmpdir(), `acp-interop-${prefix}-`));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+export const scratchDir = (t, prefix) => testScratchDir(t, `interop-${prefix}`);
 
 /**
  * The environment agentao runs with: only what it needs, so a developer's

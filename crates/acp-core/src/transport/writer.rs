@@ -8,6 +8,7 @@ use std::future::poll_fn;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::task::{ready, Poll};
 use std::time::Duration;
 
 use tokio::io::AsyncWrite;
@@ -276,16 +277,11 @@ async fn write_all(queue: &WriterQueue, mut buf: &[u8]) -> usize {
         let n = poll_fn(|cx| {
             let mut pipe = lock(&queue.pipe);
             let Some(stdin) = pipe.as_mut() else {
-                return std::task::Poll::Ready(0);
+                return Poll::Ready(0);
             };
-            match Pin::new(stdin).poll_write(cx, buf) {
-                std::task::Poll::Ready(Ok(n)) => {
-                    queue.queued.fetch_sub(n, Ordering::AcqRel);
-                    std::task::Poll::Ready(n)
-                }
-                std::task::Poll::Ready(Err(_)) => std::task::Poll::Ready(0),
-                std::task::Poll::Pending => std::task::Poll::Pending,
-            }
+            let n = ready!(Pin::new(stdin).poll_write(cx, buf)).unwrap_or(0);
+            queue.queued.fetch_sub(n, Ordering::AcqRel);
+            Poll::Ready(n)
         })
         .await;
         if n == 0 {
@@ -408,6 +404,39 @@ mod tests {
         assert_eq!(result, Err(OutboxError::Closed));
     }
 
+    /// Threads that keep the cores busy (so that a thread is likely to be
+    /// preempted anywhere) until dropped, a failed assertion included.
+    struct Hogs {
+        stop: Arc<std::sync::atomic::AtomicBool>,
+        threads: Vec<std::thread::JoinHandle<()>>,
+    }
+
+    impl Hogs {
+        fn spin(n: usize) -> Self {
+            let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let threads = (0..n)
+                .map(|_| {
+                    let stop = Arc::clone(&stop);
+                    std::thread::spawn(move || {
+                        while !stop.load(Ordering::Relaxed) {
+                            std::hint::spin_loop();
+                        }
+                    })
+                })
+                .collect();
+            Self { stop, threads }
+        }
+    }
+
+    impl Drop for Hogs {
+        fn drop(&mut self) {
+            self.stop.store(true, Ordering::Relaxed);
+            for t in self.threads.drain(..) {
+                let _ = t.join();
+            }
+        }
+    }
+
     /// The agent of [`a_line_the_agent_answered_is_not_counted`]: this
     /// test binary run again, reading each whole line and answering it at
     /// once (a shell would fork between lines).
@@ -456,34 +485,16 @@ mod tests {
         let mut answers = std::io::BufReader::new(std::fs::File::from(stdout));
         let (outbox, queue) = Outbox::new(stdin, limit);
         rt.spawn(run_writer(queue));
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let hogs: Vec<_> = (0..3)
-            .map(|_| {
-                let stop = Arc::clone(&stop);
-                std::thread::spawn(move || {
-                    while !stop.load(Ordering::Relaxed) {
-                        std::hint::spin_loop();
-                    }
-                })
-            })
-            .collect();
-        let mut refused = Vec::new();
+        let hogs = Hogs::spin(3);
         for round in 0..1000 {
             let mut line = vec![b'a'; 2 * limit];
             line.push(b'\n');
-            if let Err(e) = outbox.send(line) {
-                refused.push((round, e));
-                break;
-            }
+            assert_eq!(outbox.send(line), Ok(()), "round {round}");
             let mut answer = String::new();
             answers.read_line(&mut answer).unwrap();
             assert_eq!(answer, "ok\n", "round {round}");
         }
-        stop.store(true, Ordering::Relaxed);
-        for hog in hogs {
-            hog.join().unwrap();
-        }
-        assert_eq!(refused, []);
+        drop(hogs);
         outbox.close();
         rt.block_on(async {
             child.wait().await.unwrap();
