@@ -194,7 +194,6 @@ impl AgentConnection {
                     crate::host_poll::HostPoll::start(
                         env.raw(),
                         &self.conn,
-                        &self.sink,
                         napi::JsValue::raw(&deliver),
                     )
                 };

@@ -9,14 +9,13 @@ use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::ptr;
 use std::rc::Rc;
-use std::sync::Arc;
 
 use acp_core::connection::Fed;
 use acp_core::Connection;
 use napi::bindgen_prelude::ToNapiValue;
 use napi::sys;
 
-use crate::sink::{JsBatchSink, JsText};
+use crate::sink::JsText;
 
 // libuv, as Node exports it.
 #[repr(C)]
@@ -42,7 +41,6 @@ extern "C" {
 struct Turn {
     env: sys::napi_env,
     conn: Connection,
-    sink: Arc<JsBatchSink>,
     deliver: sys::napi_ref,
     context: sys::napi_async_context,
     polling: bool,
@@ -67,7 +65,6 @@ impl HostPoll {
     pub unsafe fn start(
         env: sys::napi_env,
         conn: &Connection,
-        sink: &Arc<JsBatchSink>,
         deliver: sys::napi_value,
     ) -> Option<Self> {
         let fd = conn.host_stdout_fd()?;
@@ -102,7 +99,6 @@ impl HostPoll {
         let turn = Box::new(Turn {
             env,
             conn: conn.clone(),
-            sink: Arc::clone(sink),
             deliver: deliver_ref,
             context,
             polling: false,
@@ -196,9 +192,7 @@ unsafe extern "C" fn on_closed(handle: *mut c_void) {
 unsafe extern "C" fn on_readable(handle: *mut c_void, _status: c_int, _events: c_int) {
     let turn = &mut **(handle as *mut *mut Turn);
     // An error status is read too: the read reports it.
-    let sink = &turn.sink;
-    let idle = || sink.0.idle();
-    match turn.conn.host_read(&idle) {
+    match turn.conn.host_read() {
         Fed::Batch(batch) => deliver(turn, batch.into()),
         Fed::Nothing => {}
         Fed::Full => {

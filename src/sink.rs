@@ -5,12 +5,11 @@ use napi::bindgen_prelude::{Function, ToNapiValue};
 use napi::threadsafe_function::{
     ThreadsafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
 };
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock, RwLockReadGuard};
+use std::sync::{RwLock, RwLockReadGuard};
 
 use napi::{sys, Env, Result, Status};
 
-use acp_core::connection::Batch;
+use acp_core::connection::{Batch, InTransit};
 use acp_core::view::DrainText;
 use acp_core::DeliverySink;
 
@@ -29,6 +28,8 @@ pub struct JsText {
     /// stay allocated until V8 collects its string, which V8 schedules by
     /// its own heap: a flood of batches would grow the peak RSS.
     lend: bool,
+    /// A batch's: dropped when the JS thread takes it.
+    in_transit: Option<InTransit>,
 }
 
 impl JsText {
@@ -38,6 +39,7 @@ impl JsText {
             text: DrainText::Owned(text),
             ascii,
             lend: false,
+            in_transit: None,
         }
     }
 
@@ -49,6 +51,7 @@ impl JsText {
             ascii: text.as_str().is_ascii(),
             text,
             lend: true,
+            in_transit: None,
         }
     }
 }
@@ -60,6 +63,7 @@ impl From<Batch> for JsText {
             text: DrainText::Owned(batch.text),
             ascii: batch.ascii,
             lend: false,
+            in_transit: Some(batch.in_transit),
         }
     }
 }
@@ -194,37 +198,23 @@ pub struct JsTextCallback {
     /// function is released. A read lock for calls and refs: the JS
     /// thread's `setRef` must not wait for a delivery in progress.
     tsfn: RwLock<Option<TextFn>>,
-    /// Calls queued, and calls the JS thread has taken: equal when the
-    /// threadsafe function's queue holds nothing undelivered.
-    sent: AtomicU64,
-    #[cfg_attr(not(unix), allow(dead_code))]
-    taken: Arc<AtomicU64>,
 }
 
 impl JsTextCallback {
     pub fn new(callback: Function<String, UnknownReturnValue>) -> Result<Self> {
-        let taken = Arc::new(AtomicU64::new(0));
-        let taken_by_js = Arc::clone(&taken);
         let tsfn = callback
             .build_threadsafe_function::<JsText>()
             .callee_handled::<false>()
             .weak::<true>()
-            .build_callback(move |ctx: ThreadsafeCallContext<JsText>| {
-                taken_by_js.fetch_add(1, Ordering::SeqCst);
-                Ok(ctx.value)
+            .build_callback(|ctx: ThreadsafeCallContext<JsText>| {
+                let mut text = ctx.value;
+                // Taken by the JS thread: no longer on its way.
+                drop(text.in_transit.take());
+                Ok(text)
             })?;
         Ok(Self {
             tsfn: RwLock::new(Some(tsfn)),
-            sent: AtomicU64::new(0),
-            taken,
         })
-    }
-
-    /// Nothing sent waits in the threadsafe function's queue (exact on the
-    /// JS thread, the only one that takes calls).
-    #[cfg(unix)]
-    pub fn idle(&self) -> bool {
-        self.sent.load(Ordering::SeqCst) == self.taken.load(Ordering::SeqCst)
     }
 
     fn tsfn(&self) -> RwLockReadGuard<'_, Option<TextFn>> {
@@ -234,16 +224,9 @@ impl JsTextCallback {
     /// Queue a call on the JS thread; false once JS is gone or the
     /// callback released.
     pub fn send(&self, text: JsText) -> bool {
-        // Counted first: the JS thread may take it before `call` returns.
-        self.sent.fetch_add(1, Ordering::SeqCst);
-        let r = self
-            .tsfn()
+        self.tsfn()
             .as_ref()
-            .is_some_and(|f| f.call(text, ThreadsafeFunctionCallMode::NonBlocking) == Status::Ok);
-        if !r {
-            self.sent.fetch_sub(1, Ordering::SeqCst);
-        }
-        r
+            .is_some_and(|f| f.call(text, ThreadsafeFunctionCallMode::NonBlocking) == Status::Ok)
     }
 
     /// Let the JS function go (calls already queued still run): nothing

@@ -14,13 +14,45 @@ pub struct Batch {
     pub text: String,
     /// Pure ASCII: a JS string can be made from it by plain copy.
     pub ascii: bool,
+    /// Drop it once the host's thread has the batch (see [`InTransit`]).
+    pub in_transit: InTransit,
+}
+
+/// A queued batch's events still count as on their way to the host (see
+/// `HostQueue::idle`) until this drops. The sink drops it where the host's
+/// thread takes the batch: counted until then, a batch cannot be overtaken
+/// by one the host reads itself, and uncounted from then, a host that acts
+/// on it (and reads the agent's answer) never finds it still counted.
+pub struct InTransit {
+    waiting: Option<Arc<AtomicUsize>>,
+    events: usize,
+}
+
+impl InTransit {
+    /// A batch that was never queued (the host read it itself).
+    #[cfg(unix)]
+    pub(super) fn none() -> Self {
+        Self {
+            waiting: None,
+            events: 0,
+        }
+    }
+}
+
+impl Drop for InTransit {
+    fn drop(&mut self) {
+        if let Some(waiting) = &self.waiting {
+            waiting.fetch_sub(self.events, Ordering::SeqCst);
+        }
+    }
 }
 
 /// Where batches go (the napi binding implements this with a
 /// ThreadsafeFunction; tests implement it with a channel).
 pub trait DeliverySink: Send + Sync + 'static {
     /// Hand one batch to the host. The host must call
-    /// [`super::Connection::ack`] once it has processed it. Returns false
+    /// [`super::Connection::ack`] once it has processed it, and drop the
+    /// batch's [`InTransit`] when its thread takes the batch. Returns false
     /// when the host is gone; nothing is delivered after that.
     fn deliver(&self, batch: Batch) -> bool;
 }
@@ -110,11 +142,18 @@ pub(super) async fn run_delivery(
             queue_budget.add_permits(released);
         }
         batch.push(']');
-        if !sink.deliver(Batch { text: batch, ascii }) {
+        let in_transit = InTransit {
+            waiting: Some(Arc::clone(&waiting)),
+            events,
+        };
+        let batch = Batch {
+            text: batch,
+            ascii,
+            in_transit,
+        };
+        if !sink.deliver(batch) {
             host_gone.store(true, Ordering::Relaxed);
             slots.add_permits(1);
         }
-        // Only once the sink has the batch: see `HostQueue::idle`.
-        waiting.fetch_sub(events, Ordering::SeqCst);
     }
 }

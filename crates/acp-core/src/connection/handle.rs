@@ -176,9 +176,8 @@ impl Connection {
     /// `read_on_host`: read the agent's stdout once, on the
     /// host's thread, when its event loop finds it readable (see
     /// `host_reader`). [`super::Fed::Full`]: stop polling, the core reads.
-    /// `sink_idle`: whether the sink holds nothing undelivered.
     #[cfg(unix)]
-    pub fn host_read(&self, sink_idle: &dyn Fn() -> bool) -> super::Fed {
+    pub fn host_read(&self) -> super::Fed {
         // What a line starts (a built-in terminal and its tasks) needs the
         // runtime's context.
         let _rt = self.shared.rt.enter();
@@ -187,7 +186,7 @@ impl Connection {
             Some(super::host_reader::HostSide {
                 fd: Some(fd),
                 reader,
-            }) => reader.host_read(fd, &self.shared, sink_idle),
+            }) => reader.host_read(fd, &self.shared),
             _ => super::Fed::Full,
         }
     }

@@ -20,7 +20,7 @@ pub(super) struct HostQueue {
     slots: Arc<Semaphore>,
     /// Bytes of agent output allowed to wait for delivery.
     budget: Arc<Semaphore>,
-    /// Events queued and not yet handed to the sink (see [`Self::idle`]).
+    /// Events queued and not yet taken by the host's thread (see [`Self::idle`]).
     waiting: Arc<AtomicUsize>,
 }
 
@@ -64,9 +64,10 @@ impl HostQueue {
         }
     }
 
-    /// Nothing queued waits to be handed to the sink: an item handed to
-    /// the host directly now cannot overtake one queued before it (the
-    /// sink's own queue aside, which its owner checks).
+    /// Nothing queued is still on its way to the host: queued, batched, or
+    /// in the sink's own queue until the host's thread takes it (see
+    /// `InTransit`). An item handed to the host directly now cannot
+    /// overtake one queued before it.
     #[cfg(unix)]
     pub fn idle(&self) -> bool {
         self.waiting.load(Ordering::SeqCst) == 0

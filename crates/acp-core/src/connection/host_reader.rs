@@ -17,7 +17,7 @@
 //! What the host reads is handled as the reader task handles it, and what
 //! it makes is handed back as a batch to deliver at once (within the batch
 //! limits and the batches the host may hold) when nothing queued before it
-//! still waits for the sink.
+//! is still on its way to the host.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -27,7 +27,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 use tokio::sync::{oneshot, Notify};
 
-use super::delivery::{Batch, BatchLimits};
+use super::delivery::{Batch, BatchLimits, InTransit};
 use super::event::Event;
 use super::reader::{on_frame, READ_BYTES, SLICE_BYTES};
 use super::shared::Shared;
@@ -105,12 +105,7 @@ impl HostReader {
     /// One read of `fd` on the host's thread, while the host has it (the
     /// read and its handling under the caller's lock: the core takes the fd
     /// between two reads, never during one). [`Fed::Full`]: stop polling.
-    pub fn host_read(
-        &mut self,
-        fd: &OwnedFd,
-        shared: &Arc<Shared>,
-        sink_idle: &dyn Fn() -> bool,
-    ) -> Fed {
+    pub fn host_read(&mut self, fd: &OwnedFd, shared: &Arc<Shared>) -> Fed {
         if !self.on_host() {
             return Fed::Full;
         }
@@ -122,8 +117,8 @@ impl HostReader {
         let mut buf = std::mem::take(&mut self.buf);
         buf.resize(HOST_READ_BYTES, 0);
         let fed = match read_fd(fd, &mut buf) {
-            Ok(0) => self.finish(shared, None, sink_idle),
-            Ok(n) => self.feed(shared, &buf[..n], n == buf.len(), sink_idle),
+            Ok(0) => self.finish(shared, None),
+            Ok(n) => self.feed(shared, &buf[..n], n == buf.len()),
             Err(e)
                 if matches!(
                     e.kind(),
@@ -134,7 +129,7 @@ impl HostReader {
             }
             Err(e) => {
                 let error = shared.read_error("stdout", &e);
-                self.finish(shared, Some(error), sink_idle)
+                self.finish(shared, Some(error))
             }
         };
         self.buf = buf;
@@ -229,16 +224,8 @@ impl HostReader {
     }
 
     /// Handle one chunk of stdout (or none: retry what waits).
-    /// `sink_idle`: whether the sink holds nothing undelivered (asked after
-    /// the queue was found idle: items flow from the queue to the sink).
     /// `full`: the read filled the host's buffer (the agent floods).
-    fn feed(
-        &mut self,
-        shared: &Arc<Shared>,
-        chunk: &[u8],
-        full: bool,
-        sink_idle: &dyn Fn() -> bool,
-    ) -> Fed {
+    fn feed(&mut self, shared: &Arc<Shared>, chunk: &[u8], full: bool) -> Fed {
         if self.owner == Owner::Core || self.ended.is_none() {
             return Fed::Full;
         }
@@ -248,32 +235,27 @@ impl HostReader {
         if full {
             return self.give_to_core();
         }
-        self.hand_over(shared, sink_idle)
+        self.hand_over(shared)
     }
 
     /// stdout ended (EOF or a read error).
-    fn finish(
-        &mut self,
-        shared: &Arc<Shared>,
-        error: Option<Event>,
-        sink_idle: &dyn Fn() -> bool,
-    ) -> Fed {
+    fn finish(&mut self, shared: &Arc<Shared>, error: Option<Event>) -> Fed {
         self.frame_end(shared, error);
-        let fed = self.hand_over(shared, sink_idle);
+        let fed = self.hand_over(shared);
         self.say_ended();
         // The core's reader task ends too (queueing what did not fit).
         self.to_core.notify_one();
         fed
     }
 
-    fn hand_over(&mut self, shared: &Arc<Shared>, sink_idle: &dyn Fn() -> bool) -> Fed {
+    fn hand_over(&mut self, shared: &Arc<Shared>) -> Fed {
         if self.ready.is_empty() {
             return Fed::Nothing;
         }
         // Direct only with nothing before it on the way, and within the
         // batches the host may hold (its ack gives the slot back).
         let mut batch = None;
-        if shared.queue.idle() && sink_idle() {
+        if shared.queue.idle() {
             let n = self.fitting();
             // What does not fit the batch is queued behind it: only if
             // there is room for it, else it would wait with nobody to say so.
@@ -457,5 +439,9 @@ fn encode(events: impl Iterator<Item = Event>) -> Batch {
         ev.encode_into(&mut text);
     }
     text.push(']');
-    Batch { text, ascii }
+    Batch {
+        text,
+        ascii,
+        in_transit: InTransit::none(),
+    }
 }

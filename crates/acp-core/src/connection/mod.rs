@@ -27,7 +27,7 @@ mod wire;
 mod worker_slice;
 
 pub use config::ConnectionConfig;
-pub use delivery::{Batch, DeliverySink};
+pub use delivery::{Batch, DeliverySink, InTransit};
 pub use event::{Event, ItemKind};
 pub use exit::ExitInfo;
 pub use handle::{CallError, Connection, WeakConnection};
