@@ -2,42 +2,26 @@
 //! a file that is not ours is refused, the bounds hold, a flood coalesces,
 //! a full disk is a typed error that loses nothing committed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use acp_core::store::{
-    new_store_id, FeedPoll, JournalKind, ListOptions, NewSession, Retention, Store, StoreError,
-    StoreOptions, FILE_NAME,
+    FeedPoll, JournalKind, ListOptions, NewSession, Retention, Store, StoreError, StoreOptions,
+    FILE_NAME,
 };
 use serde_json::{json, Value};
+use tempfile::TempDir;
 
 /// A directory of its own for one test, removed when the test ends (passed
 /// or not).
-struct Scratch(PathBuf);
-
-impl std::ops::Deref for Scratch {
-    type Target = PathBuf;
-    fn deref(&self) -> &PathBuf {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn scratch(name: &str) -> Scratch {
-    let dir = std::env::temp_dir().join(format!(
-        "acp-store-test-{name}-{}-{}",
-        std::process::id(),
-        new_store_id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    Scratch(dir)
+/// A directory of its own, removed when the test ends (passed or failed).
+fn scratch(name: &str) -> TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("acp-store-test-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn options() -> StoreOptions {
@@ -90,7 +74,7 @@ fn get(store: &Store, id: &str) -> Value {
 #[test]
 fn a_recorded_session_is_found_by_get_list_and_search() {
     let dir = scratch("roundtrip");
-    let store = Store::open(&dir, options()).unwrap();
+    let store = Store::open(dir.path(), options()).unwrap();
     let rev = Arc::new(AtomicU64::new(1));
     store.create(session("s1", "fix the parser")).unwrap();
     store
@@ -136,7 +120,7 @@ fn a_recorded_session_is_found_by_get_list_and_search() {
     store.close().unwrap();
     drop(store);
     // Reopened: all of it is there.
-    let store = Store::open(&dir, options()).unwrap();
+    let store = Store::open(dir.path(), options()).unwrap();
     assert_eq!(get(&store, "s1")["viewRevision"], 2);
     assert_eq!(store.search("quokkas", 10).unwrap().len(), 1);
     assert!(matches!(
@@ -148,7 +132,7 @@ fn a_recorded_session_is_found_by_get_list_and_search() {
 #[test]
 fn a_flood_is_coalesced_to_the_latest_view() {
     let dir = scratch("coalesce");
-    let store = Store::open(&dir, options()).unwrap();
+    let store = Store::open(dir.path(), options()).unwrap();
     let rev = Arc::new(AtomicU64::new(1));
     store.create(session("s1", "t")).unwrap();
     store.record_view("s1", feed(rev.clone(), "v")).unwrap();
@@ -170,7 +154,7 @@ fn a_flood_is_coalesced_to_the_latest_view() {
 fn stop_view_writes_the_last_state() {
     let dir = scratch("stop");
     let store = Store::open(
-        &dir,
+        dir.path(),
         StoreOptions {
             interval: Duration::from_secs(3600),
             ..options()
@@ -195,7 +179,7 @@ fn stop_view_writes_the_last_state() {
 #[test]
 fn delete_removes_the_session_its_journal_and_its_search_text() {
     let dir = scratch("delete");
-    let store = Store::open(&dir, options()).unwrap();
+    let store = Store::open(dir.path(), options()).unwrap();
     store.create(session("s1", "walrus")).unwrap();
     store
         .journal("s1", JournalKind::TurnEnd, "{}".into())
@@ -216,7 +200,7 @@ fn delete_removes_the_session_its_journal_and_its_search_text() {
 fn retention_keeps_the_newest_and_spares_live_sessions() {
     let dir = scratch("retention");
     let store = Store::open(
-        &dir,
+        dir.path(),
         StoreOptions {
             retention: Retention {
                 max_sessions: Some(3),
@@ -257,7 +241,7 @@ fn retention_keeps_the_newest_and_spares_live_sessions() {
 fn retention_by_bytes() {
     let dir = scratch("bytes");
     let store = Store::open(
-        &dir,
+        dir.path(),
         StoreOptions {
             retention: Retention {
                 max_sessions: None,
@@ -289,34 +273,34 @@ fn retention_by_bytes() {
 fn a_file_that_is_not_a_store_is_refused_untouched() {
     // Not a database at all.
     let dir = scratch("corrupt");
-    let file = dir.join(FILE_NAME);
+    let file = dir.path().join(FILE_NAME);
     std::fs::write(
         &file,
         b"this is not sqlite, it is a shopping list".repeat(200),
     )
     .unwrap();
     let before = std::fs::read(&file).unwrap();
-    let err = Store::open(&dir, options()).err().unwrap();
+    let err = Store::open(dir.path(), options()).err().unwrap();
     assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
     assert_eq!(err.code(), "ERR_ACP_STORE_CORRUPT");
     assert_eq!(std::fs::read(&file).unwrap(), before);
 
     // Some other program's SQLite file.
     let dir = scratch("foreign");
-    let db = rusqlite::Connection::open(dir.join(FILE_NAME)).unwrap();
+    let db = rusqlite::Connection::open(dir.path().join(FILE_NAME)).unwrap();
     db.execute_batch("CREATE TABLE cookies (name TEXT); INSERT INTO cookies VALUES ('x');")
         .unwrap();
     drop(db);
-    let err = Store::open(&dir, options()).err().unwrap();
+    let err = Store::open(dir.path(), options()).err().unwrap();
     assert!(matches!(err, StoreError::Foreign { .. }), "{err:?}");
 
     // A store from a newer acp-native.
     let dir = scratch("newer");
-    Store::open(&dir, options()).unwrap().close().unwrap();
-    let db = rusqlite::Connection::open(dir.join(FILE_NAME)).unwrap();
+    Store::open(dir.path(), options()).unwrap().close().unwrap();
+    let db = rusqlite::Connection::open(dir.path().join(FILE_NAME)).unwrap();
     db.pragma_update(None, "user_version", 99).unwrap();
     drop(db);
-    let err = Store::open(&dir, options()).err().unwrap();
+    let err = Store::open(dir.path(), options()).err().unwrap();
     assert!(
         matches!(
             err,
@@ -335,8 +319,8 @@ fn two_processes_share_one_store() {
     // Two stores on one directory stand for two hosts (two editor
     // windows): both write, each sees the other's sessions.
     let dir = scratch("shared");
-    let a = Store::open(&dir, options()).unwrap();
-    let b = Store::open(&dir, options()).unwrap();
+    let a = Store::open(dir.path(), options()).unwrap();
+    let b = Store::open(dir.path(), options()).unwrap();
     for i in 0..20 {
         a.create(session(&format!("a{i}"), "from a")).unwrap();
         b.create(session(&format!("b{i}"), "from b")).unwrap();
@@ -348,11 +332,11 @@ fn two_processes_share_one_store() {
 }
 
 /// A tmpfs of 1 MiB (root only; skipped with the reason otherwise).
-fn small_disk() -> Option<Scratch> {
+fn small_disk() -> Option<TempDir> {
     let dir = scratch("full");
     let ok = std::process::Command::new("mount")
         .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
-        .arg(dir.as_path())
+        .arg(dir.path())
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
@@ -370,7 +354,7 @@ fn unmount(dir: &Path) {
 fn a_full_disk_is_a_typed_error_and_loses_nothing_committed() {
     let Some(dir) = small_disk() else { return };
     let result = std::panic::catch_unwind(|| {
-        let store = Store::open(&dir, options()).unwrap();
+        let store = Store::open(dir.path(), options()).unwrap();
         store
             .create(session("kept", "committed before the disk filled"))
             .unwrap();
@@ -397,7 +381,7 @@ fn a_full_disk_is_a_typed_error_and_loses_nothing_committed() {
         let s = get(&store, "kept");
         assert_eq!(s["title"], "committed before the disk filled");
         drop(store);
-        let store = Store::open(&dir, options());
+        let store = Store::open(dir.path(), options());
         // Reopening a full disk may fail to create its WAL files, but only
         // with a typed error; whenever it opens, the session is there.
         if let Ok(store) = store {
@@ -407,7 +391,7 @@ fn a_full_disk_is_a_typed_error_and_loses_nothing_committed() {
             );
         }
     });
-    unmount(&dir);
+    unmount(dir.path());
     if let Err(e) = result {
         std::panic::resume_unwind(e);
     }
@@ -423,7 +407,7 @@ fn sqlite_highwater(reset: bool) -> i64 {
 fn a_big_view_is_written_without_sqlite_holding_copies_of_it() {
     const BIG: usize = 48 << 20;
     let dir = scratch("big-view");
-    let store = Store::open(&dir, options()).unwrap();
+    let store = Store::open(dir.path(), options()).unwrap();
     store.create(session("s1", "t")).unwrap();
     store.flush().unwrap();
     let json = Arc::new(view(&"a".repeat(BIG)));

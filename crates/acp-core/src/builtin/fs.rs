@@ -124,27 +124,28 @@ mod tests {
     use std::os::unix::fs::symlink;
     use std::path::PathBuf;
 
-    struct Dir(PathBuf);
+    /// A root to confine to and a directory outside it, removed when the
+    /// test ends.
+    struct Dir(tempfile::TempDir);
 
     impl Dir {
         fn new(name: &str) -> Self {
-            let d = std::env::temp_dir().join(format!("acp-fs-{name}-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&d);
-            std::fs::create_dir_all(d.join("root")).unwrap();
-            std::fs::create_dir_all(d.join("outside")).unwrap();
+            let d = tempfile::Builder::new()
+                .prefix(&format!("acp-fs-{name}-"))
+                .tempdir()
+                .unwrap();
+            std::fs::create_dir(d.path().join("root")).unwrap();
+            std::fs::create_dir(d.path().join("outside")).unwrap();
             Self(d)
+        }
+        fn join(&self, path: &str) -> PathBuf {
+            self.0.path().join(path)
         }
         fn scope(&self) -> Scope {
             Scope {
-                roots: vec![self.0.join("root")],
-                base: self.0.join("root"),
+                roots: vec![self.join("root")],
+                base: self.join("root"),
             }
-        }
-    }
-
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
         }
     }
 
@@ -181,7 +182,7 @@ mod tests {
         }
         assert_eq!(wr(&s, "newdir/", "x").unwrap_err().reason, "notAFile");
         assert_eq!(wr(&s, "plain.txt/", "y").unwrap_err().reason, "notAFile");
-        assert!(!d.0.join("root/newdir").exists());
+        assert!(!d.join("root/newdir").exists());
         assert_eq!(rd(&s, "plain.txt").unwrap(), r#"{"content":"x"}"#);
         // Names that merely end in dots are files.
         wr(&s, "dots..", "z").unwrap();
@@ -218,7 +219,7 @@ mod tests {
             "cancelled"
         );
         assert_eq!(rd(&s, "f.txt").unwrap(), r#"{"content":"old"}"#);
-        let names: Vec<_> = std::fs::read_dir(d.0.join("root"))
+        let names: Vec<_> = std::fs::read_dir(d.join("root"))
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
@@ -230,7 +231,7 @@ mod tests {
         use std::os::unix::fs::{MetadataExt, PermissionsExt};
         let d = Dir::new("setuid");
         let s = d.scope();
-        let f = d.0.join("root/tool");
+        let f = d.join("root/tool");
         std::fs::write(&f, "old").unwrap();
         // SAFETY: plain libc call.
         let root = unsafe { libc::geteuid() } == 0;
@@ -254,14 +255,14 @@ mod tests {
         let s = d.scope();
         wr(&s, "a/b/c.txt", "héllo").unwrap();
         assert_eq!(
-            std::fs::read_to_string(d.0.join("root/a/b/c.txt")).unwrap(),
+            std::fs::read_to_string(d.join("root/a/b/c.txt")).unwrap(),
             "héllo"
         );
         assert_eq!(rd(&s, "a/b/c.txt").unwrap(), r#"{"content":"héllo"}"#);
         wr(&s, "a/b/c.txt", "second").unwrap();
         assert_eq!(rd(&s, "a/b/c.txt").unwrap(), r#"{"content":"second"}"#);
         // No temporary file is left behind.
-        let names: Vec<_> = std::fs::read_dir(d.0.join("root/a/b"))
+        let names: Vec<_> = std::fs::read_dir(d.join("root/a/b"))
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
@@ -273,7 +274,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let d = Dir::new("links");
         let s = d.scope();
-        let script = d.0.join("root/run.sh");
+        let script = d.join("root/run.sh");
         std::fs::write(&script, "old").unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o750)).unwrap();
         wr(&s, "run.sh", "new").unwrap();
@@ -284,21 +285,21 @@ mod tests {
 
         // A hard link to a file outside: the link is replaced, the outside
         // file keeps its content.
-        let outside = d.0.join("outside/victim.txt");
+        let outside = d.join("outside/victim.txt");
         std::fs::write(&outside, "precious").unwrap();
-        std::fs::hard_link(&outside, d.0.join("root/hard.txt")).unwrap();
+        std::fs::hard_link(&outside, d.join("root/hard.txt")).unwrap();
         wr(&s, "hard.txt", "agent").unwrap();
         assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
 
         // A symlink pointing out is refused; a dangling one as well.
-        symlink(&outside, d.0.join("root/soft.txt")).unwrap();
+        symlink(&outside, d.join("root/soft.txt")).unwrap();
         assert_eq!(wr(&s, "soft.txt", "x").unwrap_err().reason, "outsideRoots");
-        symlink(d.0.join("outside/new.txt"), d.0.join("root/dangling.txt")).unwrap();
+        symlink(d.join("outside/new.txt"), d.join("root/dangling.txt")).unwrap();
         assert_eq!(
             wr(&s, "dangling.txt", "x").unwrap_err().reason,
             "outsideRoots"
         );
-        assert!(!d.0.join("outside/new.txt").exists());
+        assert!(!d.join("outside/new.txt").exists());
         assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
     }
 
@@ -306,13 +307,13 @@ mod tests {
     fn only_regular_utf8_files_within_the_cap_are_read() {
         let d = Dir::new("kinds");
         let s = d.scope();
-        std::fs::create_dir(d.0.join("root/sub")).unwrap();
+        std::fs::create_dir(d.join("root/sub")).unwrap();
         assert_eq!(rd(&s, "sub").unwrap_err().reason, "notAFile");
         assert_eq!(rd(&s, ".").unwrap_err().reason, "notAFile");
         assert_eq!(wr(&s, "sub", "x").unwrap_err().reason, "notAFile");
-        std::fs::write(d.0.join("root/bin"), [0xff, 0xfe, 0x00]).unwrap();
+        std::fs::write(d.join("root/bin"), [0xff, 0xfe, 0x00]).unwrap();
         assert_eq!(rd(&s, "bin").unwrap_err().reason, "notUtf8");
-        std::fs::write(d.0.join("root/big"), "x".repeat(1025)).unwrap();
+        std::fs::write(d.join("root/big"), "x".repeat(1025)).unwrap();
         assert_eq!(rd(&s, "big").unwrap_err().reason, "tooLarge");
         assert_eq!(
             wr(&s, "w", &"x".repeat(1025)).unwrap_err().reason,
@@ -320,7 +321,7 @@ mod tests {
         );
         assert_eq!(rd(&s, "missing.txt").unwrap_err().code, -32002);
         // A FIFO is refused without blocking on open.
-        let fifo = d.0.join("root/fifo");
+        let fifo = d.join("root/fifo");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: a valid C string.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
@@ -332,7 +333,7 @@ mod tests {
     fn device_files_outside_are_refused_even_when_linked_in() {
         let d = Dir::new("dev");
         let s = d.scope();
-        symlink("/dev/zero", d.0.join("root/zero")).unwrap();
+        symlink("/dev/zero", d.join("root/zero")).unwrap();
         assert_eq!(rd(&s, "zero").unwrap_err().reason, "outsideRoots");
         assert_eq!(rd(&s, "/dev/null").unwrap_err().reason, "outsideRoots");
         assert_eq!(wr(&s, "/dev/null", "x").unwrap_err().reason, "outsideRoots");

@@ -105,25 +105,24 @@ pub(crate) fn check_batch_args(path: &Path, args: &[String]) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    struct Dir(PathBuf);
+    /// A directory on a test's `Path`, removed when the test ends.
+    struct Dir(tempfile::TempDir);
 
     impl Dir {
         fn new(name: &str) -> Self {
-            let dir = std::env::temp_dir().join(format!("acp-prog-{name}-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
+            let dir = tempfile::Builder::new()
+                .prefix(&format!("acp-prog-{name}-"))
+                .tempdir()
+                .unwrap();
             Self(dir)
         }
+        fn path(&self) -> &Path {
+            self.0.path()
+        }
         fn file(&self, name: &str) -> PathBuf {
-            let path = self.0.join(name);
+            let path = self.path().join(name);
             std::fs::write(&path, "@echo off\r\n").unwrap();
             path
-        }
-    }
-
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
         }
     }
 
@@ -143,9 +142,12 @@ mod tests {
         let (a, b) = (Dir::new("a"), Dir::new("b"));
         let cmd = b.file("agent.cmd");
         b.file("agent.bat");
-        let env = path_env(&[&a.0, &b.0]);
+        let env = path_env(&[a.path(), b.path()]);
         // PATHEXT's order: .BAT before .CMD by default.
-        assert!(same(resolve("agent", &env, false), b.0.join("agent.bat")));
+        assert!(same(
+            resolve("agent", &env, false),
+            b.path().join("agent.bat")
+        ));
         let exe = a.file("agent.exe");
         let found = resolve("agent", &env, false);
         assert!(same(found, exe.clone()), "an earlier directory wins");
@@ -161,10 +163,10 @@ mod tests {
     fn paths_take_an_extension_and_unknown_names_pass_through() {
         let d = Dir::new("p");
         let cmd = d.file("tool.cmd");
-        let given = d.0.join("tool");
+        let given = d.path().join("tool");
         assert!(same(resolve(given.to_str().unwrap(), &[], false), cmd));
         assert_eq!(
-            resolve("no-such-agent", &path_env(&[&d.0]), false),
+            resolve("no-such-agent", &path_env(&[d.path()]), false),
             PathBuf::from("no-such-agent")
         );
         // Not searched: a relative PATH entry (the current directory).
