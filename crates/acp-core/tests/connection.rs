@@ -27,7 +27,12 @@ fn guard() -> Duration {
 /// An agent that stays up and never reads its stdin.
 const NEVER_READS: &str = "setTimeout(() => {}, 30000)";
 
-struct ChannelSink(std::sync::Mutex<mpsc::Sender<String>>);
+struct ChannelSink {
+    tx: std::sync::Mutex<mpsc::Sender<Batch>>,
+    /// How long `deliver` takes to return after the host has the batch
+    /// (zero; long: a delivery thread preempted right after the hand-over).
+    returns_after: Duration,
+}
 
 impl DeliverySink for ChannelSink {
     fn deliver(&self, batch: Batch) -> bool {
@@ -36,14 +41,30 @@ impl DeliverySink for ChannelSink {
             batch.text.is_ascii(),
             "the ascii flag is exact"
         );
-        self.0.lock().unwrap().send(batch.text).is_ok()
+        let sent = self.tx.lock().unwrap().send(batch).is_ok();
+        std::thread::sleep(self.returns_after);
+        sent
     }
+}
+
+/// A batch's items, as `[kind, a, b]` arrays.
+fn items(batch: &str) -> Vec<Value> {
+    let flat: Vec<Value> = serde_json::from_str(batch).expect("a batch is a JSON array");
+    assert_eq!(flat.len() % 3, 0, "items are triples");
+    flat.chunks(3)
+        .map(|item| Value::Array(item.to_vec()))
+        .collect()
+}
+
+fn mock_agent() -> String {
+    let agent = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../mock-agent/agent.mjs");
+    agent.to_str().unwrap().into()
 }
 
 struct Harness {
     _rt: tokio::runtime::Runtime,
     conn: Connection,
-    rx: mpsc::Receiver<String>,
+    rx: mpsc::Receiver<Batch>,
     backlog: std::collections::VecDeque<Value>,
 }
 
@@ -56,6 +77,15 @@ impl Harness {
         program: &str,
         args: &[&str],
         tune: impl FnOnce(&mut ConnectionConfig),
+    ) -> Result<Self, acp_core::transport::SpawnError> {
+        Self::start(program, args, tune, Duration::ZERO)
+    }
+
+    fn start(
+        program: &str,
+        args: &[&str],
+        tune: impl FnOnce(&mut ConnectionConfig),
+        returns_after: Duration,
     ) -> Result<Self, acp_core::transport::SpawnError> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -75,7 +105,10 @@ impl Harness {
             ..Default::default()
         };
         tune(&mut config);
-        let sink = Arc::new(ChannelSink(std::sync::Mutex::new(tx)));
+        let sink = Arc::new(ChannelSink {
+            tx: std::sync::Mutex::new(tx),
+            returns_after,
+        });
         let conn = Connection::spawn(config, sink, rt.handle())?;
         Ok(Self {
             _rt: rt,
@@ -91,8 +124,8 @@ impl Harness {
     }
 
     fn mock(args: &[&str]) -> Self {
-        let agent = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../mock-agent/agent.mjs");
-        let mut all = vec![agent.to_str().unwrap()];
+        let agent = mock_agent();
+        let mut all = vec![agent.as_str()];
         all.extend_from_slice(args);
         Self::spawn("node", &all).expect("node must be installed")
     }
@@ -108,10 +141,7 @@ impl Harness {
                 .recv_timeout(guard())
                 .expect("no delivery within the guard");
             self.conn.ack();
-            let flat: Vec<Value> = serde_json::from_str(&batch).expect("a batch is a JSON array");
-            assert_eq!(flat.len() % 3, 0, "items are triples");
-            self.backlog
-                .extend(flat.chunks(3).map(|item| Value::Array(item.to_vec())));
+            self.backlog.extend(items(&batch.text));
         }
     }
 
@@ -369,15 +399,8 @@ fn an_agent_that_stops_reading_makes_sends_fail_with_backpressure() {
 fn a_burst_of_chunks_keeps_wire_order_and_the_batch_item_cap() {
     // A read's text chunk lines travel grouped; a batch still holds at
     // most batch_max_messages items, and the answer comes after them all.
-    let mut h = Harness::spawn_with(
-        "node",
-        &[PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../mock-agent/agent.mjs")
-            .to_str()
-            .unwrap()],
-        |c| c.batch_max_messages = 7,
-    )
-    .unwrap();
+    let mut h =
+        Harness::spawn_with("node", &[&mock_agent()], |c| c.batch_max_messages = 7).unwrap();
     h.call("initialize", json!({"protocolVersion": 1}));
     let sid = h.new_session();
     let id = h
@@ -398,10 +421,10 @@ fn a_burst_of_chunks_keeps_wire_order_and_the_batch_item_cap() {
             h.rx.recv_timeout(guard())
                 .expect("no delivery within the guard");
         h.conn.ack();
-        let flat: Vec<Value> = serde_json::from_str(&batch).unwrap();
-        biggest = biggest.max(flat.len() / 3);
+        let items = items(&batch.text);
+        biggest = biggest.max(items.len());
         let mut answered = false;
-        for item in flat.chunks(3) {
+        for item in &items {
             if item[0] == 8 {
                 texts.push(
                     item[1]["update"]["content"]["text"]
@@ -423,4 +446,62 @@ fn a_burst_of_chunks_keeps_wire_order_and_the_batch_item_cap() {
     want.push("x".repeat(200_000));
     want.extend((0..5).map(|n| format!("b{n}")));
     assert_eq!(texts, want);
+}
+
+/// Unix: the agent's stdout read on the host's thread (`read_on_host`),
+/// with the test as the host.
+#[cfg(unix)]
+mod read_on_host {
+    use super::*;
+    use acp_core::connection::Fed;
+    use std::time::Instant;
+
+    /// Read on the host's thread until a read hands over a batch.
+    fn read_here(conn: &Connection) -> Result<Batch, &'static str> {
+        let fd = conn
+            .host_stdout_fd()
+            .expect("the host has a copy of the fd");
+        let until = Instant::now() + guard();
+        while Instant::now() < until {
+            let mut poll = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut poll, 1, 100) };
+            match conn.host_read() {
+                Fed::Batch(batch) => return Ok(batch),
+                Fed::Nothing => continue,
+                Fed::Full => return Err("the core took the fd back"),
+            }
+        }
+        Err("nothing to read within the guard")
+    }
+
+    #[test]
+    fn a_host_that_answers_a_delivered_batch_reads_the_reply_itself_before_delivery_returns() {
+        // `deliver` returns long after the host has the batch.
+        let mut h = Harness::start(
+            "node",
+            &[&mock_agent()],
+            |c| c.read_on_host = true,
+            Duration::from_millis(800),
+        )
+        .expect("node must be installed");
+        h.conn.host_polls_stdout();
+        // The core reads the first answer and queues it; the host has it
+        // (and acknowledges it) while `deliver` has not returned.
+        h.call("initialize", json!({"protocolVersion": 1}));
+        // The host acts on it at once: the reply comes while the delivery
+        // thread is still in `deliver`, and nothing is ahead of it.
+        let params = json!({"cwd": "/tmp", "mcpServers": []}).to_string();
+        let id = h.conn.request("session/new", Some(&params), None).unwrap();
+        let batch =
+            read_here(&h.conn).expect("the reply is read and handed over on the host's thread");
+        let answer = &items(&batch.text)[0];
+        assert_eq!(answer[1], id.get());
+        assert!(answer[2]["result"]["sessionId"].is_string());
+        h.conn.kill();
+    }
 }
