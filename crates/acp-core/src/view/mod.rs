@@ -35,6 +35,7 @@ mod route;
 mod scan;
 mod size;
 mod state;
+mod unescape;
 
 pub use apart::APART_MIN_BYTES;
 pub(crate) use bounded::{measure, parse as parse_bounded, short_enough, Caps, OMITTED};

@@ -22,6 +22,7 @@
 use std::borrow::Cow;
 
 use super::state::EntryKind;
+use super::unescape::unescape;
 
 /// A text chunk line, read in one pass (slices borrow the line).
 #[derive(Debug, PartialEq, Eq)]
@@ -342,16 +343,13 @@ fn string_span_at(b: &[u8], at: usize) -> Option<(usize, usize, bool)> {
     }
 }
 
-/// The string `src[start..end]` (contents of a JSON string) decoded:
-/// escapes by serde_json itself, so exactly as the general path would
-/// (and refused where it would refuse).
+/// The string `src[start..end]` (contents of a JSON string) decoded
+/// exactly as the general path would (and refused where it would refuse).
 fn decode(src: &str, start: usize, end: usize, escaped: bool) -> Option<Cow<'_, str>> {
     if !escaped {
         return Some(Cow::Borrowed(&src[start..end]));
     }
-    serde_json::from_str::<String>(&src[start - 1..=end])
-        .ok()
-        .map(Cow::Owned)
+    unescape(&src[start..end]).map(Cow::Owned)
 }
 
 impl<'a> Scanner<'a> {
