@@ -10,8 +10,8 @@
 //! listed below, a duplicate key, an escape in a key or in `method`,
 //! `sessionUpdate` or `type`, a control character in a string, any value
 //! of another type, trailing text. An escape in `sessionId`, `messageId`
-//! or `text` is decoded by serde_json itself (a string it refuses, such as
-//! a lone surrogate, falls back too). Whitespace between tokens is JSON's.
+//! or `text` is decoded as serde_json decodes it (`unescape`; a string it
+//! refuses, such as a lone surrogate, falls back too). Whitespace between tokens is JSON's.
 //!
 //! Accepted: `{"jsonrpc": "<no escapes>", "method": "session/update",
 //! "params": {"sessionId": S, "update": {"sessionUpdate": V,
