@@ -22,9 +22,11 @@ use std::sync::Arc;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
-/// A drain's text this long is shared rather than copied: below it, a
-/// copy costs less than a segment.
-pub const LEND_MIN_BYTES: usize = 64 * 1024;
+/// A drain's text this long is shared rather than copied. A message
+/// between two tool calls is a few KiB, which a copy would hold twice;
+/// below it, a copy costs less than a segment, and a block holds at most
+/// one segment per this many bytes.
+pub const LEND_MIN_BYTES: usize = 4 * 1024;
 
 /// The frozen start of one text block's text (see the module docs).
 #[derive(Debug, Default)]
