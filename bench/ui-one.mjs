@@ -11,7 +11,7 @@
 // loop that is always busy barely pays it). So CPU comes from `cpu` runs,
 // stalls from `stall` runs.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { UI } from './scenarios.mjs';
@@ -126,7 +126,30 @@ function jsThreadCpuUs() {
   }
 }
 
+/**
+ * CPU µs of each thread of this process named `acp-native` (the addon's
+ * runtime: the reader, the blocking pool), by thread id (Linux; empty
+ * elsewhere). A thread that ended meanwhile is not counted.
+ */
+function addonThreadsCpuUs() {
+  const byTid = new Map();
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      try {
+        if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() !== 'acp-native') continue;
+        byTid.set(tid, Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e3);
+      } catch {
+        // Ended between the listing and the read.
+      }
+    }
+  } catch {
+    // No /proc.
+  }
+  return byTid;
+}
+
 const delay = monitorEventLoopDelay({ resolution: 1 });
+const addon0 = addonThreadsCpuUs();
 const js0 = jsThreadCpuUs();
 const cpu0 = process.cpuUsage();
 const t0 = process.hrtime.bigint();
@@ -136,6 +159,8 @@ const state = await run.final();
 const finalMs = Number(process.hrtime.bigint() - t0) / 1e6;
 const cpu = process.cpuUsage(cpu0);
 const js1 = jsThreadCpuUs();
+const addon1 = addonThreadsCpuUs();
+const addonUs = [...addon1].reduce((sum, [tid, us]) => sum + us - (addon0.get(tid) ?? 0), 0);
 delay.disable();
 await run.close();
 process.stdout.write(
@@ -147,6 +172,7 @@ process.stdout.write(
     updates,
     cpuUsPerUpdate: (cpu.user + cpu.system) / updates,
     jsThreadUsPerUpdate: js0 === undefined ? undefined : (js1 - js0) / updates,
+    addonThreadsUsPerUpdate: addon1.size === 0 ? undefined : addonUs / updates,
     maxStallMs: mode === 'stall' ? delay.max / 1e6 : undefined,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
     entries: state?.entries.length,

@@ -85,13 +85,13 @@ for (const scenario of SCENARIOS) {
   );
   lines.push('');
   lines.push(
-    '| client | host CPU µs/update | range | JS thread µs/update | worst loop stall ms (range) | time to final state ms | peak RSS MB | change events |',
+    '| client | host CPU µs/update | range | JS thread µs/update | addon threads µs/update | worst loop stall ms (range) | time to final state ms | peak RSS MB | change events |',
   );
-  lines.push('|---|---|---|---|---|---|---|---|');
+  lines.push('|---|---|---|---|---|---|---|---|---|');
   for (const c of CLIENTS) {
     const m = (k) => median(runs[c].cpu.map((r) => r[k]));
     lines.push(
-      `| ${c} | ${fmt(median(cpuOf(c)))} | ${fmtRange(range(cpuOf(c)))} | ${fmt(m('jsThreadUsPerUpdate'))} | ${fmt(median(stallOf(c)), 1)} (${fmtRange(range(stallOf(c)), 1)}) | ${fmt(m('finalMs'), 0)} | ${fmt(m('peakRssMb'), 0)} | ${m('changeEvents') ?? '—'} |`,
+      `| ${c} | ${fmt(median(cpuOf(c)))} | ${fmtRange(range(cpuOf(c)))} | ${fmt(m('jsThreadUsPerUpdate'))} | ${fmt(m('addonThreadsUsPerUpdate'))} | ${fmt(median(stallOf(c)), 1)} (${fmtRange(range(stallOf(c)), 1)}) | ${fmt(m('finalMs'), 0)} | ${fmt(m('peakRssMb'), 0)} | ${m('changeEvents') ?? '—'} |`,
     );
   }
   if (CLIENTS.includes('view')) {
