@@ -3,6 +3,7 @@
 //! protocol logic lives in `crates/acp-core`; the public JS API
 //! (`AcpClient`) lives in `index.js`.
 
+mod arena;
 mod cleanup;
 mod connection;
 mod errors;

@@ -15,6 +15,7 @@ pub fn handle() -> Handle {
                 .worker_threads(1)
                 .thread_name("acp-native")
                 .on_thread_park(acp_core::connection::worker_parked)
+                .on_thread_start(crate::arena::reserve_on_first_thread)
                 .enable_all()
                 .build()
                 .expect("cannot start the acp-native runtime")
