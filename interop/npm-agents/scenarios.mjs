@@ -8,6 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RECIPES } from '../agents/recipes.mjs';
 import { agentRequests, choose, gone, processTree, startAgent, textOf } from './harness.mjs';
+import { ESCAPED_TEXT } from './tools.mjs';
 
 const TEXT = 'alpha bravo charlie delta echo foxtrot golf hotel india';
 
@@ -107,6 +108,21 @@ export function agentSuite(id) {
       assert.ok(chunks.length >= 2, `one chunk: ${JSON.stringify(chunks)}`);
       assert.equal(chunks.join('').trim(), TEXT);
       assert.equal(lastEntryText(view, 'agent').trim(), TEXT);
+    });
+
+    await t.test('text with escapes (lines, quotes, control characters, non-ASCII) folds in the view as it streams', async () => {
+      const from = seen.length;
+      const r = await client.prompt({ sessionId, prompt: 'escapes' });
+      assert.equal(r.stopReason, 'end_turn');
+      const streamed = seen
+        .slice(from)
+        .filter(
+          (e) => e.kind === 'update' && e.update.sessionUpdate === 'agent_message_chunk' && e.update.content?.text,
+        )
+        .map((e) => e.update.content.text)
+        .join('');
+      assert.equal(streamed.trim(), ESCAPED_TEXT);
+      assert.equal(lastEntryText(view, 'agent'), streamed);
     });
 
     await t.test('permission allowed: the shell line runs, its effect is on disk', async () => {

@@ -39,8 +39,16 @@ export const TOOLS = {
 const rest = (text, word) => text.slice(text.indexOf(word) + word.length).trim();
 
 /**
+ * An answer every JSON writer escapes somewhere: lines, a tab, quotes, a
+ * backslash, a control character (terminal colours), accents, CJK, emoji.
+ */
+export const ESCAPED_TEXT =
+  'First line\nsecond line\tafter a tab, "quoted" and a back\\slash;\n\u001b[32mgreen\u001b[0m, café, 中文, 😀 done';
+
+/**
  * The model's script for one agent in `cwd`:
  *   "say <words>"        streams <words> back
+ *   "escapes"            streams ESCAPED_TEXT
  *   "slow"               streams until cancelled
  *   "run <shell line>"   asks to run it, then reports what the tool said
  *   "write <file> <text>" asks to write <text> to <file>
@@ -50,6 +58,7 @@ export function scriptFor(agent, cwd) {
   const tools = TOOLS[agent];
   return [
     { match: /^say /, steps: [(ctx) => ({ text: rest(ctx.turnText, 'say ') })] },
+    { match: /^escapes\b/, steps: [{ text: ESCAPED_TEXT }] },
     { match: /^slow\b/, steps: [{ text: 'Starting a long answer. ', trickle: 'more ' }] },
     {
       match: /^run /,
