@@ -26,6 +26,10 @@ export async function startAgent(t, id, { handlers = {}, home, cwd, llm, extraEn
     t.after(() => llm.close());
   }
   const launch = recipe.launch({ root, home, modelUrl: llm.origin });
+  // Their temporary files go with the test too (qwen-code's socket
+  // directories; Claude Code's shell task directories, under
+  // CLAUDE_CODE_TMPDIR or /tmp); a short path: sockets live there.
+  const tmp = scratchDir(t, 'tmp');
   for (const [file, content] of Object.entries(launch.files)) {
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, content);
@@ -34,7 +38,7 @@ export async function startAgent(t, id, { handlers = {}, home, cwd, llm, extraEn
   const h = recordingClient(t, {
     command: launch.command,
     args: launch.args,
-    env: { ...launch.env, ...extraEnv },
+    env: { ...launch.env, TMPDIR: tmp, CLAUDE_CODE_TMPDIR: tmp, ...extraEnv },
     replaceEnv: true,
     cwd,
     fs: true,
