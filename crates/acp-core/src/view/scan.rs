@@ -11,7 +11,8 @@
 //! `sessionUpdate` or `type`, a control character in a string, any value
 //! of another type, trailing text. An escape in `sessionId`, `messageId`
 //! or `text` is decoded as serde_json decodes it (`unescape`; a string it
-//! refuses, such as a lone surrogate, falls back too). Whitespace between tokens is JSON's.
+//! refuses, such as a lone surrogate, falls back too). Whitespace between
+//! tokens is JSON's.
 //!
 //! Accepted: `{"jsonrpc": "<no escapes>", "method": "session/update",
 //! "params": {"sessionId": S, "update": {"sessionUpdate": V,
