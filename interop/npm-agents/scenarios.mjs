@@ -114,13 +114,7 @@ export function agentSuite(id) {
       const from = seen.length;
       const r = await client.prompt({ sessionId, prompt: 'escapes' });
       assert.equal(r.stopReason, 'end_turn');
-      const streamed = seen
-        .slice(from)
-        .filter(
-          (e) => e.kind === 'update' && e.update.sessionUpdate === 'agent_message_chunk' && e.update.content?.text,
-        )
-        .map((e) => e.update.content.text)
-        .join('');
+      const streamed = textOf(seen, sessionId, from);
       assert.equal(streamed.trim(), ESCAPED_TEXT);
       assert.equal(lastEntryText(view, 'agent'), streamed);
     });

@@ -34,6 +34,7 @@ use serde_json::{Map, Value};
 
 use super::size::{ITEM, SCALAR};
 use super::state::ViewOptions;
+use super::unescape::hex4;
 
 /// Nesting a view keeps, counted from the value the rule is applied to
 /// (serde refuses more than 128 levels in one parse).
@@ -396,11 +397,6 @@ fn string(text: &[u8], start: usize) -> Option<(usize, bool, usize)> {
             }
         }
     }
-}
-
-fn hex4(text: &[u8], at: usize) -> Option<u32> {
-    let digits = std::str::from_utf8(text.get(at..at + 4)?).ok()?;
-    u32::from_str_radix(digits, 16).ok()
 }
 
 /// `text` with each lone surrogate escape replaced by `\ufffd` (pairs kept).

@@ -1,7 +1,8 @@
 //! Decoding a JSON string's escapes for the text chunk scanner, exactly as
 //! serde_json decodes them into a `String`, without setting up a
 //! deserializer and growing its scratch buffer for each chunk: most chunks
-//! of a model's prose carry a `\n`.
+//! of a model's prose carry a `\n`. Its `\u` reader serves the size
+//! measure (`bounded.rs`) too.
 
 /// The contents of a JSON string, `raw` (between its quotes, escapes
 /// kept), decoded; `None` where serde_json refuses it: an unknown escape,
@@ -54,7 +55,7 @@ pub(crate) fn unescape(raw: &str) -> Option<String> {
 }
 
 /// The four hex digits at `at` (either case), as serde_json reads them.
-fn hex4(b: &[u8], at: usize) -> Option<u32> {
+pub(super) fn hex4(b: &[u8], at: usize) -> Option<u32> {
     let digits = b.get(at..at + 4)?;
     digits.iter().try_fold(0u32, |n, &d| {
         let v = match d {
